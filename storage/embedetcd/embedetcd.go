@@ -1,0 +1,190 @@
+// Package embedetcd runs an etcd member inside the kubelab process, so that
+// `go run ./cmd/kubelab` needs nothing else installed, and so that tests run
+// against a real etcd rather than a mock of one.
+package embedetcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.uber.org/zap"
+)
+
+// Config describes one embedded etcd member.
+type Config struct {
+	// Name is the member's name; it must match its entry in InitialCluster.
+	Name string
+	// DataDir holds the member's WAL and database.
+	DataDir string
+	// ClientURL is where etcdctl and other clients reach this member,
+	// e.g. "http://127.0.0.1:2379". Empty means no client listener: the
+	// member is reachable only from this process.
+	ClientURL string
+	// PeerURL is where the other members reach this one. For a single-member
+	// cluster it may be left empty (a loopback port is picked).
+	PeerURL string
+	// InitialCluster lists every member as "name=peerURL,...". Empty means a
+	// single-member cluster made of this member alone.
+	InitialCluster string
+	// ClusterToken keeps members of different clusters apart.
+	ClusterToken string
+	// UnsafeNoFsync skips fsync: only for tests, where a lost machine does not matter.
+	UnsafeNoFsync bool
+	// ProgressNotifyInterval makes etcd tell watchers its revision this often
+	// even when nothing they watch changes; kube-apiserver's etcd runs with 5s.
+	ProgressNotifyInterval time.Duration
+	// StartTimeout bounds how long Start waits for the member to become ready.
+	StartTimeout time.Duration
+	// Logger receives etcd's own logs; nil keeps etcd quiet except for errors.
+	Logger *zap.Logger
+}
+
+// Member is a running embedded etcd member.
+type Member struct {
+	etcd   *embed.Etcd
+	client *clientv3.Client
+}
+
+// Start starts the member and waits until it has joined its cluster and can
+// serve requests.
+func Start(cfg Config) (*Member, error) {
+	ecfg, err := etcdConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e, err := embed.StartEtcd(ecfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting embedded etcd %q in %s: %w", ecfg.Name, cfg.DataDir, err)
+	}
+	timeout := cfg.StartTimeout
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd %q failed while starting: %w", ecfg.Name, err)
+	case <-time.After(timeout):
+		e.Server.Stop()
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd %q not ready after %s (is a quorum of its cluster running?)", ecfg.Name, timeout)
+	}
+	m := &Member{etcd: e}
+	if len(e.Clients) > 0 {
+		m.client, err = clientv3.New(clientv3.Config{
+			Endpoints:   []string{m.ClientURL()},
+			DialTimeout: 5 * time.Second,
+			Logger:      zap.NewNop(),
+		})
+		if err != nil {
+			e.Close()
+			return nil, fmt.Errorf("connecting to embedded etcd: %w", err)
+		}
+	} else {
+		m.client = v3client.New(e.Server)
+	}
+	return m, nil
+}
+
+func etcdConfig(cfg Config) (*embed.Config, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("embedded etcd needs a data directory")
+	}
+	ecfg := embed.NewConfig()
+	ecfg.Dir = cfg.DataDir
+	if cfg.Name != "" {
+		ecfg.Name = cfg.Name
+	}
+	ecfg.UnsafeNoFsync = cfg.UnsafeNoFsync
+	ecfg.WatchProgressNotifyInterval = cfg.ProgressNotifyInterval
+	if cfg.Logger != nil {
+		ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(cfg.Logger)
+	} else {
+		ecfg.LogLevel = "error"
+	}
+	if cfg.ClusterToken != "" {
+		ecfg.InitialClusterToken = cfg.ClusterToken
+	}
+
+	peer := cfg.PeerURL
+	if peer == "" {
+		if cfg.InitialCluster != "" {
+			return nil, errors.New("a member of a multi-member cluster needs a peer URL")
+		}
+		peer = "http://127.0.0.1:0"
+	}
+	peerURL, err := parseURL("peer", peer)
+	if err != nil {
+		return nil, err
+	}
+	ecfg.ListenPeerUrls = []url.URL{*peerURL}
+	ecfg.AdvertisePeerUrls = []url.URL{*peerURL}
+	if cfg.InitialCluster != "" {
+		ecfg.InitialCluster = cfg.InitialCluster
+	} else {
+		ecfg.InitialCluster = ecfg.Name + "=" + peerURL.String()
+	}
+
+	if cfg.ClientURL == "" {
+		ecfg.ListenClientUrls = nil
+		ecfg.AdvertiseClientUrls = nil
+	} else {
+		clientURL, err := parseURL("client", cfg.ClientURL)
+		if err != nil {
+			return nil, err
+		}
+		ecfg.ListenClientUrls = []url.URL{*clientURL}
+		ecfg.AdvertiseClientUrls = []url.URL{*clientURL}
+	}
+	return ecfg, nil
+}
+
+// parseURL accepts "host:port" as well as a full URL, since that is how
+// people write listen addresses on a command line.
+func parseURL(what, raw string) (*url.URL, error) {
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("invalid etcd %s URL %q", what, raw)
+	}
+	return u, nil
+}
+
+// Client returns a client connected to this member. It is closed by Stop.
+func (m *Member) Client() *clientv3.Client { return m.client }
+
+// ClientURL is the URL the member's client listener actually serves on
+// (a port of 0 in the configuration is resolved), or "" if it has none.
+func (m *Member) ClientURL() string {
+	if len(m.etcd.Clients) == 0 {
+		return ""
+	}
+	return "http://" + m.etcd.Clients[0].Addr().String()
+}
+
+// Err reports a fatal error of the running member.
+func (m *Member) Err() <-chan error { return m.etcd.Err() }
+
+// Ready reports whether the member can serve a linearizable read right now.
+func (m *Member) Ready(ctx context.Context) error {
+	_, err := m.client.Get(ctx, "health")
+	return err
+}
+
+// Stop closes the client and stops the member, flushing what it has written.
+func (m *Member) Stop() {
+	if m.client != nil {
+		m.client.Close()
+	}
+	m.etcd.Close()
+}
