@@ -1,0 +1,131 @@
+package etcd3
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kubelab/kubelab/storage/watchcache"
+)
+
+// compactRevKey is the key kube-apiserver's compactor uses to agree, among
+// several API servers sharing one etcd, on who compacts each interval.
+const compactRevKey = "compact_rev_key"
+
+// Compactor compacts etcd, periodically and on demand, and tells every
+// registered watch cache, so that watches from before the compaction get
+// 410 Gone.
+type Compactor struct {
+	client *clientv3.Client
+	logger *slog.Logger
+
+	mu     sync.Mutex
+	caches map[*watchcache.Cache]struct{}
+}
+
+// NewCompactor compacts the etcd behind client.
+func NewCompactor(client *clientv3.Client, logger *slog.Logger) *Compactor {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Compactor{client: client, logger: logger, caches: map[*watchcache.Cache]struct{}{}}
+}
+
+func (c *Compactor) register(cache *watchcache.Cache) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.caches[cache] = struct{}{}
+}
+
+func (c *Compactor) unregister(cache *watchcache.Cache) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.caches, cache)
+}
+
+// CompactNow compacts etcd at its current revision: no older revision can
+// be read or watched afterwards. It returns that revision.
+func (c *Compactor) CompactNow(ctx context.Context) (int64, error) {
+	resp, err := c.client.Get(ctx, compactRevKey)
+	if err != nil {
+		return 0, err
+	}
+	rev := resp.Header.Revision
+	if err := c.compact(ctx, rev); err != nil {
+		return 0, err
+	}
+	return rev, nil
+}
+
+func (c *Compactor) compact(ctx context.Context, rev int64) error {
+	if _, err := c.client.Compact(ctx, rev); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for cache := range c.caches {
+		cache.Compacted(rev)
+	}
+	c.logger.Info("compacted etcd", "revision", rev)
+	return nil
+}
+
+// Run compacts every interval until ctx ends, like kube-apiserver: each
+// time to the revision seen one interval earlier, so that a full interval
+// of history stays watchable. When several servers share the etcd, the
+// compare-and-swap on compactRevKey lets only one of them compact.
+func (c *Compactor) Run(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		return
+	}
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	var version, rev int64
+	for {
+		var err error
+		version, rev, err = c.compactRound(ctx, version, rev)
+		if err != nil && ctx.Err() == nil {
+			c.logger.Warn("etcd compaction failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// compactRound claims this round by bumping compactRevKey's version from
+// the one seen last round; the winner compacts to the revision seen then.
+// It returns the version and revision to use next round.
+func (c *Compactor) compactRound(ctx context.Context, version, prevRev int64) (int64, int64, error) {
+	resp, err := c.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.Version(compactRevKey), "=", version)).
+		Then(clientv3.OpPut(compactRevKey, strconv.FormatInt(prevRev, 10))).
+		Else(clientv3.OpGet(compactRevKey)).
+		Commit()
+	if err != nil {
+		return version, prevRev, err
+	}
+	current := resp.Header.Revision
+	if !resp.Succeeded {
+		// Another server won this round; follow its count.
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		if len(kvs) > 0 {
+			return kvs[0].Version, current, nil
+		}
+		return version, current, nil
+	}
+	if prevRev > 0 {
+		if err := c.compact(ctx, prevRev); err != nil {
+			return version + 1, current, err
+		}
+	}
+	return version + 1, current, nil
+}

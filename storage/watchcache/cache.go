@@ -1,0 +1,406 @@
+// Package watchcache keeps one etcd watch per resource and fans its events
+// out to every API watcher, the way kube-apiserver's cacher does: the
+// current objects (for the synthetic ADDED events of a fresh watch), a
+// window of recent events (to resume from a resourceVersion), BOOKMARKs,
+// and 410 Gone for a resourceVersion that is no longer servable.
+package watchcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubelab/kubelab/storage"
+)
+
+// Config describes the resource a Cache follows.
+type Config struct {
+	Client   *clientv3.Client
+	Resource schema.GroupResource
+	// Prefix is the resource's etcd prefix without a trailing slash, e.g. "/registry/pods".
+	Prefix string
+	// Decode turns an etcd value into an object whose resourceVersion is rev.
+	Decode func(value []byte, rev int64) (runtime.Object, error)
+	// NewFunc returns an empty object of the resource's kind, for BOOKMARKs.
+	NewFunc func() runtime.Object
+	Attrs   storage.AttrFunc
+	// HistorySize is how many recent events are kept for resuming watches.
+	HistorySize int
+	// WatcherBuffer is how many events may wait for a slow watcher before it is closed.
+	WatcherBuffer int
+	// BookmarkFrequency is how often a watcher that allows bookmarks gets one.
+	BookmarkFrequency time.Duration
+	Logger            *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.HistorySize == 0 {
+		c.HistorySize = 10000
+	}
+	if c.WatcherBuffer == 0 {
+		c.WatcherBuffer = 256
+	}
+	if c.BookmarkFrequency == 0 {
+		c.BookmarkFrequency = time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Cache follows one resource in etcd and serves watches from memory.
+type Cache struct {
+	cfg Config
+
+	mu      sync.Mutex
+	objects map[string]*state
+	history *history
+	// historyStart: every event with a revision above it is in history, so
+	// a watch may resume from any resourceVersion >= historyStart.
+	historyStart int64
+	// rv is the revision the cache is current to.
+	rv int64
+	// fresher is closed, and replaced, whenever rv advances.
+	fresher  chan struct{}
+	watchers map[uint64]*watcher
+	nextID   uint64
+	// listRev is the revision of the last full list; until the cache has
+	// replayed etcd's history up to it (caughtUp), it serves no watch.
+	listRev  int64
+	listed   bool
+	caughtUp bool
+	ready    chan struct{}
+
+	progressMu  sync.Mutex
+	progressCtx context.Context // the etcd watch's context, for RequestProgress
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New starts a cache; it serves watches once it has listed the resource.
+func New(cfg Config) *Cache {
+	cfg.setDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cache{
+		cfg:      cfg,
+		objects:  map[string]*state{},
+		history:  newHistory(cfg.HistorySize),
+		fresher:  make(chan struct{}),
+		watchers: map[uint64]*watcher{},
+		ready:    make(chan struct{}),
+		cancel:   cancel,
+		done:     make(chan struct{}),
+	}
+	go c.run(ctx)
+	return c
+}
+
+// Stop ends the etcd watch and closes every watcher's result channel.
+func (c *Cache) Stop() {
+	c.cancel()
+	<-c.done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range c.watchers {
+		c.removeLocked(w)
+	}
+}
+
+// ResourceVersion is the revision the cache is current to.
+func (c *Cache) ResourceVersion() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rv
+}
+
+// OldestResourceVersion is the oldest resourceVersion a watch can still resume from.
+func (c *Cache) OldestResourceVersion() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.historyStart
+}
+
+// Compacted tells the cache that etcd was compacted at rev: a watch from
+// before it now gets 410 Gone, as it would from kube-apiserver.
+func (c *Cache) Compacted(rev int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev-1 > c.historyStart {
+		c.historyStart = rev - 1
+		c.history.dropThrough(c.historyStart)
+	}
+}
+
+func (c *Cache) run(ctx context.Context) {
+	defer close(c.done)
+	go c.sendBookmarks(ctx)
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := c.follow(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		c.cfg.Logger.Warn("watch cache lost its etcd watch; resuming", "resource", c.cfg.Resource.String(), "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// follow lists the resource if the cache has no consistent state, then
+// applies etcd's watch events until the watch fails.
+func (c *Cache) follow(ctx context.Context) error {
+	c.mu.Lock()
+	listed, from := c.listed, c.rv+1
+	c.mu.Unlock()
+	if !listed {
+		if err := c.relist(ctx); err != nil {
+			return err
+		}
+		// Replay etcd's retained history too, so that a client resuming
+		// from a resourceVersion older than this process can carry on.
+		from = 1
+	}
+	err := c.watchFrom(ctx, from, !listed)
+	var compacted errCompacted
+	if errors.As(err, &compacted) && compacted.beforeAnyEvent && !listed {
+		// History before the compaction revision is gone; start there.
+		err = c.watchFrom(ctx, compacted.rev, true)
+	}
+	if errors.As(err, &compacted) {
+		c.desync(compacted.rev)
+	}
+	return err
+}
+
+type errCompacted struct {
+	rev            int64
+	beforeAnyEvent bool
+}
+
+func (e errCompacted) Error() string { return fmt.Sprintf("etcd compacted revision %d before the cache read it", e.rev) }
+
+// watchFrom applies etcd's events from revision from on. With replay, it
+// first fills the history up to the last list's revision.
+func (c *Cache) watchFrom(ctx context.Context, from int64, replay bool) error {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	c.progressMu.Lock()
+	c.progressCtx = wctx
+	c.progressMu.Unlock()
+	wch := c.cfg.Client.Watch(wctx, c.cfg.Prefix+"/", clientv3.WithPrefix(), clientv3.WithRev(from),
+		clientv3.WithPrevKV(), clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
+	for resp := range wch {
+		if resp.CompactRevision != 0 {
+			return errCompacted{rev: resp.CompactRevision, beforeAnyEvent: resp.Created}
+		}
+		if err := resp.Err(); err != nil {
+			return err
+		}
+		if resp.Created {
+			if replay {
+				c.startReplay(from - 1)
+				// etcd answers a progress request once this watch has caught up.
+				c.requestProgress()
+			}
+			continue
+		}
+		c.apply(resp)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.New("etcd watch channel closed")
+}
+
+// relist replaces the cache's objects with a consistent list from etcd.
+func (c *Cache) relist(ctx context.Context) error {
+	objects := map[string]*state{}
+	var rev int64
+	key, end := c.cfg.Prefix+"/", clientv3.GetPrefixRangeEnd(c.cfg.Prefix+"/")
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(1000)}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := c.cfg.Client.Get(ctx, key, opts...)
+		if err != nil {
+			return err
+		}
+		rev = resp.Header.Revision
+		for _, kv := range resp.Kvs {
+			if st, err := c.decode(kv.Value, kv.ModRevision); err != nil {
+				c.logCorrupt(string(kv.Key), err)
+			} else {
+				objects[string(kv.Key)] = st
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			break
+		}
+		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.objects = objects
+	c.listRev, c.listed = rev, true
+	c.setRVLocked(rev)
+	return nil
+}
+
+// startReplay marks where replayed history begins.
+func (c *Cache) startReplay(historyStart int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.history.reset()
+	c.historyStart = historyStart
+}
+
+// desync drops the cache's state after etcd compacted past it: watchers are
+// closed (they resume, and get 410 if they are too far behind) and the next
+// round relists.
+func (c *Cache) desync(rev int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cfg.Logger.Warn("watch cache fell behind a compaction; relisting", "resource", c.cfg.Resource.String(), "compactRevision", rev)
+	for _, w := range c.watchers {
+		c.removeLocked(w)
+	}
+	c.listed, c.caughtUp = false, false
+	c.ready = make(chan struct{})
+}
+
+func (c *Cache) requestProgress() {
+	c.progressMu.Lock()
+	ctx := c.progressCtx
+	c.progressMu.Unlock()
+	if ctx == nil {
+		return
+	}
+	if err := c.cfg.Client.RequestProgress(ctx); err != nil && ctx.Err() == nil {
+		c.cfg.Logger.Debug("etcd progress request failed", "resource", c.cfg.Resource.String(), "err", err)
+	}
+}
+
+// apply records one etcd watch response: history, current objects, the
+// cache's revision, and every watcher's queue.
+func (c *Cache) apply(resp clientv3.WatchResponse) {
+	if resp.IsProgressNotify() {
+		c.mu.Lock()
+		c.advanceLocked(resp.Header.Revision)
+		c.mu.Unlock()
+		return
+	}
+	for _, ev := range resp.Events {
+		e, err := c.toEvent(ev)
+		c.mu.Lock()
+		if err != nil {
+			c.logCorrupt(string(ev.Kv.Key), err)
+		} else {
+			c.recordLocked(e)
+		}
+		c.advanceLocked(ev.Kv.ModRevision)
+		c.mu.Unlock()
+	}
+}
+
+func (c *Cache) recordLocked(e *event) {
+	if evicted := c.history.push(e); evicted != nil && evicted.rev > c.historyStart {
+		c.historyStart = evicted.rev
+	}
+	if e.rev <= c.listRev {
+		// Replayed history: the list already reflects it, and no watcher
+		// is registered yet to receive it.
+		return
+	}
+	if e.typ == watch.Deleted {
+		delete(c.objects, e.key)
+	} else {
+		c.objects[e.key] = e.cur
+	}
+	for _, w := range c.watchers {
+		c.dispatchLocked(w, e)
+	}
+}
+
+// advanceLocked moves the cache's clock; the cache is caught up once it
+// reaches the revision of its last list.
+func (c *Cache) advanceLocked(rev int64) {
+	if !c.caughtUp && c.listed && rev >= c.listRev {
+		c.caughtUp = true
+		close(c.ready)
+	}
+	c.setRVLocked(rev)
+}
+
+func (c *Cache) setRVLocked(rev int64) {
+	if rev > c.rv {
+		c.rv = rev
+		close(c.fresher)
+		c.fresher = make(chan struct{})
+	}
+}
+
+func (c *Cache) toEvent(ev *clientv3.Event) (*event, error) {
+	e := &event{key: string(ev.Kv.Key), rev: ev.Kv.ModRevision}
+	if ev.PrevKv != nil {
+		prev, err := c.decode(ev.PrevKv.Value, ev.PrevKv.ModRevision)
+		if err != nil {
+			return nil, err
+		}
+		e.prev = prev
+	}
+	switch {
+	case ev.Type == mvccpb.DELETE:
+		if e.prev == nil {
+			return nil, errors.New("deleted without a previous value")
+		}
+		e.typ = watch.Deleted
+		e.cur = &state{obj: e.prevObjectAtRev(), labels: e.prev.labels, fields: e.prev.fields}
+	case ev.IsCreate():
+		e.typ = watch.Added
+		e.prev = nil
+	default:
+		e.typ = watch.Modified
+	}
+	if e.cur == nil {
+		cur, err := c.decode(ev.Kv.Value, ev.Kv.ModRevision)
+		if err != nil {
+			return nil, err
+		}
+		e.cur = cur
+	}
+	return e, nil
+}
+
+func (c *Cache) decode(value []byte, rev int64) (*state, error) {
+	obj, err := c.cfg.Decode(value, rev)
+	if err != nil {
+		return nil, err
+	}
+	l, f, err := c.cfg.Attrs(obj)
+	if err != nil {
+		return nil, err
+	}
+	return &state{obj: obj, labels: l, fields: f}, nil
+}
+
+// A value the cache cannot decode is skipped, so that one corrupt key does
+// not stop every watcher of the resource; direct reads of it still fail loudly.
+func (c *Cache) logCorrupt(key string, err error) {
+	c.cfg.Logger.Error("watch cache skipped an undecodable value", "key", key, "err", err)
+}
+

@@ -1,0 +1,416 @@
+package watchcache
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubelab/kubelab/storage"
+)
+
+// InitialEventsEndAnnotation marks the BOOKMARK that ends a watch's initial
+// events (sendInitialEvents=true), as in kube-apiserver.
+const InitialEventsEndAnnotation = "k8s.io/initial-events-end"
+
+// freshnessTimeout is how long a request for a resourceVersion the cache has
+// not reached yet waits before it is refused, as in kube-apiserver.
+const freshnessTimeout = 3 * time.Second
+
+// Watch starts a watch. Objects in its events are shared with other
+// watchers and must not be modified.
+func (c *Cache) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Interface, error) {
+	if err := c.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	plan, err := c.planWatch(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	w := &watcher{
+		cache:     c,
+		input:     make(chan watch.Event, c.cfg.WatcherBuffer),
+		result:    make(chan watch.Event),
+		done:      make(chan struct{}),
+		pred:      opts.Predicate,
+		bookmarks: opts.AllowWatchBookmarks,
+		deadline:  opts.Deadline,
+	}
+	if opts.Namespace != "" {
+		w.keyPrefix = c.cfg.Prefix + "/" + opts.Namespace + "/"
+	}
+
+	c.mu.Lock()
+	if plan.fromRV > 0 && plan.fromRV < c.historyStart {
+		oldest := c.historyStart
+		c.mu.Unlock()
+		return errorWatch(storage.TooOldResourceVersion(plan.fromRV, oldest)), nil
+	}
+	var initial []watch.Event
+	if plan.initialState {
+		initial = c.stateEventsLocked(w)
+	} else {
+		for _, e := range c.history.since(plan.fromRV) {
+			if ev, ok := w.convert(e); ok {
+				initial = append(initial, ev)
+			}
+		}
+	}
+	if plan.initialEventsEnd {
+		initial = append(initial, c.bookmark(c.rv, true))
+	}
+	w.initial = initial
+	w.nextBookmark = w.nextBookmarkTime(time.Now(), c.cfg.BookmarkFrequency)
+	c.nextID++
+	w.id = c.nextID
+	c.watchers[w.id] = w
+	c.mu.Unlock()
+
+	go w.run()
+	return w, nil
+}
+
+// watchPlan says where a watch starts: from a revision (replaying history
+// after it), or from the current state (a synthetic ADDED per object).
+type watchPlan struct {
+	fromRV           int64
+	initialState     bool
+	initialEventsEnd bool
+}
+
+func (c *Cache) planWatch(ctx context.Context, opts storage.WatchOptions) (watchPlan, error) {
+	rv, err := parseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return watchPlan{}, err
+	}
+	sendInitial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	if opts.SendInitialEvents != nil {
+		if opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
+			return watchPlan{}, invalid("sendInitialEvents requires resourceVersionMatch=NotOlderThan")
+		}
+		if sendInitial && !opts.AllowWatchBookmarks {
+			return watchPlan{}, invalid("sendInitialEvents requires allowWatchBookmarks=true")
+		}
+	} else if opts.ResourceVersionMatch != "" {
+		return watchPlan{}, invalid("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+	}
+
+	// "" asks for the latest state: wait until the cache has seen everything
+	// etcd had when the request arrived. "N" must not be ahead of the cache.
+	switch {
+	case opts.ResourceVersion == "":
+		if err := c.waitFresh(ctx, 0); err != nil {
+			return watchPlan{}, err
+		}
+	case rv > 0:
+		if err := c.waitFresh(ctx, rv); err != nil {
+			return watchPlan{}, err
+		}
+	}
+
+	switch {
+	case sendInitial:
+		return watchPlan{initialState: true, initialEventsEnd: true}, nil
+	case opts.SendInitialEvents != nil:
+		// sendInitialEvents=false: changes after rv, or after now for "" and "0".
+		if rv == 0 {
+			return watchPlan{fromRV: c.ResourceVersion()}, nil
+		}
+		return watchPlan{fromRV: rv}, nil
+	case rv == 0:
+		return watchPlan{initialState: true}, nil
+	default:
+		return watchPlan{fromRV: rv}, nil
+	}
+}
+
+func parseResourceVersion(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	rv, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || rv < 0 {
+		return 0, invalid("invalid resource version: " + strconv.Quote(s))
+	}
+	return rv, nil
+}
+
+func invalid(msg string) error { return &storage.Error{Code: storage.CodeInvalidRequest, Message: msg} }
+
+func (c *Cache) waitReady(ctx context.Context) error {
+	c.mu.Lock()
+	ready := c.ready
+	c.mu.Unlock()
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		return &storage.Error{Code: storage.CodeUnavailable, Message: "the watch cache of " + c.cfg.Resource.String() + " is not ready: " + ctx.Err().Error()}
+	}
+}
+
+// waitFresh waits until the cache has reached rev; rev 0 means etcd's
+// current revision, read now. Like kube-apiserver it waits a few seconds.
+func (c *Cache) waitFresh(ctx context.Context, rev int64) error {
+	if rev == 0 {
+		resp, err := c.cfg.Client.Get(ctx, c.cfg.Prefix+"/", clientv3.WithPrefix(), clientv3.WithLimit(1), clientv3.WithKeysOnly())
+		if err != nil {
+			return &storage.Error{Code: storage.CodeUnavailable, Message: err.Error(), Err: err}
+		}
+		rev = resp.Header.Revision
+	}
+	timeout := time.NewTimer(freshnessTimeout)
+	defer timeout.Stop()
+	for {
+		c.mu.Lock()
+		current, fresher := c.rv, c.fresher
+		c.mu.Unlock()
+		if current >= rev {
+			return nil
+		}
+		c.requestProgress()
+		select {
+		case <-fresher:
+		case <-timeout.C:
+			return &storage.Error{Code: storage.CodeTooLargeResourceVersion, Requested: rev, Current: current}
+		case <-ctx.Done():
+			return &storage.Error{Code: storage.CodeUnavailable, Message: ctx.Err().Error()}
+		}
+	}
+}
+
+// stateEventsLocked is a synthetic ADDED for every current object the
+// watcher selects, in key order.
+func (c *Cache) stateEventsLocked(w *watcher) []watch.Event {
+	keys := make([]string, 0, len(c.objects))
+	for k := range c.objects {
+		if strings.HasPrefix(k, w.keyPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	events := make([]watch.Event, 0, len(keys))
+	for _, k := range keys {
+		st := c.objects[k]
+		if w.pred.Matches(st.labels, st.fields) {
+			events = append(events, watch.Event{Type: watch.Added, Object: st.obj})
+		}
+	}
+	return events
+}
+
+// bookmark is an object of the resource's kind that carries nothing but a
+// resourceVersion (and, at the end of initial events, the annotation saying so).
+func (c *Cache) bookmark(rv int64, initialEventsEnd bool) watch.Event {
+	obj := c.cfg.NewFunc()
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion(strconv.FormatInt(rv, 10))
+		if initialEventsEnd {
+			m.SetAnnotations(map[string]string{InitialEventsEndAnnotation: "true"})
+		}
+	}
+	return watch.Event{Type: watch.Bookmark, Object: obj}
+}
+
+func (c *Cache) dispatchLocked(w *watcher, e *event) {
+	ev, ok := w.convert(e)
+	if !ok {
+		return
+	}
+	select {
+	case w.input <- ev:
+	default:
+		// The watcher cannot keep up: close it rather than let it hold back
+		// the others or grow without bound. Its client resumes from the last
+		// resourceVersion it saw.
+		c.cfg.Logger.Info("closing a watcher that cannot keep up", "resource", c.cfg.Resource.String(), "buffer", c.cfg.WatcherBuffer)
+		c.removeLocked(w)
+	}
+}
+
+func (c *Cache) removeLocked(w *watcher) {
+	if _, ok := c.watchers[w.id]; ok {
+		delete(c.watchers, w.id)
+		close(w.input)
+	}
+}
+
+// sendBookmarks gives each watcher that allows bookmarks one about every
+// BookmarkFrequency and one shortly before its deadline.
+func (c *Cache) sendBookmarks(ctx context.Context) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			if !c.bookmarksDue(now) {
+				continue
+			}
+			// Ask etcd how far it is, so the bookmark carries a current revision.
+			c.mu.Lock()
+			fresher := c.fresher
+			c.mu.Unlock()
+			c.requestProgress()
+			select {
+			case <-fresher:
+			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+			c.mu.Lock()
+			for _, w := range c.watchers {
+				if w.bookmarks && !w.nextBookmark.IsZero() && !now.Before(w.nextBookmark) {
+					select {
+					case w.input <- c.bookmark(c.rv, false):
+					default: // a full queue already carries a newer position
+					}
+					w.nextBookmark = w.nextBookmarkTime(now, c.cfg.BookmarkFrequency)
+				}
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+func (c *Cache) bookmarksDue(now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range c.watchers {
+		if w.bookmarks && !w.nextBookmark.IsZero() && !now.Before(w.nextBookmark) {
+			return true
+		}
+	}
+	return false
+}
+
+// watcher is one client's watch: its initial events, then what the cache
+// dispatches to it, filtered by namespace and selectors.
+type watcher struct {
+	id           uint64
+	cache        *Cache
+	keyPrefix    string
+	pred         storage.Predicate
+	bookmarks    bool
+	deadline     time.Time
+	nextBookmark time.Time
+	initial      []watch.Event
+	input        chan watch.Event
+	result       chan watch.Event
+	done         chan struct{}
+	stopOnce     sync.Once
+}
+
+// ResultChan implements watch.Interface.
+func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
+
+// Stop implements watch.Interface.
+func (w *watcher) Stop() {
+	w.stopOnce.Do(func() {
+		close(w.done)
+		w.cache.mu.Lock()
+		w.cache.removeLocked(w)
+		w.cache.mu.Unlock()
+	})
+}
+
+func (w *watcher) run() {
+	defer close(w.result)
+	for _, ev := range w.initial {
+		if !w.send(ev) {
+			return
+		}
+	}
+	w.initial = nil
+	for ev := range w.input {
+		if !w.send(ev) {
+			return
+		}
+	}
+}
+
+func (w *watcher) send(ev watch.Event) bool {
+	select {
+	case w.result <- ev:
+		return true
+	case <-w.done:
+		return false
+	}
+}
+
+// convert turns a change into what this watcher sees, if anything: an
+// object entering its selector is ADDED, one leaving it is DELETED.
+func (w *watcher) convert(e *event) (watch.Event, bool) {
+	if !strings.HasPrefix(e.key, w.keyPrefix) {
+		return watch.Event{}, false
+	}
+	curMatches := e.typ != watch.Deleted && w.pred.Matches(e.cur.labels, e.cur.fields)
+	prevMatches := e.prev != nil && w.pred.Matches(e.prev.labels, e.prev.fields)
+	switch {
+	case curMatches && prevMatches:
+		return watch.Event{Type: watch.Modified, Object: e.cur.obj}, true
+	case curMatches:
+		return watch.Event{Type: watch.Added, Object: e.cur.obj}, true
+	case prevMatches && e.typ == watch.Deleted:
+		return watch.Event{Type: watch.Deleted, Object: e.cur.obj}, true
+	case prevMatches:
+		return watch.Event{Type: watch.Deleted, Object: e.prevObjectAtRev()}, true
+	}
+	return watch.Event{}, false
+}
+
+// nextBookmarkTime follows kube-apiserver: about every frequency, and 2s
+// before the watch's deadline; no bookmark if the deadline is that close.
+func (w *watcher) nextBookmarkTime(now time.Time, frequency time.Duration) time.Time {
+	if !w.bookmarks {
+		return time.Time{}
+	}
+	next := now.Add(frequency)
+	if w.deadline.IsZero() {
+		return next
+	}
+	if pre := w.deadline.Add(-2 * time.Second); pre.Before(next) {
+		next = pre
+	}
+	if next.Before(now) {
+		return time.Time{}
+	}
+	return next
+}
+
+// prevObjectAtRev is the previous state stamped with this event's
+// revision, the object of a DELETED event. Made once, shared by watchers.
+func (e *event) prevObjectAtRev() runtime.Object {
+	if e.prevAtRev == nil {
+		obj := e.prev.obj.DeepCopyObject()
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetResourceVersion(strconv.FormatInt(e.rev, 10))
+		}
+		e.prevAtRev = obj
+	}
+	return e.prevAtRev
+}
+
+// errorWatch delivers one ERROR event with err's Status, then ends: how a
+// watch learns its resourceVersion is too old.
+func errorWatch(err *storage.Error) watch.Interface {
+	st := err.Status()
+	ch := make(chan watch.Event, 1)
+	ch <- watch.Event{Type: watch.Error, Object: &st}
+	close(ch)
+	return &closedWatch{ch: ch}
+}
+
+type closedWatch struct{ ch chan watch.Event }
+
+func (w *closedWatch) ResultChan() <-chan watch.Event { return w.ch }
+func (w *closedWatch) Stop()                          {}
