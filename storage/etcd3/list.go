@@ -180,4 +180,3 @@ func (s *Store) listError(ctx context.Context, err error, opts storage.ListOptio
 func invalidRequest(msg string) error {
 	return &storage.Error{Code: storage.CodeInvalidRequest, Message: msg}
 }
-

@@ -310,4 +310,3 @@ func parseResourceVersion(s string) (int64, error) {
 	}
 	return rv, nil
 }
-

@@ -191,7 +191,9 @@ type errCompacted struct {
 	beforeAnyEvent bool
 }
 
-func (e errCompacted) Error() string { return fmt.Sprintf("etcd compacted revision %d before the cache read it", e.rev) }
+func (e errCompacted) Error() string {
+	return fmt.Sprintf("etcd compacted revision %d before the cache read it", e.rev)
+}
 
 // watchFrom applies etcd's events from revision from on. With replay, it
 // first fills the history up to the last list's revision.
@@ -403,4 +405,3 @@ func (c *Cache) decode(value []byte, rev int64) (*state, error) {
 func (c *Cache) logCorrupt(key string, err error) {
 	c.cfg.Logger.Error("watch cache skipped an undecodable value", "key", key, "err", err)
 }
-
