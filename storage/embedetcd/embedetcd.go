@@ -8,13 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Config describes one embedded etcd member.
@@ -42,19 +45,25 @@ type Config struct {
 	ProgressNotifyInterval time.Duration
 	// StartTimeout bounds how long Start waits for the member to become ready.
 	StartTimeout time.Duration
-	// Logger receives etcd's own logs; nil keeps etcd quiet except for errors.
+	// Logger receives etcd's own logs; nil logs etcd's errors to stderr,
+	// except the ones every shutdown produces.
 	Logger *zap.Logger
 }
 
 // Member is a running embedded etcd member.
 type Member struct {
-	etcd   *embed.Etcd
-	client *clientv3.Client
+	etcd     *embed.Etcd
+	client   *clientv3.Client
+	stopping *atomic.Bool
 }
 
 // Start starts the member and waits until it has joined its cluster and can
 // serve requests.
 func Start(cfg Config) (*Member, error) {
+	stopping := new(atomic.Bool)
+	if cfg.Logger == nil {
+		cfg.Logger = errorLogger(stopping)
+	}
 	ecfg, err := etcdConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -77,7 +86,7 @@ func Start(cfg Config) (*Member, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd %q not ready after %s (is a quorum of its cluster running?)", ecfg.Name, timeout)
 	}
-	m := &Member{etcd: e}
+	m := &Member{etcd: e, stopping: stopping}
 	if len(e.Clients) > 0 {
 		m.client, err = clientv3.New(clientv3.Config{
 			Endpoints:   []string{m.ClientURL()},
@@ -105,11 +114,7 @@ func etcdConfig(cfg Config) (*embed.Config, error) {
 	}
 	ecfg.UnsafeNoFsync = cfg.UnsafeNoFsync
 	ecfg.WatchProgressNotifyInterval = cfg.ProgressNotifyInterval
-	if cfg.Logger != nil {
-		ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(cfg.Logger)
-	} else {
-		ecfg.LogLevel = "error"
-	}
+	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(cfg.Logger)
 	if cfg.ClusterToken != "" {
 		ecfg.InitialClusterToken = cfg.ClusterToken
 	}
@@ -183,8 +188,19 @@ func (m *Member) Ready(ctx context.Context) error {
 
 // Stop closes the client and stops the member, flushing what it has written.
 func (m *Member) Stop() {
+	m.stopping.Store(true)
 	if m.client != nil {
 		m.client.Close()
 	}
 	m.etcd.Close()
+}
+
+// errorLogger logs etcd's errors to stderr until the member is stopping;
+// then etcd reports its closed listeners as errors, which would only alarm.
+func errorLogger(stopping *atomic.Bool) *zap.Logger {
+	enabled := zap.LevelEnablerFunc(func(l zapcore.Level) bool {
+		return l >= zapcore.ErrorLevel && !stopping.Load()
+	})
+	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+	return zap.New(zapcore.NewCore(enc, zapcore.Lock(os.Stderr), enabled))
 }

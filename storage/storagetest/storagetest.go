@@ -10,6 +10,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/kubelab/kubelab/storage/embedetcd"
 )
@@ -31,6 +32,7 @@ func StartEtcdIn(t testing.TB, dataDir string) *embedetcd.Member {
 		PeerURL:                "http://" + FreeAddr(t),
 		UnsafeNoFsync:          true,
 		ProgressNotifyInterval: time.Second,
+		Logger:                 zap.NewNop(),
 	})
 	if err != nil {
 		t.Fatalf("start etcd: %v", err)
@@ -59,6 +61,7 @@ func StartCluster(t testing.TB, n int) *Cluster {
 			ClusterToken:           "kubelab-test",
 			UnsafeNoFsync:          true,
 			ProgressNotifyInterval: time.Second,
+			Logger:                 zap.NewNop(),
 		}
 		initial = append(initial, cfg.Name+"="+cfg.PeerURL)
 		c.Configs = append(c.Configs, cfg)
