@@ -1,0 +1,274 @@
+package etcd3_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/etcd3"
+	"github.com/kubelab/kubelab/storage/storagetest"
+	"github.com/kubelab/kubelab/storage/watchcache"
+)
+
+func relabel(t testing.TB, s *etcd3.Store, ns, name string, l map[string]string) *corev1.Pod {
+	t.Helper()
+	out, err := s.GuaranteedUpdate(ctxT(t), storage.Key{Namespace: ns, Name: name}, nil, func(cur runtime.Object) (runtime.Object, error) {
+		cur.(*corev1.Pod).Labels = l
+		return cur, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.(*corev1.Pod)
+}
+
+func mustWatch(t testing.TB, s *etcd3.Store, opts storage.WatchOptions) watch.Interface {
+	t.Helper()
+	w, err := s.Watch(ctxT(t), opts)
+	if err != nil {
+		t.Fatalf("watch %+v: %v", opts, err)
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
+func expectNothing(t testing.TB, w watch.Interface, d time.Duration) {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if ok {
+			t.Fatalf("unexpected event %s", describe(ev))
+		}
+	case <-time.After(d):
+	}
+}
+
+// TestFreshWatchReplaysCurrentObjectsAsAdded is the lesson's
+// `kubectl get pods --watch`: one ADDED per existing pod, then the live MODIFIED.
+func TestFreshWatchReplaysCurrentObjectsAsAdded(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client())
+	mustCreate(t, s, newPod("internals-demo", "ssa-demo", nil))
+	b := mustCreate(t, s, newPod("internals-demo", "web-86d8686cfb-84dk9", nil))
+	mustCreate(t, s, newPod("other", "not-mine", nil))
+	for _, rv := range []string{"", "0"} {
+		t.Run("rv="+rv, func(t *testing.T) {
+			a, err := s.Get(ctxT(t), storage.Key{Namespace: "internals-demo", Name: "ssa-demo"}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := mustWatch(t, s, storage.WatchOptions{Namespace: "internals-demo", ResourceVersion: rv})
+			for _, want := range []string{"ADDED ssa-demo " + a.(*corev1.Pod).ResourceVersion, "ADDED web-86d8686cfb-84dk9 " + b.ResourceVersion} {
+				if got := describe(next(t, w)); got != want {
+					t.Fatalf("got %q, want %q", got, want)
+				}
+			}
+			mod := relabel(t, s, "internals-demo", "ssa-demo", map[string]string{"demo-round": rv + "one"})
+			ev := next(t, w)
+			if got := describe(ev); got != "MODIFIED ssa-demo "+mod.ResourceVersion {
+				t.Fatalf("got %q", got)
+			}
+			if ev.Object.(*corev1.Pod).Labels["demo-round"] != rv+"one" {
+				t.Fatal("MODIFIED does not carry the new state")
+			}
+		})
+	}
+}
+
+func TestWatchFromResourceVersionDeliversOnlyLaterChangesInOrder(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client())
+	mustCreate(t, s, newPod("ns", "before", nil))
+	from := relabel(t, s, "ns", "before", map[string]string{"x": "1"})
+	var want []string
+	c := mustCreate(t, s, newPod("ns", "after", nil))
+	want = append(want, "ADDED after "+c.ResourceVersion)
+	m := relabel(t, s, "ns", "before", map[string]string{"x": "2"})
+	want = append(want, "MODIFIED before "+m.ResourceVersion)
+	d, err := s.Delete(ctxT(t), storage.Key{Namespace: "ns", Name: "after"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "DELETED after "+d.(*corev1.Pod).ResourceVersion)
+
+	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: from.ResourceVersion})
+	for _, wnt := range want {
+		ev := next(t, w)
+		if got := describe(ev); got != wnt {
+			t.Fatalf("got %q, want %q", got, wnt)
+		}
+		if ev.Type == watch.Deleted && ev.Object.(*corev1.Pod).Spec.Containers[0].Image != "nginx:1.27" {
+			t.Fatal("DELETED does not carry the last state")
+		}
+	}
+	expectNothing(t, w, 200*time.Millisecond)
+}
+
+func TestSendInitialEventsEndsWithAnnotatedBookmark(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client())
+	mustCreate(t, s, newPod("ns", "a", nil))
+	last := mustCreate(t, s, newPod("ns", "b", nil))
+	yes := true
+	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", SendInitialEvents: &yes,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+	next(t, w)
+	next(t, w)
+	bm := next(t, w)
+	if bm.Type != watch.Bookmark {
+		t.Fatalf("got %s, want the initial-events-end BOOKMARK", describe(bm))
+	}
+	m := bm.Object.(*corev1.Pod)
+	if m.Annotations[watchcache.InitialEventsEndAnnotation] != "true" || rvOf(t, m) < rvOf(t, last) || m.Name != "" {
+		t.Fatalf("bookmark %+v", m.ObjectMeta)
+	}
+	c := mustCreate(t, s, newPod("ns", "c", nil))
+	if got := describe(next(t, w)); got != "ADDED c "+c.ResourceVersion {
+		t.Fatalf("got %q", got)
+	}
+	t.Run("ErrWithoutBookmarks", func(t *testing.T) {
+		_, err := s.Watch(ctxT(t), storage.WatchOptions{SendInitialEvents: &yes, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+		if !storage.IsCode(err, storage.CodeInvalidRequest) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+// TestBookmarkBeforeDeadline is the lesson's allowWatchBookmarks=true with
+// timeoutSeconds: a BOOKMARK with only a resourceVersion, just before the end.
+func TestBookmarkBeforeDeadline(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client())
+	mustCreate(t, s, newPod("ns", "a", nil))
+	start := time.Now()
+	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", AllowWatchBookmarks: true, Deadline: start.Add(4 * time.Second)})
+	next(t, w) // ADDED a
+	// A write elsewhere still moves the clock the bookmark reports.
+	other := mustCreate(t, s, newPod("elsewhere", "z", nil))
+	bm := next(t, w)
+	if bm.Type != watch.Bookmark {
+		t.Fatalf("got %s, want BOOKMARK", describe(bm))
+	}
+	if el := time.Since(start); el < 1500*time.Millisecond || el > 3500*time.Millisecond {
+		t.Fatalf("bookmark after %v, want about 2s before the 4s deadline", el)
+	}
+	pod := bm.Object.(*corev1.Pod)
+	if rvOf(t, pod) < rvOf(t, other) || pod.Name != "" || len(pod.Spec.Containers) != 0 {
+		t.Fatalf("bookmark %+v, want only resourceVersion >= %s", pod, other.ResourceVersion)
+	}
+}
+
+// TestCompactionThenOldWatchIsGone is the lesson's 410:
+// "too old resource version: 1 (N)".
+func TestCompactionThenOldWatchIsGone(t *testing.T) {
+	etcd := storagetest.StartEtcd(t)
+	compactor := etcd3.NewCompactor(etcd.Client(), quietLogger())
+	s := newPodStore(t, etcd.Client(), func(c *etcd3.Config) { c.Compactor = compactor })
+	for i := range 5 {
+		mustCreate(t, s, newPod("ns", fmt.Sprintf("p%d", i), nil))
+	}
+	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "1"})
+	if ev := next(t, w); ev.Type != watch.Added {
+		t.Fatalf("before compaction, watch from 1 got %s", describe(ev))
+	}
+	rev, err := compactor.CompactNow(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "1"})
+	ev := next(t, w)
+	st, ok := ev.Object.(*metav1.Status)
+	if ev.Type != watch.Error || !ok {
+		t.Fatalf("got %s, want ERROR", describe(ev))
+	}
+	want := fmt.Sprintf("too old resource version: 1 (%d)", rev-1)
+	if st.Message != want || st.Reason != metav1.StatusReasonExpired || st.Code != 410 || st.Status != metav1.StatusFailure {
+		t.Fatalf("status %+v, want %q Expired 410", st, want)
+	}
+	if _, ok := <-w.ResultChan(); ok {
+		t.Fatal("watch did not end after the ERROR")
+	}
+	// The oldest servable resourceVersion still works: the compaction
+	// revision's own event, then what follows.
+	w = mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: fmt.Sprint(rev - 1)})
+	c := mustCreate(t, s, newPod("ns", "new", nil))
+	for _, want := range []string{fmt.Sprintf("ADDED p4 %d", rev), "ADDED new " + c.ResourceVersion} {
+		if got := describe(next(t, w)); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+}
+
+func TestSelectorTransitionsAreAddedAndDeleted(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client())
+	mustCreate(t, s, newPod("ns", "p", map[string]string{"tier": "web"}))
+	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "0",
+		Predicate: storage.Predicate{Label: labels.SelectorFromSet(labels.Set{"tier": "web"})}})
+	next(t, w)
+	out := relabel(t, s, "ns", "p", map[string]string{"tier": "db"})
+	ev := next(t, w)
+	if describe(ev) != "DELETED p "+out.ResourceVersion || ev.Object.(*corev1.Pod).Labels["tier"] != "web" {
+		t.Fatalf("leaving the selector: %s %v", describe(ev), ev.Object.(*corev1.Pod).Labels)
+	}
+	in := relabel(t, s, "ns", "p", map[string]string{"tier": "web"})
+	if got := describe(next(t, w)); got != "ADDED p "+in.ResourceVersion {
+		t.Fatalf("entering the selector: %s", got)
+	}
+}
+
+// TestStalledWatcherDoesNotDelayOthers: one watcher that never reads is
+// closed once its queue is full; the others get every event at once.
+func TestStalledWatcherDoesNotDelayOthers(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client(), func(c *etcd3.Config) { c.Cache.WatcherBuffer = 10 })
+	stalled := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "0"})
+	live := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "0"})
+	for i := range 40 {
+		start := time.Now()
+		c := mustCreate(t, s, newPod("ns", fmt.Sprintf("p%02d", i), nil))
+		ev := next(t, live)
+		if got := describe(ev); got != "ADDED "+c.Name+" "+c.ResourceVersion {
+			t.Fatalf("live watcher got %q", got)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("event %d took %v to reach the live watcher", i, d)
+		}
+	}
+	// The stalled watcher gets what fit in its queue (plus one in hand), then its end.
+	got := 0
+	for range stalled.ResultChan() {
+		got++
+	}
+	if got == 0 || got > 12 {
+		t.Fatalf("stalled watcher drained %d events, want its queue's worth", got)
+	}
+}
+
+func TestStopEndsWatches(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client())
+	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns"})
+	s.Stop()
+	select {
+	case _, ok := <-w.ResultChan():
+		if ok {
+			t.Fatal("event after Stop")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("watch still open after Stop")
+	}
+}
+
+func TestWatchTooLargeResourceVersion(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client())
+	start := time.Now()
+	_, err := s.Watch(ctxT(t), storage.WatchOptions{ResourceVersion: "1000000"})
+	if !storage.IsCode(err, storage.CodeTooLargeResourceVersion) || !strings.Contains(err.Error(), "Too large resource version: 1000000") {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(start) > 6*time.Second {
+		t.Fatal("waited too long")
+	}
+}
