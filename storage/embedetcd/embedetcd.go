@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +56,7 @@ type Member struct {
 	etcd     *embed.Etcd
 	client   *clientv3.Client
 	stopping *atomic.Bool
+	stopOnce sync.Once
 }
 
 // Start starts the member and waits until it has joined its cluster and can
@@ -186,13 +188,16 @@ func (m *Member) Ready(ctx context.Context) error {
 	return err
 }
 
-// Stop closes the client and stops the member, flushing what it has written.
+// Stop closes the client and stops the member, flushing what it has
+// written. Calling it again does nothing.
 func (m *Member) Stop() {
-	m.stopping.Store(true)
-	if m.client != nil {
-		m.client.Close()
-	}
-	m.etcd.Close()
+	m.stopOnce.Do(func() {
+		m.stopping.Store(true)
+		if m.client != nil {
+			m.client.Close()
+		}
+		m.etcd.Close()
+	})
 }
 
 // errorLogger logs etcd's errors to stderr until the member is stopping;
