@@ -1,0 +1,152 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything kubelab needs to start. main fills it from flags and
+// environment variables; tests fill it directly.
+type Config struct {
+	// Listen is the host:port the HTTP server listens on; port 0 picks a free one.
+	Listen string
+	// DataDir holds the embedded etcd's data, the admin kubeconfig and the
+	// admin token's hash.
+	DataDir string
+	// EtcdListenClient is where the embedded etcd serves clients such as
+	// etcdctl. Empty means no client listener: the server reaches the member
+	// in-process and nothing else can.
+	EtcdListenClient string
+	// EtcdEndpoints, when set, points at an external etcd cluster, and no
+	// embedded member is started.
+	EtcdEndpoints []string
+	// CompactionInterval is how often etcd's history is compacted, as
+	// kube-apiserver's --etcd-compaction-interval; 0 disables compaction. Start
+	// hands it to the Compactor given to Server.SetCompactor.
+	CompactionInterval time.Duration
+	// ShutdownTimeout bounds how long in-flight requests get to finish on
+	// shutdown; 0 means the default.
+	ShutdownTimeout time.Duration
+	// LogLevel is the minimum level logged: debug, info, warn or error.
+	LogLevel string
+	// Logger receives the server's logs; nil means text logs on stderr at LogLevel.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the configuration `go run ./cmd/kubelab` runs with.
+func DefaultConfig() Config {
+	return Config{
+		Listen:             ":8080",
+		DataDir:            "./kubelab-data",
+		EtcdListenClient:   "127.0.0.1:2379",
+		CompactionInterval: 5 * time.Minute,
+		ShutdownTimeout:    10 * time.Second,
+		LogLevel:           "info",
+	}
+}
+
+// Validate reports the first thing wrong with the configuration, naming the
+// flag that sets it.
+func (c Config) Validate() error {
+	if err := validateListen("--listen", c.Listen); err != nil {
+		return err
+	}
+	if strings.TrimSpace(c.DataDir) == "" {
+		return errors.New("--data-dir must not be empty: it holds etcd's data and the admin kubeconfig")
+	}
+	if len(c.EtcdEndpoints) > 0 {
+		if c.EtcdListenClient != "" {
+			return errors.New("--etcd-listen-client configures the embedded etcd; it cannot be combined with --etcd-endpoints, which uses an external etcd cluster instead")
+		}
+		for _, ep := range c.EtcdEndpoints {
+			if _, err := etcdURL(ep); err != nil {
+				return fmt.Errorf("--etcd-endpoints: %w", err)
+			}
+		}
+	}
+	if c.EtcdListenClient != "" {
+		u, err := etcdURL(c.EtcdListenClient)
+		if err != nil {
+			return fmt.Errorf("--etcd-listen-client: %w", err)
+		}
+		if sameAddr(u.Host, c.Listen) {
+			return fmt.Errorf("--etcd-listen-client %q and --listen %q are the same address", c.EtcdListenClient, c.Listen)
+		}
+	}
+	if c.CompactionInterval < 0 {
+		return fmt.Errorf("--compaction-interval must not be negative (0 disables compaction), got %s", c.CompactionInterval)
+	}
+	if c.ShutdownTimeout < 0 {
+		return fmt.Errorf("shutdown timeout must not be negative, got %s", c.ShutdownTimeout)
+	}
+	if _, err := parseLogLevel(c.LogLevel); err != nil {
+		return err
+	}
+	return nil
+}
+
+func validateListen(flag, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: want host:port, e.g. \":8080\" or \"127.0.0.1:8080\"", flag, addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%s %q: port %q is not a number from 0 to 65535", flag, addr, port)
+	}
+	if strings.ContainsAny(host, " /") {
+		return fmt.Errorf("%s %q: %q is not a host name or IP address", flag, addr, host)
+	}
+	return nil
+}
+
+// etcdURL accepts "host:port" as well as "http://host:port", since etcdctl
+// and kube-apiserver's --etcd-servers accept both.
+func etcdURL(raw string) (*url.URL, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return nil, errors.New("empty etcd address")
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an etcd address like 127.0.0.1:2379", raw)
+	}
+	if u.Scheme != "http" {
+		return nil, fmt.Errorf("%q: only plain http is supported for etcd (no TLS options yet)", raw)
+	}
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
+		return nil, fmt.Errorf("%q: an etcd address is just host:port", raw)
+	}
+	if err := validateListen("etcd address", u.Host); err != nil {
+		return nil, fmt.Errorf("%q: want host:port, e.g. 127.0.0.1:2379", raw)
+	}
+	return u, nil
+}
+
+// sameAddr reports whether two host:port addresses would collide when both
+// are listened on. A port of 0 never collides.
+func sameAddr(a, b string) bool {
+	ha, pa, err1 := net.SplitHostPort(a)
+	hb, pb, err2 := net.SplitHostPort(b)
+	if err1 != nil || err2 != nil || pa != pb || pa == "0" {
+		return false
+	}
+	wildcard := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return ha == hb || wildcard(ha) || wildcard(hb)
+}
+
+func parseLogLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("--log-level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
+}
