@@ -1,0 +1,87 @@
+package server_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestErrorsBecomeStatus(t *testing.T) {
+	s, _ := startServer(t)
+	e := s.Echo()
+	pods := schema.GroupResource{Resource: "pods"}
+	routes := map[string]error{
+		"/conflict":    apierrors.NewConflict(pods, "web", errors.New("the object has been modified")),
+		"/wrapped":     fmt.Errorf("storage: %w", apierrors.NewNotFound(pods, "web")),
+		"/too-large":   echo.ErrStatusRequestEntityTooLarge,
+		"/media-type":  echo.NewHTTPError(http.StatusUnsupportedMediaType, `the body of the request was in an unknown format - accepted media types include: application/json`),
+		"/bad-request": echo.NewHTTPError(http.StatusBadRequest, "name is required"),
+		"/unavailable": echo.NewHTTPError(http.StatusServiceUnavailable, "etcd is not ready"),
+		"/internal":    errors.New("secret detail at /var/lib/thing"),
+	}
+	for path, err := range routes {
+		e.GET(path, func(echo.Context) error { return err })
+	}
+	e.GET("/panic", func(echo.Context) error { panic("secret panic detail") })
+	ts := httptest.NewServer(e)
+	defer ts.Close()
+
+	for _, tc := range []struct {
+		method, path string
+		code         int32
+		reason       metav1.StatusReason
+		message      string
+	}{
+		{"GET", "/conflict", 409, metav1.StatusReasonConflict, `Operation cannot be fulfilled on pods "web": the object has been modified`},
+		{"GET", "/wrapped", 404, metav1.StatusReasonNotFound, `pods "web" not found`},
+		{"GET", "/nowhere", 404, metav1.StatusReasonNotFound, "the server could not find the requested resource"},
+		{"DELETE", "/readyz", 405, metav1.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource"},
+		{"GET", "/too-large", 413, metav1.StatusReasonRequestEntityTooLarge, "Request entity too large: the request body is too large"},
+		{"GET", "/media-type", 415, metav1.StatusReasonUnsupportedMediaType, "the body of the request was in an unknown format - accepted media types include: application/json"},
+		{"GET", "/bad-request", 400, metav1.StatusReasonBadRequest, "name is required"},
+		{"GET", "/unavailable", 503, metav1.StatusReasonServiceUnavailable, "etcd is not ready"},
+		{"GET", "/internal", 500, metav1.StatusReasonInternalError, ""},
+		{"GET", "/panic", 500, metav1.StatusReasonInternalError, ""},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, ts.URL+tc.path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			st := decodeStatus(t, resp)
+			if resp.StatusCode != int(tc.code) || st.Code != tc.code || st.Reason != tc.reason {
+				t.Fatalf("got HTTP %d, Status code %d reason %q; want %d %q", resp.StatusCode, st.Code, st.Reason, tc.code, tc.reason)
+			}
+			if st.Kind != "Status" || st.APIVersion != "v1" || st.Status != metav1.StatusFailure {
+				t.Errorf("got kind %q apiVersion %q status %q, want Status v1 Failure", st.Kind, st.APIVersion, st.Status)
+			}
+			if tc.message != "" && st.Message != tc.message {
+				t.Errorf("message = %q, want %q", st.Message, tc.message)
+			}
+			if strings.Contains(st.Message, "secret") {
+				t.Errorf("message %q leaks the internal error", st.Message)
+			}
+		})
+	}
+
+	t.Run("HEAD has no body", func(t *testing.T) {
+		resp, err := http.Head(ts.URL + "/nowhere")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || resp.ContentLength > 0 {
+			t.Fatalf("HEAD = %d with length %d, want 404 and no body", resp.StatusCode, resp.ContentLength)
+		}
+	})
+}

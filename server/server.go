@@ -1,0 +1,271 @@
+// Package server wires kubelab together: etcd, the admin kubeconfig and the
+// Echo HTTP server, started in that order and stopped in reverse.
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Server is a running kubelab: its etcd, its listener and its Echo router.
+// Build it with New, add routes to Echo, then Start it; Shutdown stops it.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	out  io.Writer
+	etcd Etcd
+	echo *echo.Echo
+	ln   net.Listener
+	url  string
+
+	kubeconfig     string
+	adminTokenHash [sha256.Size]byte
+
+	shuttingDown atomic.Bool
+	hooksMu      sync.Mutex
+	hooks        []func(context.Context)
+
+	compactor Compactor
+	// background runs goroutines (the compactor) that must end before etcd stops.
+	background     sync.WaitGroup
+	stopBackground context.CancelFunc
+	backgroundCtx  context.Context
+	errc           chan error
+	shutdownOnce   sync.Once
+	shutdownErr    error
+	stopped        chan struct{}
+}
+
+// Run starts kubelab and serves until ctx is done or something fatal
+// happens, then shuts down. It returns nil after a clean stop on ctx.
+func Run(ctx context.Context, cfg Config) error {
+	s, err := New(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped while starting, e.g. Ctrl-C while waiting for etcd.
+			return nil
+		}
+		return err
+	}
+	s.Start()
+	var runErr error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down", "cause", context.Cause(ctx))
+	case runErr = <-s.errc:
+		s.log.Error("shutting down after a fatal error", "error", runErr)
+	}
+	timeout := cfg.ShutdownTimeout
+	if timeout == 0 {
+		timeout = DefaultConfig().ShutdownTimeout
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	return errors.Join(runErr, s.Shutdown(sctx))
+}
+
+// New starts etcd (embedded, or a client of cfg.EtcdEndpoints), binds the
+// listener, writes the admin kubeconfig and builds the router, but serves
+// nothing until Start. ctx bounds only the start-up.
+func New(ctx context.Context, cfg Config) (_ *Server, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		out:     os.Stderr,
+		errc:    make(chan error, 2),
+		stopped: make(chan struct{}),
+	}
+	if s.log == nil {
+		level, _ := parseLogLevel(cfg.LogLevel)
+		s.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	}
+	s.backgroundCtx, s.stopBackground = context.WithCancel(context.Background())
+
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	if s.etcd, err = startEtcd(ctx, cfg, s.log, &s.shuttingDown); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.etcd.Stop()
+		}
+	}()
+	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return nil, fmt.Errorf("--listen: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			s.ln.Close()
+		}
+	}()
+	s.url = serverURL(cfg.Listen, s.ln.Addr())
+	s.kubeconfig = filepath.Join(cfg.DataDir, kubeconfigFile)
+	if s.adminTokenHash, err = adminKubeconfig(cfg.DataDir, s.url); err != nil {
+		return nil, fmt.Errorf("admin kubeconfig: %w", err)
+	}
+	s.newEcho()
+	return s, nil
+}
+
+// newEcho builds the router: quiet, with our error handler and kube's
+// health endpoints.
+func (s *Server) newEcho() {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.Listener = s.ln
+	e.StdLogger = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			r := c.Request()
+			s.log.ErrorContext(r.Context(), "panic serving request", "method", r.Method, "path", r.URL.Path, "error", err, "stack", string(stack))
+			return err
+		},
+	}))
+	s.echo = e
+	s.installHealth()
+}
+
+// Start serves HTTP in the background, starts the compactor if there is one,
+// and watches etcd for fatal errors, which Run receives.
+func (s *Server) Start() {
+	go func() {
+		if err := s.echo.Start(""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.fatal(fmt.Errorf("serving HTTP: %w", err))
+		}
+	}()
+	go func() {
+		select {
+		case err := <-s.etcd.Err():
+			if !s.shuttingDown.Load() {
+				s.fatal(fmt.Errorf("etcd stopped: %v", err))
+			}
+		case <-s.stopped:
+		}
+	}()
+	s.startCompactor()
+	fmt.Fprintf(s.out, "kubelab is serving on %s\n", s.url)
+	fmt.Fprintf(s.out, "admin kubeconfig: %s (kubectl --kubeconfig %s get --raw /readyz)\n", s.kubeconfig, s.kubeconfig)
+	switch m, _ := s.etcd.(interface{ ClientURL() string }); {
+	case len(s.cfg.EtcdEndpoints) > 0:
+		fmt.Fprintf(s.out, "etcd: %s\n", strings.Join(s.cfg.EtcdEndpoints, ","))
+	case m != nil && m.ClientURL() != "":
+		fmt.Fprintf(s.out, "embedded etcd: %s (etcdctl --endpoints=%s get --prefix /registry/ --keys-only)\n", m.ClientURL(), m.ClientURL())
+	}
+}
+
+// Compactor compacts etcd's history every interval until ctx is done, as
+// kube-apiserver's storage compactor does; the storage layer provides it.
+type Compactor interface {
+	Run(ctx context.Context, interval time.Duration)
+}
+
+// SetCompactor makes Start run c every Config.CompactionInterval (unless
+// that is 0) until Shutdown, which waits for c to return before it stops
+// etcd. Call it before Start; without it nothing is compacted.
+func (s *Server) SetCompactor(c Compactor) { s.compactor = c }
+
+func (s *Server) startCompactor() {
+	switch {
+	case s.cfg.CompactionInterval == 0:
+		s.log.Debug("etcd compaction disabled")
+	case s.compactor == nil:
+		s.log.Debug("no compactor configured", "interval", s.cfg.CompactionInterval)
+	default:
+		s.background.Go(func() {
+			s.compactor.Run(s.backgroundCtx, s.cfg.CompactionInterval)
+		})
+	}
+}
+
+func (s *Server) fatal(err error) {
+	select {
+	case s.errc <- err:
+	default:
+	}
+}
+
+// OnShutdown registers hook to run when shutdown begins, after /readyz
+// starts failing and before the HTTP server waits for requests to finish:
+// the place to end long-running requests such as watches, which would
+// otherwise hold the shutdown up until its timeout. Hooks run in reverse
+// order of registration.
+func (s *Server) OnShutdown(hook func(context.Context)) {
+	s.hooksMu.Lock()
+	defer s.hooksMu.Unlock()
+	s.hooks = append(s.hooks, hook)
+}
+
+// Shutdown stops the server in the reverse order of New and Start: readyz
+// fails, shutdown hooks run, in-flight requests get until ctx is done to
+// finish, background work ends, and etcd stops last. It is safe to call more
+// than once.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutdownOnce.Do(func() {
+		s.shuttingDown.Store(true)
+		s.hooksMu.Lock()
+		hooks := s.hooks
+		s.hooksMu.Unlock()
+		for i := len(hooks) - 1; i >= 0; i-- {
+			hooks[i](ctx)
+		}
+		var errs []error
+		if err := s.echo.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping HTTP server: %w", err))
+			s.echo.Close()
+		}
+		// Shutdown closes the listener only if it was serving.
+		s.ln.Close()
+		s.stopBackground()
+		s.background.Wait()
+		close(s.stopped)
+		s.etcd.Stop()
+		s.shutdownErr = errors.Join(errs...)
+		s.log.Info("stopped")
+	})
+	return s.shutdownErr
+}
+
+// Echo is the router; routes added before Start are served.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// EtcdClient is the client every store and watch uses.
+func (s *Server) EtcdClient() *clientv3.Client { return s.etcd.Client() }
+
+// Logger is the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+// URL is where clients reach the server, e.g. http://127.0.0.1:8080.
+func (s *Server) URL() string { return s.url }
+
+// KubeconfigPath is the admin kubeconfig's path.
+func (s *Server) KubeconfigPath() string { return s.kubeconfig }
+
+// IsAdminToken reports whether token is the admin kubeconfig's bearer token.
+func (s *Server) IsAdminToken(token string) bool {
+	h := sha256.Sum256([]byte(token))
+	return subtle.ConstantTimeCompare(h[:], s.adminTokenHash[:]) == 1
+}
