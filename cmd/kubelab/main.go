@@ -1,0 +1,77 @@
+// Command kubelab serves the "API Server and etcd Watch" lab: a
+// Kubernetes-style API server over a real etcd, embedded by default.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/peterbourgon/ff/v3"
+
+	"github.com/kubelab/kubelab/server"
+)
+
+func main() {
+	cfg, err := parseConfig(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kubelab: %v\n", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := server.Run(ctx, cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "kubelab: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// parseConfig reads flags, then KUBELAB_* environment variables for flags not
+// given, over server.DefaultConfig, and validates the result.
+func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
+	cfg := server.DefaultConfig()
+	fs := flag.NewFlagSet("kubelab", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "host:port the API server listens on")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for etcd's data, the admin kubeconfig and the admin token's hash")
+	fs.StringVar(&cfg.EtcdListenClient, "etcd-listen-client", cfg.EtcdListenClient, "host:port where the embedded etcd serves clients such as etcdctl; empty for none")
+	endpoints := fs.String("etcd-endpoints", "", "comma-separated endpoints of an external etcd cluster to use instead of the embedded one")
+	fs.DurationVar(&cfg.CompactionInterval, "compaction-interval", cfg.CompactionInterval, "how often etcd's history is compacted; 0 disables compaction")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "minimum level logged: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: kubelab [flags]\n\nEvery flag can also be set by an environment variable: KUBELAB_ and the flag's\nname in capitals with - as _, e.g. KUBELAB_DATA_DIR for --data-dir.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := ff.Parse(fs, args, ff.WithEnvVarPrefix("KUBELAB")); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *endpoints != "" {
+		for _, ep := range strings.Split(*endpoints, ",") {
+			cfg.EtcdEndpoints = append(cfg.EtcdEndpoints, strings.TrimSpace(ep))
+		}
+		// The default client listener belongs to the embedded etcd, which an
+		// external cluster replaces; only an explicit one is a conflict.
+		if !isSet(fs, "etcd-listen-client") {
+			cfg.EtcdListenClient = ""
+		}
+	}
+	return cfg, cfg.Validate()
+}
+
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

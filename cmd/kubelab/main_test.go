@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/storage/storagetest"
+)
+
+// withoutKubelabEnv clears KUBELAB_* variables of the environment the tests
+// run in, which ff reads and would mistake for the test's own.
+func withoutKubelabEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "KUBELAB_") {
+			t.Setenv(k, "")
+		}
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	withoutKubelabEnv(t)
+	t.Run("defaults", func(t *testing.T) {
+		cfg, err := parseConfig(nil, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(cfg, server.DefaultConfig()) {
+			t.Fatalf("got %+v, want the defaults %+v", cfg, server.DefaultConfig())
+		}
+	})
+	t.Run("environment", func(t *testing.T) {
+		t.Setenv("KUBELAB_DATA_DIR", "/srv/lab")
+		t.Setenv("KUBELAB_COMPACTION_INTERVAL", "0")
+		t.Setenv("KUBELAB_LISTEN", "127.0.0.1:9999")
+		cfg, err := parseConfig([]string{"--listen", ":7000"}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.DataDir != "/srv/lab" || cfg.CompactionInterval != 0 || cfg.Listen != ":7000" {
+			t.Fatalf("got data dir %q, compaction %s, listen %q; want the environment's, and the flag over the environment", cfg.DataDir, cfg.CompactionInterval, cfg.Listen)
+		}
+	})
+	t.Run("external etcd replaces the embedded one", func(t *testing.T) {
+		t.Setenv("KUBELAB_ETCD_ENDPOINTS", "10.0.0.1:2379, 10.0.0.2:2379")
+		cfg, err := parseConfig(nil, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.EtcdListenClient != "" || !reflect.DeepEqual(cfg.EtcdEndpoints, []string{"10.0.0.1:2379", "10.0.0.2:2379"}) {
+			t.Fatalf("got listen client %q, endpoints %q", cfg.EtcdListenClient, cfg.EtcdEndpoints)
+		}
+	})
+	t.Run("external etcd with an explicit client listener", func(t *testing.T) {
+		_, err := parseConfig([]string{"--etcd-endpoints", "10.0.0.1:2379", "--etcd-listen-client", "127.0.0.1:2379"}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "cannot be combined") {
+			t.Fatalf("got %v, want a conflict error", err)
+		}
+	})
+	t.Run("help", func(t *testing.T) {
+		var out bytes.Buffer
+		_, err := parseConfig([]string{"-h"}, &out)
+		if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out.String(), "KUBELAB_DATA_DIR") {
+			t.Fatalf("got %v and %q, want ErrHelp and usage naming the environment variables", err, out.String())
+		}
+	})
+	t.Run("stray argument", func(t *testing.T) {
+		if _, err := parseConfig([]string{"serve"}, io.Discard); err == nil {
+			t.Fatal("want an error")
+		}
+	})
+}
+
+// syncBuffer collects a child's stderr while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	withoutKubelabEnv(t)
+	bin := filepath.Join(t.TempDir(), "kubelab")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	t.Run("serves until SIGTERM", func(t *testing.T) {
+		listen, dataDir := storagetest.FreeAddr(t), t.TempDir()
+		cmd := exec.Command(bin, "--listen", listen, "--etcd-listen-client", storagetest.FreeAddr(t), "--data-dir", dataDir)
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		waited := false
+		defer func() {
+			if !waited {
+				cmd.Process.Kill()
+				<-exited
+			}
+			if t.Failed() {
+				t.Logf("kubelab's stderr:\n%s", stderr.String())
+			}
+		}()
+
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			resp, err := http.Get("http://" + listen + "/readyz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			select {
+			case err := <-exited:
+				waited = true
+				t.Fatalf("kubelab exited before it was ready: %v", err)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("kubelab not ready after 90s")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !strings.Contains(stderr.String(), "kubelab is serving on http://"+listen) {
+			t.Errorf("stderr does not say where kubelab serves")
+		}
+		if _, err := os.Stat(filepath.Join(dataDir, "kubeconfig")); err != nil {
+			t.Errorf("no admin kubeconfig: %v", err)
+		}
+
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-exited:
+			waited = true
+			if err != nil {
+				t.Fatalf("kubelab exited with %v after SIGTERM, want 0", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("kubelab still running 20s after SIGTERM")
+		}
+	})
+
+	t.Run("bad flag", func(t *testing.T) {
+		out, err := exec.Command(bin, "--listen", "nope", "--data-dir", t.TempDir()).CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "--listen") {
+			t.Fatalf("got %v and %q, want exit status 2 and an error about --listen", err, out)
+		}
+	})
+}
