@@ -160,31 +160,52 @@ func (c *Cache) run(ctx context.Context) {
 	}
 }
 
-// follow lists the resource if the cache has no consistent state, then
-// applies etcd's watch events until the watch fails.
+// follow lists the resource if the cache has no consistent state and
+// replays etcd's retained history, then applies etcd's live events until
+// the watch fails.
 func (c *Cache) follow(ctx context.Context) error {
 	c.mu.Lock()
-	listed, from := c.listed, c.rv+1
+	listed := c.listed
 	c.mu.Unlock()
 	if !listed {
 		if err := c.relist(ctx); err != nil {
 			return err
 		}
-		// Replay etcd's retained history too, so that a client resuming
-		// from a resourceVersion older than this process can carry on.
-		from = 1
+		if err := c.replay(ctx); err != nil {
+			return err
+		}
 	}
-	err := c.watchFrom(ctx, from, !listed)
+	c.mu.Lock()
+	from := c.rv + 1
+	c.mu.Unlock()
+	err := c.watchFrom(ctx, from, false)
 	var compacted errCompacted
-	if errors.As(err, &compacted) && compacted.beforeAnyEvent && !listed {
+	if errors.As(err, &compacted) {
+		c.desync(compacted.rev)
+	}
+	return err
+}
+
+// replay fills the history with the events etcd still has from before the
+// list, so that a client resuming from a resourceVersion older than this
+// process can carry on. It ends once the cache has caught up with the list.
+func (c *Cache) replay(ctx context.Context) error {
+	err := c.watchFrom(ctx, 1, true)
+	var compacted errCompacted
+	if errors.As(err, &compacted) && compacted.beforeAnyEvent {
 		// History before the compaction revision is gone; start there.
 		err = c.watchFrom(ctx, compacted.rev, true)
 	}
 	if errors.As(err, &compacted) {
 		c.desync(compacted.rev)
 	}
+	if errors.Is(err, errCaughtUp) {
+		return nil
+	}
 	return err
 }
+
+var errCaughtUp = errors.New("watch cache caught up with its list")
 
 type errCompacted struct {
 	rev            int64
@@ -195,16 +216,23 @@ func (e errCompacted) Error() string {
 	return fmt.Sprintf("etcd compacted revision %d before the cache read it", e.rev)
 }
 
-// watchFrom applies etcd's events from revision from on. With replay, it
-// first fills the history up to the last list's revision.
+// watchFrom applies etcd's events from revision from on. A replay asks etcd
+// for each event's previous value too (the list already holds the newest
+// state, not the one before a replayed event) and stops once caught up;
+// live events find their previous value in the cache itself, which spares
+// etcd a read per event.
 func (c *Cache) watchFrom(ctx context.Context, from int64, replay bool) error {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	c.progressMu.Lock()
 	c.progressCtx = wctx
 	c.progressMu.Unlock()
-	wch := c.cfg.Client.Watch(wctx, c.cfg.Prefix+"/", clientv3.WithPrefix(), clientv3.WithRev(from),
-		clientv3.WithPrevKV(), clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
+	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithRev(from),
+		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify()}
+	if replay {
+		opts = append(opts, clientv3.WithPrevKV())
+	}
+	wch := c.cfg.Client.Watch(wctx, c.cfg.Prefix+"/", opts...)
 	for resp := range wch {
 		if resp.CompactRevision != 0 {
 			return errCompacted{rev: resp.CompactRevision, beforeAnyEvent: resp.Created}
@@ -221,11 +249,20 @@ func (c *Cache) watchFrom(ctx context.Context, from int64, replay bool) error {
 			continue
 		}
 		c.apply(resp)
+		if replay && c.isCaughtUp() {
+			return errCaughtUp
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return errors.New("etcd watch channel closed")
+}
+
+func (c *Cache) isCaughtUp() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.caughtUp
 }
 
 // relist replaces the cache's objects with a consistent list from etcd.
@@ -309,6 +346,9 @@ func (c *Cache) apply(resp clientv3.WatchResponse) {
 	for _, ev := range resp.Events {
 		e, err := c.toEvent(ev)
 		c.mu.Lock()
+		if err == nil {
+			err = c.completeLocked(e, ev)
+		}
 		if err != nil {
 			c.logCorrupt(string(ev.Kv.Key), err)
 		} else {
@@ -356,9 +396,11 @@ func (c *Cache) setRVLocked(rev int64) {
 	}
 }
 
+// toEvent decodes what an etcd event carries; completeLocked adds what
+// the cache knows.
 func (c *Cache) toEvent(ev *clientv3.Event) (*event, error) {
 	e := &event{key: string(ev.Kv.Key), rev: ev.Kv.ModRevision}
-	if ev.PrevKv != nil {
+	if ev.PrevKv != nil && !ev.IsCreate() {
 		prev, err := c.decode(ev.PrevKv.Value, ev.PrevKv.ModRevision)
 		if err != nil {
 			return nil, err
@@ -367,18 +409,13 @@ func (c *Cache) toEvent(ev *clientv3.Event) (*event, error) {
 	}
 	switch {
 	case ev.Type == mvccpb.DELETE:
-		if e.prev == nil {
-			return nil, errors.New("deleted without a previous value")
-		}
 		e.typ = watch.Deleted
-		e.cur = &state{obj: e.prevObjectAtRev(), labels: e.prev.labels, fields: e.prev.fields}
 	case ev.IsCreate():
 		e.typ = watch.Added
-		e.prev = nil
 	default:
 		e.typ = watch.Modified
 	}
-	if e.cur == nil {
+	if e.typ != watch.Deleted {
 		cur, err := c.decode(ev.Kv.Value, ev.Kv.ModRevision)
 		if err != nil {
 			return nil, err
@@ -386,6 +423,22 @@ func (c *Cache) toEvent(ev *clientv3.Event) (*event, error) {
 		e.cur = cur
 	}
 	return e, nil
+}
+
+// completeLocked fills in the previous state of a live event from the
+// cache's objects, and a DELETED event's object: the last state, stamped
+// with the deletion's revision.
+func (c *Cache) completeLocked(e *event, ev *clientv3.Event) error {
+	if e.prev == nil && e.typ != watch.Added && e.rev > c.listRev {
+		e.prev = c.objects[e.key]
+	}
+	if e.typ == watch.Deleted {
+		if e.prev == nil {
+			return fmt.Errorf("deleted at revision %d without a known previous value", ev.Kv.ModRevision)
+		}
+		e.cur = &state{obj: e.prevObjectAtRev(), labels: e.prev.labels, fields: e.prev.fields}
+	}
+	return nil
 }
 
 func (c *Cache) decode(value []byte, rev int64) (*state, error) {
