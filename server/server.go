@@ -22,6 +22,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // Server is a running kubelab: its etcd, its listener and its Echo router.
@@ -43,6 +45,9 @@ type Server struct {
 	hooks        []func(context.Context)
 
 	compactor Compactor
+	// etcdCompactor is the real compactor: stores register their watch
+	// caches with it, and labs call its CompactNow.
+	etcdCompactor *etcd3.Compactor
 	// background runs goroutines (the compactor) that must end before etcd stops.
 	background     sync.WaitGroup
 	stopBackground context.CancelFunc
@@ -120,6 +125,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			s.ln.Close()
 		}
 	}()
+	s.etcdCompactor = etcd3.NewCompactor(s.etcd.Client(), s.log)
+	s.compactor = s.etcdCompactor
 	s.url = serverURL(cfg.Listen, s.ln.Addr())
 	s.kubeconfig = filepath.Join(cfg.DataDir, kubeconfigFile)
 	if s.adminTokenHash, err = adminKubeconfig(cfg.DataDir, s.url); err != nil {
@@ -183,10 +190,13 @@ type Compactor interface {
 	Run(ctx context.Context, interval time.Duration)
 }
 
-// SetCompactor makes Start run c every Config.CompactionInterval (unless
-// that is 0) until Shutdown, which waits for c to return before it stops
-// etcd. Call it before Start; without it nothing is compacted.
+// SetCompactor replaces the periodic compactor that Start runs every
+// Config.CompactionInterval (unless that is 0) until Shutdown, which waits
+// for it to return before it stops etcd. Call it before Start.
 func (s *Server) SetCompactor(c Compactor) { s.compactor = c }
+
+// EtcdCompactor compacts etcd on demand and tells registered watch caches.
+func (s *Server) EtcdCompactor() *etcd3.Compactor { return s.etcdCompactor }
 
 func (s *Server) startCompactor() {
 	switch {

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -401,5 +403,36 @@ func TestRunStopsWhileWaitingForEtcd(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("Run took %s to notice its context was done", d)
+	}
+}
+
+// TestPeriodicCompaction: with --compaction-interval, etcd's history before
+// the revision seen one interval earlier is really gone.
+func TestPeriodicCompaction(t *testing.T) {
+	s, _ := startServer(t, func(c *server.Config) { c.CompactionInterval = 300 * time.Millisecond })
+	s.Start()
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	first, err := s.EtcdClient().Put(ctx, "/registry/configmaps/ns/a", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := s.EtcdClient().Put(ctx, "/registry/configmaps/ns/a", "2"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.EtcdClient().Get(ctx, "/registry/configmaps/ns/a", clientv3.WithRev(first.Header.Revision))
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("revision never compacted")
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
