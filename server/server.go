@@ -23,6 +23,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
@@ -48,6 +49,7 @@ type Server struct {
 	// etcdCompactor is the real compactor: stores register their watch
 	// caches with it, and labs call its CompactNow.
 	etcdCompactor *etcd3.Compactor
+	api           *kubeapi.API
 	// background runs goroutines (the compactor) that must end before etcd stops.
 	background     sync.WaitGroup
 	stopBackground context.CancelFunc
@@ -133,7 +135,27 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("admin kubeconfig: %w", err)
 	}
 	s.newEcho()
+	if err := s.installAPI(ctx); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// installAPI serves the Kubernetes API and seeds the lesson's demo state.
+// Its watches end when shutdown begins, so they do not hold it up.
+func (s *Server) installAPI(ctx context.Context) error {
+	api, err := kubeapi.New(kubeapi.Config{Client: s.etcd.Client(), Compactor: s.etcdCompactor, Logger: s.log})
+	if err != nil {
+		return err
+	}
+	api.Install(s.echo)
+	s.api = api
+	s.OnShutdown(func(context.Context) { api.Stop() })
+	if err := api.SeedDemo(ctx, s.echo); err != nil {
+		api.Stop()
+		return err
+	}
+	return nil
 }
 
 // newEcho builds the router: quiet, with our error handler and kube's
@@ -261,6 +283,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // Echo is the router; routes added before Start are served.
 func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// API is the Kubernetes API the server serves.
+func (s *Server) API() *kubeapi.API { return s.api }
 
 // EtcdClient is the client every store and watch uses.
 func (s *Server) EtcdClient() *clientv3.Client { return s.etcd.Client() }

@@ -1,0 +1,88 @@
+package kubeapi
+
+import (
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// fieldValidation is the fieldValidation query parameter: what to do with
+// unknown or duplicate fields in a body.
+type fieldValidation string
+
+const (
+	validationStrict fieldValidation = "Strict"
+	validationWarn   fieldValidation = "Warn"
+	validationIgnore fieldValidation = "Ignore"
+)
+
+func (r *request) fieldValidation() (fieldValidation, error) {
+	switch v := fieldValidation(r.query("fieldValidation")); v {
+	case "":
+		return validationWarn, nil
+	case validationStrict, validationWarn, validationIgnore:
+		return v, nil
+	default:
+		return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of Ignore, Warn or Strict, not %q", v))
+	}
+}
+
+// decodeBody turns a request body into an object of the resource's kind.
+// A body without apiVersion and kind is taken to be of the resource's; one
+// of another kind is refused, as are unknown fields under Strict (under
+// Warn they come back as Warning headers, as kube-apiserver sends them).
+func (r *request) decodeBody(body []byte, contentType string) (runtime.Object, error) {
+	info, err := bodyDecoder(contentType)
+	if err != nil {
+		return nil, err
+	}
+	validation, err := r.fieldValidation()
+	if err != nil {
+		return nil, err
+	}
+	gvk := r.res.GroupVersionKind()
+	decoder := info.Serializer
+	if validation != validationIgnore && info.StrictSerializer != nil {
+		decoder = info.StrictSerializer
+	}
+	obj, actual, err := decoder.Decode(body, &gvk, r.res.New())
+	if err != nil && runtime.IsStrictDecodingError(err) {
+		if validation == validationStrict {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		for _, w := range strictErrors(err) {
+			r.warn(w)
+		}
+		obj, actual, err = info.Serializer.Decode(body, &gvk, r.res.New())
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as %s: %v", gvk.Kind, err))
+	}
+	if actual.GroupVersion() != r.res.GroupVersion {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", actual.GroupVersion(), r.res.GroupVersion))
+	}
+	if actual.Kind != r.res.Kind {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", actual.Kind, r.res.Kind))
+	}
+	return obj, nil
+}
+
+func strictErrors(err error) []string {
+	var out []string
+	if se, ok := runtime.AsStrictDecodingError(err); ok {
+		for _, e := range se.Errors() {
+			out = append(out, e.Error())
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, strings.TrimPrefix(err.Error(), "strict decoding error: "))
+	}
+	return out
+}
+
+// warn adds a Warning header, which kubectl prints as "Warning: ...".
+func (r *request) warn(msg string) {
+	r.c.Response().Header().Add("Warning", fmt.Sprintf("299 - %q", msg))
+}

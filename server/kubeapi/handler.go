@@ -1,0 +1,239 @@
+// Package kubeapi serves the Kubernetes REST API over kubelab's storage:
+// discovery, CRUD, PATCH, watch, Tables and Status errors, with one
+// generic handler for every resource in the registry.
+package kubeapi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+
+	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/etcd3"
+)
+
+// MaxBodyBytes is kube-apiserver's limit on a request body: 3 MiB.
+const MaxBodyBytes = 3 << 20
+
+// Config is what the API needs from the rest of kubelab.
+type Config struct {
+	Client *clientv3.Client
+	// Compactor is told about compactions so watches get 410 after one.
+	Compactor *etcd3.Compactor
+	// TypeConverter gives server-side apply the kinds' schemas; nil falls
+	// back to schemas deduced from the objects (lists then merge atomically).
+	TypeConverter managedfields.TypeConverter
+	// Resources defaults to BuiltinResources.
+	Resources []*Resource
+	Logger    *slog.Logger
+}
+
+// API is the Kubernetes REST API: one store and one field manager per resource.
+type API struct {
+	registry *Registry
+	stores   map[schema.GroupVersionResource]*etcd3.Store
+	managers map[schema.GroupVersionResource]*fieldManagers
+	log      *slog.Logger
+}
+
+// New opens a store (and so a watch cache) for every resource.
+func New(cfg Config) (*API, error) {
+	if cfg.Resources == nil {
+		cfg.Resources = BuiltinResources()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.TypeConverter == nil {
+		cfg.TypeConverter = managedfields.NewDeducedTypeConverter()
+	}
+	a := &API{
+		registry: NewRegistry(cfg.Resources),
+		stores:   map[schema.GroupVersionResource]*etcd3.Store{},
+		managers: map[schema.GroupVersionResource]*fieldManagers{},
+		log:      cfg.Logger,
+	}
+	for _, r := range cfg.Resources {
+		gvr := r.GroupVersion.WithResource(r.Name)
+		attrs := r.Attrs
+		if attrs == nil {
+			attrs = storage.DefaultAttrs(r.Namespaced)
+		}
+		store, err := etcd3.New(etcd3.Config{
+			Client: cfg.Client, Resource: r.GroupResource(), Namespaced: r.Namespaced,
+			Prefix: storage.ResourcePrefix(r.GroupResource(), false),
+			Codec:  storage.NewProtobufCodec(Scheme, r.GroupVersion), NewFunc: r.New, Attrs: attrs,
+			Compactor: cfg.Compactor, Logger: cfg.Logger,
+		})
+		if err != nil {
+			a.Stop()
+			return nil, fmt.Errorf("store for %s: %w", gvr, err)
+		}
+		a.stores[gvr] = store
+		fm, err := newFieldManagers(cfg.TypeConverter, r)
+		if err != nil {
+			a.Stop()
+			return nil, err
+		}
+		a.managers[gvr] = fm
+	}
+	return a, nil
+}
+
+// Stop ends every watch.
+func (a *API) Stop() {
+	for _, s := range a.stores {
+		s.Stop()
+	}
+}
+
+// Registry is the set of resources served.
+func (a *API) Registry() *Registry { return a.registry }
+
+// Store is the storage of one resource, for code that seeds or inspects it.
+func (a *API) Store(gvr schema.GroupVersionResource) (*etcd3.Store, bool) {
+	s, ok := a.stores[gvr]
+	return s, ok
+}
+
+// Install routes /api, /apis and /version to the API.
+func (a *API) Install(e *echo.Echo) {
+	for _, p := range []string{"/api", "/api/*", "/apis", "/apis/*"} {
+		e.Any(p, a.serve)
+	}
+	e.GET("/version", a.serveVersion)
+}
+
+// serve is the one handler behind every resource.
+func (a *API) serve(c echo.Context) error {
+	info := parseRequestInfo(c.Request())
+	if info == nil {
+		return notFound()
+	}
+	if info.Resource == "" {
+		return a.serveDiscovery(c, info)
+	}
+	gvr := info.GroupVersion.WithResource(info.Resource)
+	res, ok := a.registry.Lookup(gvr)
+	if !ok || (info.Namespace != "" && !res.Namespaced) {
+		return notFound()
+	}
+	if info.Subresource != "" && (info.Subresource != "status" || !res.HasStatus || info.Name == "") {
+		return notFound()
+	}
+	req := &request{api: a, c: c, info: info, res: res, store: a.stores[gvr], fields: a.managers[gvr]}
+	switch info.Verb {
+	case "get":
+		return req.get()
+	case "list":
+		return req.list()
+	case "watch":
+		return req.watch()
+	case "create":
+		if info.Name != "" {
+			return methodNotAllowed(c.Request().Method)
+		}
+		return req.create()
+	case "update":
+		return req.update()
+	case "patch":
+		return req.patch()
+	case "delete":
+		return req.delete()
+	case "deletecollection":
+		return req.deleteCollection()
+	}
+	return methodNotAllowed(c.Request().Method)
+}
+
+// request is one API call on one resource.
+type request struct {
+	api    *API
+	c      echo.Context
+	info   *requestInfo
+	res    *Resource
+	store  *etcd3.Store
+	fields *fieldManagers
+}
+
+func (r *request) ctx() context.Context { return r.c.Request().Context() }
+
+func (r *request) query(name string) string { return r.c.QueryParam(name) }
+
+func (r *request) key() storage.Key {
+	return storage.Key{Namespace: r.info.Namespace, Name: r.info.Name}
+}
+
+// readBody reads at most MaxBodyBytes; more is 413, as in kube-apiserver.
+func (r *request) readBody() ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.c.Request().Body, MaxBodyBytes+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest("reading the request body: " + err.Error())
+	}
+	if len(body) > MaxBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxBodyBytes))
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, apierrors.NewBadRequest("the request body is empty")
+	}
+	return body, nil
+}
+
+// respond writes obj in the format the client accepts.
+func (r *request) respond(code int, obj runtime.Object) error {
+	out, err := negotiateOutput(r.c.Request().Header.Get("Accept"))
+	if err != nil {
+		return err
+	}
+	switch out.as {
+	case "Table":
+		t, err := toTable(r.res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: resourceVersionOf(obj)}, includeObject(r.query("includeObject")), false)
+		if err != nil {
+			return err
+		}
+		return writeObject(r.c, code, out.info, metaGV, t)
+	case "PartialObjectMetadata":
+		return writeObject(r.c, code, out.info, metaGV, partialMetadata(obj))
+	case "PartialObjectMetadataList":
+		return apierrors.NewBadRequest("PartialObjectMetadataList is only available for lists")
+	}
+	return writeObject(r.c, code, out.info, r.res.GroupVersion, obj)
+}
+
+func writeObject(c echo.Context, code int, info runtime.SerializerInfo, gv schema.GroupVersion, obj runtime.Object) error {
+	var buf bytes.Buffer
+	if err := Codecs.EncoderForVersion(info.Serializer, gv).Encode(obj, &buf); err != nil {
+		return err
+	}
+	return c.Blob(code, info.MediaType, buf.Bytes())
+}
+
+func includeObject(v string) metav1.IncludeObjectPolicy {
+	switch p := metav1.IncludeObjectPolicy(v); p {
+	case metav1.IncludeNone, metav1.IncludeObject, metav1.IncludeMetadata:
+		return p
+	}
+	return metav1.IncludeMetadata
+}
+
+func notFound() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{},
+	}}
+}
+
+func methodNotAllowed(method string) error {
+	return apierrors.NewMethodNotSupported(schema.GroupResource{}, method)
+}

@@ -1,0 +1,96 @@
+package kubeapi
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// output is what a client asked to get back: a serialization, and whether
+// as the object itself, a Table, or only its metadata.
+type output struct {
+	info runtime.SerializerInfo
+	// as is "", "Table", "PartialObjectMetadata" or "PartialObjectMetadataList".
+	as string
+}
+
+var acceptedAs = map[string]bool{"Table": true, "PartialObjectMetadata": true, "PartialObjectMetadataList": true}
+
+// negotiateOutput picks the first entry of the Accept header kubelab can
+// serve, as kube-apiserver does; an empty header or */* means JSON.
+func negotiateOutput(accept string) (output, error) {
+	if strings.TrimSpace(accept) == "" {
+		return output{info: serializerFor(runtime.ContentTypeJSON)}, nil
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		if mt == "*/*" || mt == "application/*" {
+			mt = runtime.ContentTypeJSON
+		}
+		info := serializerFor(mt)
+		if info.MediaType == "" {
+			continue
+		}
+		as := params["as"]
+		if as != "" && (!acceptedAs[as] || params["g"] != metav1.GroupName || params["v"] != "v1") {
+			continue // e.g. a v1beta1 Table: kubectl lists v1 first anyway
+		}
+		return output{info: info, as: as}, nil
+	}
+	return output{}, notAcceptable()
+}
+
+func serializerFor(mediaType string) runtime.SerializerInfo {
+	for _, info := range Codecs.SupportedMediaTypes() {
+		if info.MediaType == mediaType {
+			return info
+		}
+	}
+	return runtime.SerializerInfo{}
+}
+
+func mediaTypes() string {
+	var types []string
+	for _, info := range Codecs.SupportedMediaTypes() {
+		types = append(types, info.MediaType)
+	}
+	return strings.Join(types, ", ")
+}
+
+func notAcceptable() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+		Message: "only the following media types are accepted: " + mediaTypes(),
+	}}
+}
+
+func unsupportedMediaType(contentType string, accepted string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: fmt.Sprintf("the body of the request was in an unknown format %q - accepted media types include: %s", contentType, accepted),
+	}}
+}
+
+// bodyDecoder is the serializer for a request body's Content-Type.
+func bodyDecoder(contentType string) (runtime.SerializerInfo, error) {
+	mt := runtime.ContentTypeJSON
+	if contentType != "" {
+		var err error
+		if mt, _, err = mime.ParseMediaType(contentType); err != nil {
+			return runtime.SerializerInfo{}, unsupportedMediaType(contentType, mediaTypes())
+		}
+	}
+	info := serializerFor(mt)
+	if info.MediaType == "" {
+		return runtime.SerializerInfo{}, unsupportedMediaType(contentType, mediaTypes())
+	}
+	return info, nil
+}

@@ -1,0 +1,153 @@
+package kubeapi
+
+import (
+	"bytes"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/yaml"
+)
+
+var patchTypes = []types.PatchType{types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType}
+
+// patch applies one of the four patch types to the current object, with
+// retries on fresh state when another writer got there first.
+func (r *request) patch() error {
+	body, err := r.readBody()
+	if err != nil {
+		return err
+	}
+	pt, err := patchType(r.c.Request().Header.Get("Content-Type"))
+	if err != nil {
+		return err
+	}
+	if _, err := r.fieldValidation(); err != nil {
+		return err
+	}
+	apply := pt == types.ApplyYAMLPatchType
+	force := parseBool(r.query("force"))
+	if apply && r.query("fieldManager") == "" {
+		return apierrors.NewBadRequest("PATCH requests with an apply content type must set fieldManager")
+	}
+	if !apply && r.query("force") != "" {
+		return apierrors.NewBadRequest("force may only be set on apply requests")
+	}
+	var applied *unstructured.Unstructured
+	if apply {
+		if applied, err = r.appliedObject(body); err != nil {
+			return err
+		}
+	}
+	updated, err := r.store.GuaranteedUpdate(r.ctx(), r.key(), nil, func(cur runtime.Object) (runtime.Object, error) {
+		var next runtime.Object
+		var err error
+		if apply {
+			next, err = r.fields.forSubresource(r.info.Subresource).Apply(cur, applied.DeepCopy(), r.manager(), force)
+		} else {
+			next, err = r.applyPatch(pt, body, cur)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return r.prepareUpdate(next, cur, !apply)
+	})
+	if apierrors.IsNotFound(err) && apply && r.info.Subresource == "" {
+		return r.createByApply(applied, force)
+	}
+	if err != nil {
+		return err
+	}
+	return r.respond(http.StatusOK, updated)
+}
+
+// createByApply: server-side apply of an object that does not exist creates it.
+func (r *request) createByApply(applied *unstructured.Unstructured, force bool) error {
+	empty := r.res.New()
+	m, _ := meta.Accessor(empty)
+	m.SetName(r.info.Name)
+	m.SetNamespace(r.info.Namespace)
+	obj, err := r.fields.main.Apply(empty, applied, r.manager(), force)
+	if err != nil {
+		return err
+	}
+	if err := r.prepareCreate(obj); err != nil {
+		return err
+	}
+	return r.storeCreate(obj)
+}
+
+func patchType(contentType string) (types.PatchType, error) {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err == nil {
+		for _, pt := range patchTypes {
+			if mt == string(pt) {
+				return pt, nil
+			}
+		}
+	}
+	var accepted []string
+	for _, pt := range patchTypes {
+		accepted = append(accepted, string(pt))
+	}
+	return "", unsupportedMediaType(contentType, strings.Join(accepted, ", "))
+}
+
+// appliedObject is an apply body: YAML (or JSON) naming this resource's
+// apiVersion and kind, and the object of the URL.
+func (r *request) appliedObject(body []byte) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	if err := yaml.Unmarshal(body, &u.Object); err != nil {
+		return nil, apierrors.NewBadRequest("error decoding YAML: " + err.Error())
+	}
+	gvk := u.GroupVersionKind()
+	switch {
+	case u.GetAPIVersion() == "" || u.GetKind() == "":
+		return nil, apierrors.NewBadRequest("apply requests must name apiVersion and kind")
+	case gvk.GroupVersion() != r.res.GroupVersion:
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", gvk.GroupVersion(), r.res.GroupVersion))
+	case gvk.Kind != r.res.Kind:
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", gvk.Kind, r.res.Kind))
+	case u.GetName() != "" && u.GetName() != r.info.Name:
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", u.GetName(), r.info.Name))
+	case u.GetNamespace() != "" && u.GetNamespace() != r.info.Namespace:
+		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return u, nil
+}
+
+// applyPatch applies a JSON, merge or strategic merge patch to cur's JSON
+// and decodes the result, checking unknown fields as a body would be.
+func (r *request) applyPatch(pt types.PatchType, patch []byte, cur runtime.Object) (runtime.Object, error) {
+	var buf bytes.Buffer
+	if err := Codecs.EncoderForVersion(serializerFor(runtime.ContentTypeJSON).Serializer, r.res.GroupVersion).Encode(cur, &buf); err != nil {
+		return nil, err
+	}
+	var patched []byte
+	var err error
+	switch pt {
+	case types.JSONPatchType:
+		var p jsonpatch.Patch
+		if p, err = jsonpatch.DecodePatch(patch); err != nil {
+			return nil, apierrors.NewBadRequest("the JSON patch could not be decoded: " + err.Error())
+		}
+		patched, err = p.Apply(buf.Bytes())
+	case types.MergePatchType:
+		patched, err = jsonpatch.MergePatch(buf.Bytes(), patch)
+	case types.StrategicMergePatchType:
+		patched, err = strategicpatch.StrategicMergePatch(buf.Bytes(), patch, r.res.New())
+	}
+	if err != nil {
+		return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", r.res.GroupResource(), r.info.Name,
+			"the patch could not be applied: "+err.Error(), 0, false)
+	}
+	return r.decodeBody(patched, runtime.ContentTypeJSON)
+}

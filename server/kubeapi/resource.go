@@ -1,0 +1,146 @@
+package kubeapi
+
+import (
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubelab/kubelab/storage"
+)
+
+// Resource is one row of the registry: everything the generic handler and
+// store need to serve a kind. Adding a resource adds a row, not a handler.
+type Resource struct {
+	GroupVersion schema.GroupVersion
+	// Name is the plural, as in URLs: "pods".
+	Name         string
+	SingularName string
+	Kind         string
+	Namespaced   bool
+	Verbs        []string
+	ShortNames   []string
+	Categories   []string
+	// New and NewList make empty objects of the kind and its list.
+	New     func() runtime.Object
+	NewList func() runtime.Object
+	// Attrs are the labels and fields selectors can use; nil means
+	// metadata.name and metadata.namespace.
+	Attrs storage.AttrFunc
+	// Table prints objects as kubectl's columns; nil means NAME and AGE.
+	Table *TableSpec
+	// Default fills the defaults a real API server fills on create and update.
+	Default func(obj runtime.Object)
+	// Validate checks kind-specific rules beyond object metadata; old is nil on create.
+	Validate func(obj, old runtime.Object) field.ErrorList
+	// PrepareForCreate resets what a client may not set, e.g. a pod's status.
+	PrepareForCreate func(obj runtime.Object)
+	// HasStatus says the kind has a status subresource: writes to the main
+	// resource keep the stored status, writes to /status keep the spec.
+	HasStatus bool
+}
+
+// GroupVersionKind of the resource's objects.
+func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
+	return r.GroupVersion.WithKind(r.Kind)
+}
+
+// GroupResource names the resource in errors: "pods", "roles.rbac.authorization.k8s.io".
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.GroupVersion.Group, Resource: r.Name}
+}
+
+// APIResource is the resource's discovery entry.
+func (r *Resource) APIResource() metav1.APIResource {
+	return metav1.APIResource{
+		Name: r.Name, SingularName: r.SingularName, Namespaced: r.Namespaced, Kind: r.Kind,
+		Verbs: r.Verbs, ShortNames: r.ShortNames, Categories: r.Categories,
+		StorageVersionHash: storageVersionHash(r.GroupVersion.WithKind(r.Kind)),
+	}
+}
+
+// Registry holds the resources the API serves, by group/version and name.
+type Registry struct {
+	byGVR map[schema.GroupVersionResource]*Resource
+	// groups keeps discovery order: groups in the order first registered.
+	groups []string
+}
+
+// NewRegistry indexes resources.
+func NewRegistry(resources []*Resource) *Registry {
+	reg := &Registry{byGVR: map[schema.GroupVersionResource]*Resource{}}
+	for _, r := range resources {
+		reg.add(r)
+	}
+	return reg
+}
+
+func (reg *Registry) add(r *Resource) {
+	gvr := r.GroupVersion.WithResource(r.Name)
+	reg.byGVR[gvr] = r
+	for _, g := range reg.groups {
+		if g == r.GroupVersion.Group {
+			return
+		}
+	}
+	reg.groups = append(reg.groups, r.GroupVersion.Group)
+}
+
+// Lookup finds a resource by group, version and plural name.
+func (reg *Registry) Lookup(gvr schema.GroupVersionResource) (*Resource, bool) {
+	r, ok := reg.byGVR[gvr]
+	return r, ok
+}
+
+// All lists every resource, sorted by group, version and name.
+func (reg *Registry) All() []*Resource {
+	var out []*Resource
+	for _, r := range reg.byGVR {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.GroupVersion != b.GroupVersion {
+			return a.GroupVersion.String() < b.GroupVersion.String()
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// InGroupVersion lists the resources of one group/version, by name.
+func (reg *Registry) InGroupVersion(gv schema.GroupVersion) []*Resource {
+	var out []*Resource
+	for _, r := range reg.All() {
+		if r.GroupVersion == gv {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Groups lists the named groups (not the core group) in registration order,
+// each with its versions.
+func (reg *Registry) Groups() []metav1.APIGroup {
+	var out []metav1.APIGroup
+	for _, g := range reg.groups {
+		if g == "" {
+			continue
+		}
+		versions := map[string]bool{}
+		var group metav1.APIGroup
+		group.Name = g
+		for _, r := range reg.All() {
+			if r.GroupVersion.Group == g && !versions[r.GroupVersion.Version] {
+				versions[r.GroupVersion.Version] = true
+				gv := metav1.GroupVersionForDiscovery{GroupVersion: r.GroupVersion.String(), Version: r.GroupVersion.Version}
+				group.Versions = append(group.Versions, gv)
+			}
+		}
+		group.PreferredVersion = group.Versions[0]
+		out = append(out, group)
+	}
+	return out
+}

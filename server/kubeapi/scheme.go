@@ -1,0 +1,31 @@
+package kubeapi
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+)
+
+// Scheme knows every built-in kind kubelab serves, plus meta.k8s.io's
+// Table, PartialObjectMetadata and Status, which responses are made of.
+var Scheme = newScheme()
+
+// Codecs encode and decode every kind in Scheme as JSON, YAML and protobuf.
+var Codecs = serializer.NewCodecFactory(Scheme)
+
+// metaGV is meta.k8s.io/v1, home of Table and PartialObjectMetadata.
+var metaGV = schema.GroupVersion{Group: metav1.GroupName, Version: "v1"}
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, rbacv1.AddToScheme, metav1.AddMetaToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return s
+}

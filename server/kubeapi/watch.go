@@ -1,0 +1,184 @@
+package kubeapi
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubelab/kubelab/storage"
+)
+
+// defaultWatchTimeout is kube-apiserver's --min-request-timeout: a watch
+// without timeoutSeconds ends after 30 to 60 minutes, spread at random so
+// that clients do not all reconnect at once.
+const defaultWatchTimeout = 30 * time.Minute
+
+// watch streams events as they happen: newline-delimited WatchEvent JSON
+// (or length-prefixed protobuf), flushed one by one, on one connection.
+func (r *request) watch() error {
+	opts, timeout, err := r.watchOptions()
+	if err != nil {
+		return err
+	}
+	out, err := negotiateOutput(r.c.Request().Header.Get("Accept"))
+	if err != nil {
+		return err
+	}
+	if out.info.StreamSerializer == nil {
+		return notAcceptable()
+	}
+	opts.Deadline = time.Now().Add(timeout)
+	w, err := r.store.Watch(r.ctx(), opts)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+
+	resp := r.c.Response()
+	mediaType := out.info.MediaType
+	if mediaType != runtime.ContentTypeJSON {
+		mediaType += ";stream=watch" // as kube-apiserver labels a protobuf watch
+	}
+	resp.Header().Set("Content-Type", mediaType)
+	resp.Header().Set("Transfer-Encoding", "chunked")
+	resp.WriteHeader(http.StatusOK)
+	resp.Flush()
+
+	enc := &eventEncoder{req: r, out: out, frames: out.info.StreamSerializer.Framer.NewFrameWriter(resp)}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil
+			}
+			if err := enc.write(ev); err != nil {
+				// The client went away or the event could not be encoded: the
+				// status line is long sent, so all that is left is to stop.
+				r.api.log.Debug("watch stream ended", "resource", r.res.Name, "err", err)
+				return nil
+			}
+			resp.Flush()
+		case <-timer.C:
+			return nil
+		case <-r.ctx().Done():
+			return nil
+		}
+	}
+}
+
+func (r *request) watchOptions() (storage.WatchOptions, time.Duration, error) {
+	pred, err := r.predicate()
+	if err != nil {
+		return storage.WatchOptions{}, 0, err
+	}
+	if r.info.Name != "" {
+		byName := fields.OneTermEqualSelector("metadata.name", r.info.Name)
+		if pred.Field != nil && !pred.Field.Empty() {
+			byName = fields.AndSelectors(pred.Field, byName)
+		}
+		pred.Field = byName
+	}
+	opts := storage.WatchOptions{
+		Namespace:            r.info.Namespace,
+		ResourceVersion:      r.query("resourceVersion"),
+		ResourceVersionMatch: metav1.ResourceVersionMatch(r.query("resourceVersionMatch")),
+		AllowWatchBookmarks:  parseBool(r.query("allowWatchBookmarks")),
+		Predicate:            pred,
+	}
+	if s := r.query("sendInitialEvents"); s != "" {
+		v := parseBool(s)
+		opts.SendInitialEvents = &v
+	}
+	timeout := defaultWatchTimeout + time.Duration(rand.Int64N(int64(defaultWatchTimeout)))
+	if s := r.query("timeoutSeconds"); s != "" {
+		secs, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || secs < 0 {
+			return opts, 0, apierrors.NewBadRequest("timeoutSeconds must be a non-negative integer: " + strconv.Quote(s))
+		}
+		if secs > 0 {
+			timeout = time.Duration(secs) * time.Second
+		}
+	}
+	return opts, timeout, nil
+}
+
+func parseBool(s string) bool {
+	b, _ := strconv.ParseBool(s)
+	return b
+}
+
+// eventEncoder writes one WatchEvent per frame: the event's object encoded
+// in the negotiated format, wrapped in {"type": ..., "object": ...}.
+type eventEncoder struct {
+	req        *request
+	out        output
+	frames     interface{ Write([]byte) (int, error) }
+	sentHeader bool
+	obj, frame bytes.Buffer
+}
+
+func (e *eventEncoder) write(ev watch.Event) error {
+	e.obj.Reset()
+	if err := e.encodeObject(ev); err != nil {
+		return err
+	}
+	e.frame.Reset()
+	we := &metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: e.obj.Bytes()}}
+	if err := e.out.info.StreamSerializer.Serializer.Encode(we, &e.frame); err != nil {
+		return err
+	}
+	_, err := e.frames.Write(e.frame.Bytes())
+	return err
+}
+
+func (e *eventEncoder) encodeObject(ev watch.Event) error {
+	r, info := e.req, e.out.info
+	switch {
+	case ev.Type == watch.Error:
+		return Codecs.EncoderForVersion(info.Serializer, coreV1).Encode(ev.Object, &e.obj)
+	case e.out.as == "Table":
+		listMeta := metav1.ListMeta{ResourceVersion: resourceVersionOf(ev.Object)}
+		var rows []runtime.Object
+		if ev.Type != watch.Bookmark {
+			rows = []runtime.Object{ev.Object}
+		}
+		t, err := toTable(r.res, rows, listMeta, includeObject(r.query("includeObject")), e.sentHeader)
+		if err != nil {
+			return err
+		}
+		e.sentHeader = true
+		return Codecs.EncoderForVersion(info.Serializer, metaGV).Encode(t, &e.obj)
+	case e.out.as != "":
+		return Codecs.EncoderForVersion(info.Serializer, metaGV).Encode(partialMetadata(ev.Object), &e.obj)
+	case ev.Type == watch.Bookmark && info.MediaType == runtime.ContentTypeJSON:
+		// A bookmark carries a resourceVersion and nothing else; a typed
+		// empty object would print empty spec and status too.
+		return unstructured.UnstructuredJSONScheme.Encode(bookmarkObject(r.res, ev.Object), &e.obj)
+	}
+	return Codecs.EncoderForVersion(info.Serializer, r.res.GroupVersion).Encode(ev.Object, &e.obj)
+}
+
+func bookmarkObject(res *Resource, obj runtime.Object) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetAPIVersion(res.GroupVersion.String())
+	u.SetKind(res.Kind)
+	if m, err := meta.Accessor(obj); err == nil {
+		u.SetResourceVersion(m.GetResourceVersion())
+		if a := m.GetAnnotations(); len(a) > 0 {
+			u.SetAnnotations(a)
+		}
+	}
+	return u
+}

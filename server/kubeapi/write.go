@@ -1,0 +1,349 @@
+package kubeapi
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubelab/kubelab/storage"
+)
+
+func (r *request) create() error {
+	if r.res.Namespaced && r.info.Namespace == "" {
+		return apierrors.NewBadRequest("the namespace of the object must be given in the URL")
+	}
+	body, err := r.readBody()
+	if err != nil {
+		return err
+	}
+	obj, err := r.decodeBody(body, r.c.Request().Header.Get("Content-Type"))
+	if err != nil {
+		return err
+	}
+	if err := r.prepareCreate(obj); err != nil {
+		return err
+	}
+	obj, err = r.fields.main.Update(r.res.New(), obj, r.manager())
+	if err != nil {
+		return err
+	}
+	return r.storeCreate(obj)
+}
+
+// storeCreate writes a prepared object, or with dryRun only pretends to.
+func (r *request) storeCreate(obj runtime.Object) error {
+	if r.dryRun() {
+		return r.respond(http.StatusCreated, obj)
+	}
+	m, _ := meta.Accessor(obj)
+	created, err := r.store.Create(r.ctx(), storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, obj)
+	if err != nil {
+		return err
+	}
+	return r.respond(http.StatusCreated, created)
+}
+
+// prepareCreate sets what the server owns on a new object (uid, creation
+// time, generation, a generated name), applies defaults, and validates.
+func (r *request) prepareCreate(obj runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	if err := r.checkNamespace(m); err != nil {
+		return err
+	}
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(generateName(m.GetGenerateName()))
+	}
+	m.SetUID(uuid.NewUUID())
+	m.SetCreationTimestamp(metav1.NewTime(time.Now().Truncate(time.Second)))
+	m.SetResourceVersion("")
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetGeneration(1)
+	m.SetSelfLink("")
+	if r.res.PrepareForCreate != nil {
+		r.res.PrepareForCreate(obj)
+	}
+	if r.res.Default != nil {
+		r.res.Default(obj)
+	}
+	return r.validate(obj, nil)
+}
+
+// checkNamespace fills the namespace from the URL and refuses a body that
+// names another one.
+func (r *request) checkNamespace(m metav1.Object) error {
+	if !r.res.Namespaced {
+		m.SetNamespace("")
+		return nil
+	}
+	switch m.GetNamespace() {
+	case "":
+		m.SetNamespace(r.info.Namespace)
+	case r.info.Namespace:
+	default:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// validate checks metadata with apimachinery's rules and the kind's own;
+// failures are one 422 Invalid listing every field at fault.
+func (r *request) validate(obj, old runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	om := metaOf(m)
+	nameFn := validation.NameIsDNSSubdomain
+	if r.res.GroupVersion.Group == rbacV1.Group {
+		nameFn = path.ValidatePathSegmentName
+	}
+	errs := validation.ValidateObjectMeta(om, r.res.Namespaced, nameFn, field.NewPath("metadata"))
+	if old != nil {
+		oldMeta, _ := meta.Accessor(old)
+		errs = append(errs, validation.ValidateObjectMetaUpdate(om, metaOf(oldMeta), field.NewPath("metadata"))...)
+	}
+	if r.res.Validate != nil {
+		errs = append(errs, r.res.Validate(obj, old)...)
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(r.res.GroupVersionKind().GroupKind(), m.GetName(), errs)
+	}
+	return nil
+}
+
+func (r *request) update() error {
+	body, err := r.readBody()
+	if err != nil {
+		return err
+	}
+	obj, err := r.decodeBody(body, r.c.Request().Header.Get("Content-Type"))
+	if err != nil {
+		return err
+	}
+	m, _ := meta.Accessor(obj)
+	if m.GetName() != r.info.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), r.info.Name))
+	}
+	if err := r.checkNamespace(m); err != nil {
+		return err
+	}
+	updated, err := r.store.GuaranteedUpdate(r.ctx(), r.key(), nil, func(cur runtime.Object) (runtime.Object, error) {
+		next := obj.DeepCopyObject()
+		return r.prepareUpdate(next, cur, true)
+	})
+	if err != nil {
+		return err
+	}
+	return r.respond(http.StatusOK, updated)
+}
+
+// prepareUpdate turns a client's new version of an object into what is
+// stored: the server-owned metadata of cur kept, the status (or, for
+// /status, everything but the status) kept, defaults, validation and
+// managedFields. A resourceVersion in next must be cur's.
+func (r *request) prepareUpdate(next, cur runtime.Object, trackFields bool) (runtime.Object, error) {
+	nm, err := meta.Accessor(next)
+	if err != nil {
+		return nil, err
+	}
+	cm, _ := meta.Accessor(cur)
+	if rv := nm.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
+		return nil, apierrors.NewConflict(r.res.GroupResource(), cm.GetName(), fmt.Errorf("%s", storage.ConflictMessage))
+	}
+	if uid := nm.GetUID(); uid != "" && uid != cm.GetUID() {
+		return nil, apierrors.NewConflict(r.res.GroupResource(), cm.GetName(),
+			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, cm.GetUID()))
+	}
+	nm.SetUID(cm.GetUID())
+	nm.SetCreationTimestamp(cm.GetCreationTimestamp())
+	nm.SetDeletionTimestamp(cm.GetDeletionTimestamp())
+	nm.SetGeneration(cm.GetGeneration())
+	nm.SetResourceVersion(cm.GetResourceVersion())
+	nm.SetNamespace(cm.GetNamespace())
+	if r.res.HasStatus {
+		next = r.keepSubresource(next, cur)
+		nm, _ = meta.Accessor(next)
+	}
+	if r.res.Default != nil {
+		r.res.Default(next)
+	}
+	if specChanged(next, cur) {
+		nm.SetGeneration(cm.GetGeneration() + 1)
+	}
+	if err := r.validate(next, cur); err != nil {
+		return nil, err
+	}
+	if trackFields {
+		return r.fields.forSubresource(r.info.Subresource).Update(cur, next, r.manager())
+	}
+	return next, nil
+}
+
+// keepSubresource: a write to the main resource cannot change the status,
+// and a write to /status can change nothing but the status.
+func (r *request) keepSubresource(next, cur runtime.Object) runtime.Object {
+	nextU, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(next)
+	curU, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+	if err1 != nil || err2 != nil {
+		return next
+	}
+	merged := nextU
+	if r.info.Subresource == "status" {
+		merged = curU
+		merged["status"] = nextU["status"]
+	} else if st, ok := curU["status"]; ok {
+		merged["status"] = st
+	} else {
+		delete(merged, "status")
+	}
+	out := r.res.New()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(merged, out); err != nil {
+		return next
+	}
+	return out
+}
+
+// specChanged reports a change outside metadata and status, which bumps
+// metadata.generation as kube-apiserver does.
+func specChanged(next, cur runtime.Object) bool {
+	a, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(next)
+	b, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	for _, m := range []map[string]any{a, b} {
+		delete(m, "metadata")
+		delete(m, "status")
+	}
+	return !equalJSON(a, b)
+}
+
+func (r *request) manager() string {
+	return managerName(r.query("fieldManager"), r.c.Request().UserAgent())
+}
+
+func (r *request) dryRun() bool {
+	for _, v := range r.c.QueryParams()["dryRun"] {
+		if v == metav1.DryRunAll {
+			return true
+		}
+	}
+	return false
+}
+
+// deleteOptions reads the optional DeleteOptions body: preconditions on
+// uid and resourceVersion.
+func (r *request) deleteOptions() (*storage.Preconditions, error) {
+	opts := &metav1.DeleteOptions{}
+	if r.c.Request().ContentLength != 0 {
+		body, err := r.readBody()
+		if err == nil {
+			info, err := bodyDecoder(r.c.Request().Header.Get("Content-Type"))
+			if err != nil {
+				return nil, err
+			}
+			if _, _, err := info.Serializer.Decode(body, nil, opts); err != nil {
+				return nil, apierrors.NewBadRequest("the body of the request could not be decoded as DeleteOptions: " + err.Error())
+			}
+		} else if !apierrors.IsBadRequest(err) {
+			return nil, err
+		}
+	}
+	if opts.Preconditions == nil {
+		return nil, nil
+	}
+	return &storage.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion}, nil
+}
+
+func (r *request) delete() error {
+	pre, err := r.deleteOptions()
+	if err != nil {
+		return err
+	}
+	if r.dryRun() {
+		obj, err := r.store.Get(r.ctx(), r.key(), "")
+		if err != nil {
+			return err
+		}
+		return r.respond(http.StatusOK, obj)
+	}
+	obj, err := r.store.Delete(r.ctx(), r.key(), pre)
+	if err != nil {
+		return err
+	}
+	if r.res.Name == "namespaces" {
+		r.api.emptyNamespace(r, r.info.Name)
+	}
+	return r.respond(http.StatusOK, obj)
+}
+
+// deleteCollection deletes every object a list with the same selectors
+// would return, and answers with that list.
+func (r *request) deleteCollection() error {
+	pred, err := r.predicate()
+	if err != nil {
+		return err
+	}
+	res, err := r.store.List(r.ctx(), storage.ListOptions{Namespace: r.info.Namespace, Predicate: pred})
+	if err != nil {
+		return err
+	}
+	var deleted []runtime.Object
+	for _, obj := range res.Items {
+		m, _ := meta.Accessor(obj)
+		if !r.dryRun() {
+			if obj, err = r.store.Delete(r.ctx(), storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, nil); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue
+				}
+				return err
+			}
+		}
+		deleted = append(deleted, obj)
+	}
+	list := r.res.NewList()
+	if err := meta.SetList(list, deleted); err != nil {
+		return err
+	}
+	out, err := negotiateOutput(r.c.Request().Header.Get("Accept"))
+	if err != nil {
+		return err
+	}
+	return writeObject(r.c, http.StatusOK, out.info, r.res.GroupVersion, list)
+}
+
+// emptyNamespace deletes what a deleted namespace held, so nothing is left
+// orphaned in etcd.
+func (a *API) emptyNamespace(r *request, ns string) {
+	for gvr, store := range a.stores {
+		res, _ := a.registry.Lookup(gvr)
+		if !res.Namespaced {
+			continue
+		}
+		list, err := store.List(r.ctx(), storage.ListOptions{Namespace: ns})
+		if err != nil {
+			a.log.Warn("emptying a deleted namespace", "namespace", ns, "resource", gvr.Resource, "err", err)
+			continue
+		}
+		for _, obj := range list.Items {
+			m, _ := meta.Accessor(obj)
+			if _, err := store.Delete(r.ctx(), storage.Key{Namespace: ns, Name: m.GetName()}, nil); err != nil && !apierrors.IsNotFound(err) {
+				a.log.Warn("emptying a deleted namespace", "namespace", ns, "name", m.GetName(), "err", err)
+			}
+		}
+	}
+}
+
