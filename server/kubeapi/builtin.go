@@ -73,15 +73,15 @@ func rbacResource(name, singular, kind string, namespaced bool, newObj, newList 
 func podAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	pod := obj.(*corev1.Pod)
 	return labels.Set(pod.Labels), fields.Set{
-		"metadata.name":           pod.Name,
-		"metadata.namespace":      pod.Namespace,
-		"spec.nodeName":           pod.Spec.NodeName,
-		"spec.restartPolicy":      string(pod.Spec.RestartPolicy),
-		"spec.schedulerName":      pod.Spec.SchedulerName,
-		"spec.serviceAccountName": pod.Spec.ServiceAccountName,
-		"spec.hostNetwork":        boolString(pod.Spec.HostNetwork),
-		"status.phase":            string(pod.Status.Phase),
-		"status.podIP":            pod.Status.PodIP,
+		"metadata.name":            pod.Name,
+		"metadata.namespace":       pod.Namespace,
+		"spec.nodeName":            pod.Spec.NodeName,
+		"spec.restartPolicy":       string(pod.Spec.RestartPolicy),
+		"spec.schedulerName":       pod.Spec.SchedulerName,
+		"spec.serviceAccountName":  pod.Spec.ServiceAccountName,
+		"spec.hostNetwork":         boolString(pod.Spec.HostNetwork),
+		"status.phase":             string(pod.Status.Phase),
+		"status.podIP":             pod.Status.PodIP,
 		"status.nominatedNodeName": pod.Status.NominatedNodeName,
 	}, nil
 }

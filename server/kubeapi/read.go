@@ -112,4 +112,3 @@ func (r *request) selectableFields() fields.Set {
 	}
 	return f
 }
-

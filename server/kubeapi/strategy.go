@@ -116,7 +116,6 @@ func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
 	return corev1.PodQOSBurstable
 }
 
-
 func validatePod(obj, _ runtime.Object) field.ErrorList {
 	pod := obj.(*corev1.Pod)
 	var errs field.ErrorList

@@ -346,4 +346,3 @@ func (a *API) emptyNamespace(r *request, ns string) {
 		}
 	}
 }
-
