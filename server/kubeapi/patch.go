@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
 )
@@ -146,8 +147,8 @@ func (r *request) applyPatch(pt types.PatchType, patch []byte, cur runtime.Objec
 		patched, err = strategicpatch.StrategicMergePatch(buf.Bytes(), patch, r.res.New())
 	}
 	if err != nil {
-		return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", r.res.GroupResource(), r.info.Name,
-			"the patch could not be applied: "+err.Error(), 0, false)
+		return nil, apierrors.NewInvalid(r.res.GroupVersionKind().GroupKind(), r.info.Name,
+			field.ErrorList{field.Invalid(field.NewPath("patch"), string(patch), err.Error())})
 	}
 	return r.decodeBody(patched, runtime.ContentTypeJSON)
 }

@@ -272,3 +272,29 @@ func TestWatchTooLargeResourceVersion(t *testing.T) {
 		t.Fatal("waited too long")
 	}
 }
+
+// TestCacheStartsAfterCompaction: a store started on an etcd compacted
+// before its watch cache read the history serves from the compaction on.
+func TestCacheStartsAfterCompaction(t *testing.T) {
+	etcd := storagetest.StartEtcd(t)
+	first := newPodStore(t, etcd.Client())
+	for i := range 5 {
+		mustCreate(t, first, newPod("ns", fmt.Sprintf("p%d", i), nil))
+	}
+	rev, err := etcd3.NewCompactor(etcd.Client(), quietLogger()).CompactNow(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newPodStore(t, etcd.Client())
+	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "1"})
+	ev := next(t, w)
+	if st, ok := ev.Object.(*metav1.Status); !ok || st.Message != fmt.Sprintf("too old resource version: 1 (%d)", rev-1) {
+		t.Fatalf("got %s %+v", describe(ev), ev.Object)
+	}
+	w = mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "0"})
+	for range 5 {
+		if ev := next(t, w); ev.Type != watch.Added {
+			t.Fatalf("got %s", describe(ev))
+		}
+	}
+}

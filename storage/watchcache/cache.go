@@ -233,9 +233,12 @@ func (c *Cache) watchFrom(ctx context.Context, from int64, replay bool) error {
 		opts = append(opts, clientv3.WithPrevKV())
 	}
 	wch := c.cfg.Client.Watch(wctx, c.cfg.Prefix+"/", opts...)
+	applied := false
 	for resp := range wch {
 		if resp.CompactRevision != 0 {
-			return errCompacted{rev: resp.CompactRevision, beforeAnyEvent: resp.Created}
+			// etcd confirms the watch before it reports the compaction, so
+			// what matters is whether any event was applied yet.
+			return errCompacted{rev: resp.CompactRevision, beforeAnyEvent: !applied}
 		}
 		if err := resp.Err(); err != nil {
 			return err
@@ -249,6 +252,7 @@ func (c *Cache) watchFrom(ctx context.Context, from int64, replay bool) error {
 			continue
 		}
 		c.apply(resp)
+		applied = true
 		if replay && c.isCaughtUp() {
 			return errCaughtUp
 		}

@@ -25,6 +25,10 @@ const InitialEventsEndAnnotation = "k8s.io/initial-events-end"
 // not reached yet waits before it is refused, as in kube-apiserver.
 const freshnessTimeout = 3 * time.Second
 
+// readyTimeout bounds how long a watch waits for a cache that is still
+// reading etcd (at start, or after falling behind a compaction).
+const readyTimeout = 10 * time.Second
+
 // Watch starts a watch. Objects in its events are shared with other
 // watchers and must not be modified.
 func (c *Cache) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Interface, error) {
@@ -149,9 +153,13 @@ func (c *Cache) waitReady(ctx context.Context) error {
 	c.mu.Lock()
 	ready := c.ready
 	c.mu.Unlock()
+	timeout := time.NewTimer(readyTimeout)
+	defer timeout.Stop()
 	select {
 	case <-ready:
 		return nil
+	case <-timeout.C:
+		return &storage.Error{Code: storage.CodeUnavailable, Message: "the watch cache of " + c.cfg.Resource.String() + " is not ready yet"}
 	case <-ctx.Done():
 		return &storage.Error{Code: storage.CodeUnavailable, Message: "the watch cache of " + c.cfg.Resource.String() + " is not ready: " + ctx.Err().Error()}
 	}
