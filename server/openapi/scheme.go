@@ -1,0 +1,158 @@
+package openapi
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kube-openapi/pkg/util"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// gvkExtension is the vendor extension kube-apiserver puts on every
+// definition that is a kind, and on every operation; kubectl, client-go and
+// the server-side apply type converter all key on it.
+const gvkExtension = "x-kubernetes-group-version-kind"
+
+// newScheme registers every group whose definitions are generated into
+// generated.GetOpenAPIDefinitions. It plays the part of kube-apiserver's
+// legacyscheme: the definition namer reads kinds from it, so a definition
+// carries x-kubernetes-group-version-kind whether or not its resource is
+// served right now (as in kube, where the scheme is wider than the API).
+func newScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	builder := runtime.NewSchemeBuilder(
+		corev1.AddToScheme,
+		rbacv1.AddToScheme,
+		appsv1.AddToScheme,
+		coordinationv1.AddToScheme,
+		authorizationv1.AddToScheme,
+		authenticationv1.AddToScheme,
+		autoscalingv1.AddToScheme,
+		policyv1.AddToScheme,
+		eventsv1.AddToScheme,
+		apiextensionsv1.AddToScheme,
+	)
+	if err := builder.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("openapi: building scheme: %w", err)
+	}
+	return s, nil
+}
+
+// gvkKey is one entry of x-kubernetes-group-version-kind.
+type gvkKey struct{ group, version, kind string }
+
+// definitionNamer names definitions and tags kinds with their GVKs, as
+// k8s.io/apiserver/pkg/endpoints/openapi.DefinitionNamer does; it is
+// reimplemented here (it is short) so that this package does not pull in
+// k8s.io/apiserver.
+type definitionNamer struct {
+	kinds map[string][]gvkKey
+}
+
+// newDefinitionNamer indexes every external kind in the scheme by the
+// definition name the generator gives its Go type.
+func newDefinitionNamer(s *runtime.Scheme) (*definitionNamer, error) {
+	n := &definitionNamer{kinds: map[string][]gvkKey{}}
+	for k := range s.AllKnownTypes() {
+		if k.Version == runtime.APIVersionInternal {
+			continue // internal types have no OpenAPI definition
+		}
+		name, err := s.ToOpenAPIDefinitionName(k)
+		if err != nil {
+			return nil, fmt.Errorf("openapi: definition name for %v: %w", k, err)
+		}
+		n.kinds[name] = append(n.kinds[name], gvkKey{k.Group, k.Version, k.Kind})
+	}
+	for _, list := range n.kinds {
+		sort.Slice(list, func(i, j int) bool {
+			a, b := list[i], list[j]
+			if a.group != b.group {
+				return a.group < b.group
+			}
+			if a.version != b.version {
+				return a.version < b.version
+			}
+			return a.kind < b.kind
+		})
+	}
+	return n, nil
+}
+
+// GetDefinitionName is the common.Config hook: it returns the REST-friendly
+// name (io.k8s.api.core.v1.Pod) and the GVK extension for kinds.
+func (n *definitionNamer) GetDefinitionName(name string) (string, spec.Extensions) {
+	if strings.Contains(name, "/") {
+		// A Go package path: a type without an OpenAPIModelName method.
+		name = util.ToRESTFriendlyName(name)
+	}
+	list, ok := n.kinds[name]
+	if !ok {
+		return name, nil
+	}
+	return name, spec.Extensions{gvkExtension: gvkJSON(list)}
+}
+
+// gvkJSON renders GVKs the way kube does: a list of maps, the shape the
+// managedfields GVK parser and kubectl expect after a JSON round trip too.
+func gvkJSON(list []gvkKey) []interface{} {
+	out := make([]interface{}, 0, len(list))
+	for _, k := range list {
+		out = append(out, map[string]interface{}{"group": k.group, "version": k.version, "kind": k.kind})
+	}
+	return out
+}
+
+// crossRegisteredKinds are the meta kinds that metav1.AddToGroupVersion
+// registers into every group; kube-apiserver trims their GVK lists in each
+// per-group-version v3 document (routes.filterScopedGVKs) so that a document
+// does not advertise every group's WatchEvent.
+var crossRegisteredKinds = map[string]bool{"WatchEvent": true, "DeleteOptions": true}
+
+// scopeGVKs narrows the GVK lists of cross-registered kinds in schemas to
+// the given group/version plus core v1, copying rather than editing in place
+// because the builders share extension maps with the generated definitions.
+func scopeGVKs(schemas map[string]*spec.Schema, group, version string) {
+	for name, s := range schemas {
+		if s == nil {
+			continue
+		}
+		list, ok := s.Extensions[gvkExtension].([]interface{})
+		if !ok || len(list) <= 1 {
+			continue
+		}
+		if first, _ := list[0].(map[string]interface{}); !crossRegisteredKinds[fmt.Sprint(first["kind"])] {
+			continue
+		}
+		var kept []interface{}
+		for _, item := range list {
+			m, _ := item.(map[string]interface{})
+			g, v := fmt.Sprint(m["group"]), fmt.Sprint(m["version"])
+			if (g == group && v == version) || (g == "" && v == "v1") {
+				kept = append(kept, item)
+			}
+		}
+		clone := *s
+		clone.Extensions = make(spec.Extensions, len(s.Extensions))
+		for k, v := range s.Extensions {
+			clone.Extensions[k] = v
+		}
+		if len(kept) > 0 {
+			clone.Extensions[gvkExtension] = kept
+		} else {
+			delete(clone.Extensions, gvkExtension)
+		}
+		schemas[name] = &clone
+	}
+}
