@@ -24,6 +24,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/server/openapi"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
@@ -144,11 +145,20 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 // installAPI serves the Kubernetes API and seeds the lesson's demo state.
 // Its watches end when shutdown begins, so they do not hold it up.
 func (s *Server) installAPI(ctx context.Context) error {
-	api, err := kubeapi.New(kubeapi.Config{Client: s.etcd.Client(), Compactor: s.etcdCompactor, Logger: s.log})
+	resources := kubeapi.BuiltinResources()
+	docs, err := openapi.New(openAPIResources(resources), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
+	if err != nil {
+		return err
+	}
+	api, err := kubeapi.New(kubeapi.Config{
+		Client: s.etcd.Client(), Compactor: s.etcdCompactor, Logger: s.log,
+		Resources: resources, TypeConverter: docs.TypeConverter(),
+	})
 	if err != nil {
 		return err
 	}
 	api.Install(s.echo)
+	docs.Register(s.echo)
 	s.api = api
 	s.OnShutdown(func(context.Context) { api.Stop() })
 	if err := api.SeedDemo(ctx, s.echo); err != nil {
@@ -303,4 +313,20 @@ func (s *Server) KubeconfigPath() string { return s.kubeconfig }
 func (s *Server) IsAdminToken(token string) bool {
 	h := sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(h[:], s.adminTokenHash[:]) == 1
+}
+
+// openAPIResources describes the served resources to the OpenAPI documents.
+func openAPIResources(resources []*kubeapi.Resource) []openapi.Resource {
+	var out []openapi.Resource
+	for _, r := range resources {
+		or := openapi.Resource{
+			GroupVersion: r.GroupVersion, Resource: r.Name, Kind: r.Kind, Namespaced: r.Namespaced,
+			Verbs: r.Verbs, Object: r.New(), List: r.NewList(),
+		}
+		if r.HasStatus {
+			or.Subresources = []string{"status"}
+		}
+		out = append(out, or)
+	}
+	return out
 }

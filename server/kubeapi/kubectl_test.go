@@ -358,3 +358,26 @@ func TestKubectlWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestKubectlOpenAPI: the lesson's /openapi/v3 paths, and kubectl explain
+// reading field descriptions from them.
+func TestKubectlOpenAPI(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	var doc struct {
+		Paths map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(kubectl(t, lab, "get", "--raw", "/openapi/v3")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"api", "api/v1", "apis", "apis/rbac.authorization.k8s.io", "apis/rbac.authorization.k8s.io/v1", "version"} {
+		if _, ok := doc.Paths[p]; !ok {
+			t.Errorf("/openapi/v3 lacks %q: %v", p, doc.Paths)
+		}
+	}
+	out := kubectl(t, lab, "explain", "pod.spec.containers")
+	for _, want := range []string{"KIND:       Pod", "FIELD: containers <[]Container>", "List of containers belonging to the pod."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain lacks %q:\n%s", want, out)
+		}
+	}
+}

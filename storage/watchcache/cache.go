@@ -116,6 +116,16 @@ func (c *Cache) Stop() {
 	}
 }
 
+// CloseWatchers ends every current watch, as a restarting API server
+// would; clients resume from the last resourceVersion they saw.
+func (c *Cache) CloseWatchers() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range c.watchers {
+		c.removeLocked(w)
+	}
+}
+
 // ResourceVersion is the revision the cache is current to.
 func (c *Cache) ResourceVersion() int64 {
 	c.mu.Lock()
