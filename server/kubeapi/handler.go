@@ -44,6 +44,7 @@ type API struct {
 	registry *Registry
 	stores   map[schema.GroupVersionResource]*etcd3.Store
 	managers map[schema.GroupVersionResource]*fieldManagers
+	encoded  *encodeCache
 	log      *slog.Logger
 }
 
@@ -62,6 +63,7 @@ func New(cfg Config) (*API, error) {
 		registry: NewRegistry(cfg.Resources),
 		stores:   map[schema.GroupVersionResource]*etcd3.Store{},
 		managers: map[schema.GroupVersionResource]*fieldManagers{},
+		encoded:  newEncodeCache(),
 		log:      cfg.Logger,
 	}
 	for _, r := range cfg.Resources {

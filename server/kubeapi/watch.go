@@ -130,6 +130,9 @@ type eventEncoder struct {
 }
 
 func (e *eventEncoder) write(ev watch.Event) error {
+	if e.out.as == "" && e.out.info.MediaType == runtime.ContentTypeJSON && ev.Type != watch.Error && ev.Type != watch.Bookmark {
+		return e.writeSharedJSON(ev)
+	}
 	e.obj.Reset()
 	if err := e.encodeObject(ev); err != nil {
 		return err
@@ -140,6 +143,32 @@ func (e *eventEncoder) write(ev watch.Event) error {
 		return err
 	}
 	_, err := e.frames.Write(e.frame.Bytes())
+	return err
+}
+
+// writeSharedJSON writes a JSON event whose whole line is shared by every
+// watcher that gets the same event: {"type":"ADDED","object":{...}}.
+// Encoding it once instead of once per watcher is what lets one write
+// reach a thousand watchers quickly.
+func (e *eventEncoder) writeSharedJSON(ev watch.Event) error {
+	r := e.req
+	key := encodeKey{obj: ev.Object, mediaType: runtime.ContentTypeJSON, gv: r.res.GroupVersion, eventType: ev.Type}
+	line, err := r.api.encoded.encode(key, func() ([]byte, error) {
+		var obj bytes.Buffer
+		if err := Codecs.EncoderForVersion(e.out.info.Serializer, r.res.GroupVersion).Encode(ev.Object, &obj); err != nil {
+			return nil, err
+		}
+		line := make([]byte, 0, obj.Len()+32)
+		line = append(line, `{"type":"`...)
+		line = append(line, ev.Type...)
+		line = append(line, `","object":`...)
+		line = append(line, bytes.TrimRight(obj.Bytes(), "\n")...)
+		return append(line, "}\n"...), nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = e.frames.Write(line)
 	return err
 }
 
@@ -167,7 +196,17 @@ func (e *eventEncoder) encodeObject(ev watch.Event) error {
 		// empty object would print empty spec and status too.
 		return unstructured.UnstructuredJSONScheme.Encode(bookmarkObject(r.res, ev.Object), &e.obj)
 	}
-	return Codecs.EncoderForVersion(info.Serializer, r.res.GroupVersion).Encode(ev.Object, &e.obj)
+	key := encodeKey{obj: ev.Object, mediaType: info.MediaType, gv: r.res.GroupVersion}
+	b, err := r.api.encoded.encode(key, func() ([]byte, error) {
+		var buf bytes.Buffer
+		err := Codecs.EncoderForVersion(info.Serializer, r.res.GroupVersion).Encode(ev.Object, &buf)
+		return buf.Bytes(), err
+	})
+	if err != nil {
+		return err
+	}
+	e.obj.Write(b)
+	return nil
 }
 
 func bookmarkObject(res *Resource, obj runtime.Object) *unstructured.Unstructured {

@@ -47,7 +47,7 @@ func (c *Config) setDefaults() {
 		c.HistorySize = 10000
 	}
 	if c.WatcherBuffer == 0 {
-		c.WatcherBuffer = 256
+		c.WatcherBuffer = 100
 	}
 	if c.BookmarkFrequency == 0 {
 		c.BookmarkFrequency = time.Minute

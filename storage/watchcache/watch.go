@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -41,9 +40,6 @@ func (c *Cache) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Int
 	}
 	w := &watcher{
 		cache:     c,
-		input:     make(chan watch.Event, c.cfg.WatcherBuffer),
-		result:    make(chan watch.Event),
-		done:      make(chan struct{}),
 		pred:      opts.Predicate,
 		bookmarks: opts.AllowWatchBookmarks,
 		deadline:  opts.Deadline,
@@ -53,10 +49,9 @@ func (c *Cache) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Int
 	}
 
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if plan.fromRV > 0 && plan.fromRV < c.historyStart {
-		oldest := c.historyStart
-		c.mu.Unlock()
-		return errorWatch(storage.TooOldResourceVersion(plan.fromRV, oldest)), nil
+		return errorWatch(storage.TooOldResourceVersion(plan.fromRV, c.historyStart)), nil
 	}
 	var initial []watch.Event
 	if plan.initialState {
@@ -71,14 +66,16 @@ func (c *Cache) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Int
 	if plan.initialEventsEnd {
 		initial = append(initial, c.bookmark(c.rv, true))
 	}
-	w.initial = initial
+	// The queue starts with the initial events, with room for WatcherBuffer
+	// more: no goroutine per watcher is needed to feed them first.
+	w.queue = make(chan watch.Event, len(initial)+c.cfg.WatcherBuffer)
+	for _, ev := range initial {
+		w.queue <- ev
+	}
 	w.nextBookmark = w.nextBookmarkTime(time.Now(), c.cfg.BookmarkFrequency)
 	c.nextID++
 	w.id = c.nextID
 	c.watchers[w.id] = w
-	c.mu.Unlock()
-
-	go w.run()
 	return w, nil
 }
 
@@ -234,7 +231,7 @@ func (c *Cache) dispatchLocked(w *watcher, e *event) {
 		return
 	}
 	select {
-	case w.input <- ev:
+	case w.queue <- ev:
 	default:
 		// The watcher cannot keep up: close it rather than let it hold back
 		// the others or grow without bound. Its client resumes from the last
@@ -247,7 +244,7 @@ func (c *Cache) dispatchLocked(w *watcher, e *event) {
 func (c *Cache) removeLocked(w *watcher) {
 	if _, ok := c.watchers[w.id]; ok {
 		delete(c.watchers, w.id)
-		close(w.input)
+		close(w.queue)
 	}
 }
 
@@ -279,7 +276,7 @@ func (c *Cache) sendBookmarks(ctx context.Context) {
 			for _, w := range c.watchers {
 				if w.bookmarks && !w.nextBookmark.IsZero() && !now.Before(w.nextBookmark) {
 					select {
-					case w.input <- c.bookmark(c.rv, false):
+					case w.queue <- c.bookmark(c.rv, false):
 					default: // a full queue already carries a newer position
 					}
 					w.nextBookmark = w.nextBookmarkTime(now, c.cfg.BookmarkFrequency)
@@ -301,8 +298,9 @@ func (c *Cache) bookmarksDue(now time.Time) bool {
 	return false
 }
 
-// watcher is one client's watch: its initial events, then what the cache
-// dispatches to it, filtered by namespace and selectors.
+// watcher is one client's watch: a queue that starts with its initial
+// events and then takes what the cache dispatches to it, filtered by
+// namespace and selectors. The cache closes the queue to end the watch.
 type watcher struct {
 	id           uint64
 	cache        *Cache
@@ -311,48 +309,17 @@ type watcher struct {
 	bookmarks    bool
 	deadline     time.Time
 	nextBookmark time.Time
-	initial      []watch.Event
-	input        chan watch.Event
-	result       chan watch.Event
-	done         chan struct{}
-	stopOnce     sync.Once
+	queue        chan watch.Event
 }
 
 // ResultChan implements watch.Interface.
-func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
+func (w *watcher) ResultChan() <-chan watch.Event { return w.queue }
 
 // Stop implements watch.Interface.
 func (w *watcher) Stop() {
-	w.stopOnce.Do(func() {
-		close(w.done)
-		w.cache.mu.Lock()
-		w.cache.removeLocked(w)
-		w.cache.mu.Unlock()
-	})
-}
-
-func (w *watcher) run() {
-	defer close(w.result)
-	for _, ev := range w.initial {
-		if !w.send(ev) {
-			return
-		}
-	}
-	w.initial = nil
-	for ev := range w.input {
-		if !w.send(ev) {
-			return
-		}
-	}
-}
-
-func (w *watcher) send(ev watch.Event) bool {
-	select {
-	case w.result <- ev:
-		return true
-	case <-w.done:
-		return false
-	}
+	w.cache.mu.Lock()
+	defer w.cache.mu.Unlock()
+	w.cache.removeLocked(w)
 }
 
 // convert turns a change into what this watcher sees, if anything: an
