@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
 )
 
 // fieldValidation is the fieldValidation query parameter: what to do with
@@ -40,6 +42,9 @@ func (r *request) decodeBody(body []byte, contentType string) (runtime.Object, e
 	}
 	validation, err := r.fieldValidation()
 	if err != nil {
+		return nil, err
+	}
+	if err := r.checkTypeMeta(body, info.MediaType); err != nil {
 		return nil, err
 	}
 	gvk := r.res.GroupVersionKind()
@@ -85,4 +90,24 @@ func strictErrors(err error) []string {
 // warn adds a Warning header, which kubectl prints as "Warning: ...".
 func (r *request) warn(msg string) {
 	r.c.Response().Header().Add("Warning", fmt.Sprintf("299 - %q", msg))
+}
+
+// checkTypeMeta refuses a JSON or YAML body that names another apiVersion
+// or kind before decoding, so the client hears what is wrong rather than
+// that the kind is unknown in that version.
+func (r *request) checkTypeMeta(body []byte, mediaType string) error {
+	if mediaType != runtime.ContentTypeJSON && mediaType != runtime.ContentTypeYAML {
+		return nil
+	}
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(body, &tm); err != nil {
+		return nil // the decoder reports the syntax error
+	}
+	if tm.APIVersion != "" && tm.APIVersion != r.res.GroupVersion.String() {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, r.res.GroupVersion))
+	}
+	if tm.Kind != "" && tm.Kind != r.res.Kind {
+		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, r.res.Kind))
+	}
+	return nil
 }

@@ -60,19 +60,20 @@ func parseRequestInfo(r *http.Request) *requestInfo {
 	if watchPath {
 		parts = parts[1:]
 	}
-	if len(parts) > 0 && parts[0] == "namespaces" {
-		if len(parts) > 1 {
+	namespaceItself := false
+	if len(parts) > 1 && parts[0] == "namespaces" {
+		if len(parts) > 2 && !namespaceSubresources[parts[2]] {
+			// /namespaces/<ns>/<resource>...: a resource inside the namespace.
 			info.Namespace = parts[1]
-			if len(parts) > 2 && !namespaceSubresources[parts[2]] {
-				parts = parts[2:]
-			}
+			parts = parts[2:]
+		} else {
+			namespaceItself = true
 		}
 	}
 	switch {
-	case len(parts) > 0 && parts[0] == "namespaces" && info.Namespace != "" && (len(parts) < 3 || namespaceSubresources[parts[2]]):
+	case namespaceItself:
 		// /namespaces/<name>[/status]: the namespace object itself.
-		info.Resource, info.Name = "namespaces", info.Namespace
-		info.Namespace = ""
+		info.Resource, info.Name = "namespaces", parts[1]
 		if len(parts) > 2 {
 			info.Subresource = parts[2]
 		}

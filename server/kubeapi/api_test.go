@@ -1,0 +1,208 @@
+package kubeapi_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+)
+
+func clientset(t *testing.T, lab *kubelabtest.Lab, contentType string) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		cfg.ContentType = contentType
+		cfg.AcceptContentTypes = contentType
+	}
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+// TestProtobufClient: client-go speaking protobuf (as kube's own
+// components do) creates, gets, lists and watches.
+func TestProtobufClient(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	client := clientset(t, lab, runtime.ContentTypeProtobuf)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cms := client.CoreV1().ConfigMaps("internals-demo")
+	w, err := cms.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	created, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "proto"}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cms.Get(ctx, "proto", metav1.GetOptions{})
+	if err != nil || got.Data["k"] != "v" || got.ResourceVersion != created.ResourceVersion {
+		t.Fatalf("get: %v %+v", err, got)
+	}
+	list, err := client.CoreV1().Pods("internals-demo").List(ctx, metav1.ListOptions{Limit: 4})
+	if err != nil || len(list.Items) != 4 || list.Continue == "" || list.ResourceVersion == "" {
+		t.Fatalf("list: %v %d items, continue %q", err, len(list.Items), list.Continue)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if ev.Type != watch.Added || ev.Object.(*corev1.ConfigMap).Name != "proto" {
+			t.Fatalf("watch got %v", ev)
+		}
+	case <-ctx.Done():
+		t.Fatal("no watch event over protobuf")
+	}
+	if _, err := cms.Get(ctx, "missing", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("missing object: %v", err)
+	}
+}
+
+// TestLegacyWatchPathAndSingleObjectWatch: /api/v1/watch/... and a watch
+// on one named object.
+func TestLegacyWatchPathAndSingleObjectWatch(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	for _, path := range []string{
+		"/api/v1/watch/namespaces/internals-demo/pods/ssa-demo?timeoutSeconds=1",
+		"/api/v1/namespaces/internals-demo/pods?watch=true&fieldSelector=metadata.name%3Dssa-demo&timeoutSeconds=1",
+	} {
+		resp, body := do(t, lab, "GET", path, "", "")
+		events := parseEvents(t, string(body))
+		if resp.StatusCode != 200 || len(events) != 1 || events[0].meta("name") != "ssa-demo" {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	resp, body := do(t, lab, "GET", "/api/v1/watch/pods?timeoutSeconds=1", "", "")
+	if events := parseEvents(t, string(body)); resp.StatusCode != 200 || len(events) != len(demoPods) {
+		t.Fatalf("all-namespace legacy watch: %d, %d events", resp.StatusCode, len(events))
+	}
+}
+
+// TestTableWatchAsKubectlGetWatch: kubectl get -w asks for Tables; the
+// first event carries the columns, later ones only rows.
+func TestTableWatchAsKubectlGetWatch(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	req, _ := http.NewRequest("GET", lab.URL()+podsPath+"?watch=1&timeoutSeconds=2", nil)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		var ev struct {
+			Type   string
+			Object metav1.Table
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Object.Kind != "Table" || len(ev.Object.Rows) != 1 || (n == 0) != (len(ev.Object.ColumnDefinitions) > 0) {
+			t.Fatalf("event %d: %s", n, sc.Bytes())
+		}
+		n++
+	}
+	if n != len(demoPods) {
+		t.Fatalf("%d table events", n)
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	before := listRV(t, lab)
+	resp, body := do(t, lab, "POST", podsPath+"?dryRun=All", "application/json",
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"dry"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)
+	if resp.StatusCode != 201 || !strings.Contains(string(body), `"restartPolicy":"Always"`) {
+		t.Fatalf("dry-run create: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := do(t, lab, "DELETE", podsPath+"/ssa-demo?dryRun=All", "", ""); resp.StatusCode != 200 {
+		t.Fatalf("dry-run delete: %d", resp.StatusCode)
+	}
+	if after := listRV(t, lab); after != before {
+		t.Fatalf("dry run wrote: revision %s → %s", before, after)
+	}
+	if resp, _ := do(t, lab, "GET", podsPath+"/dry", "", ""); resp.StatusCode != 404 {
+		t.Fatal("dry-run pod exists")
+	}
+}
+
+func TestStatusSubresourceAndDeleteCollection(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	client := clientset(t, lab, "")
+	ctx := context.Background()
+	pods := client.CoreV1().Pods("internals-demo")
+	pod, err := pods.Get(ctx, "ssa-demo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Spec.Containers[0].Image = "ignored:by-status"
+	if _, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := pods.Get(ctx, "ssa-demo", metav1.GetOptions{})
+	if got.Status.Phase != corev1.PodRunning || got.Spec.Containers[0].Image != "nginx:1.27" {
+		t.Fatalf("after /status: phase %s image %s", got.Status.Phase, got.Spec.Containers[0].Image)
+	}
+	got.Status.Phase = corev1.PodFailed
+	got.Labels["touched"] = "yes"
+	if _, err := pods.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = pods.Get(ctx, "ssa-demo", metav1.GetOptions{})
+	if got.Status.Phase != corev1.PodRunning || got.Labels["touched"] != "yes" {
+		t.Fatalf("main resource update changed status or lost labels: %s %v", got.Status.Phase, got.Labels)
+	}
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app=gc-demo4"}); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := pods.List(ctx, metav1.ListOptions{})
+	if len(list.Items) != len(demoPods)-2 {
+		t.Fatalf("%d pods left after deleting app=gc-demo4", len(list.Items))
+	}
+	// Deleting the namespace leaves nothing of it in etcd.
+	if err := client.CoreV1().Namespaces().Delete(ctx, "internals-demo", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := lab.EtcdClient().Get(ctx, "/registry/pods/internals-demo/", clientv3Prefix()...)
+	if err != nil || len(resp.Kvs) != 0 {
+		t.Fatalf("%v: %d pods left in etcd", err, len(resp.Kvs))
+	}
+}
+
+// TestPartialObjectMetadata: the metadata-only client (the garbage
+// collector's) lists and gets.
+func TestPartialObjectMetadata(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	cfg, _ := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
+	mc := metadata.NewForConfigOrDie(cfg)
+	gvr := corev1.SchemeGroupVersion.WithResource("pods")
+	list, err := mc.Resource(gvr).Namespace("internals-demo").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(list.Items) != len(demoPods) || list.Items[0].Labels["app"] == "" {
+		t.Fatalf("metadata list: %v %+v", err, list)
+	}
+	one, err := mc.Resource(gvr).Namespace("internals-demo").Get(context.Background(), "ssa-demo", metav1.GetOptions{})
+	if err != nil || one.Name != "ssa-demo" || one.Labels["app"] != "ssa-demo" {
+		t.Fatalf("metadata get: %v %+v", err, one)
+	}
+}
+
+func clientv3Prefix() []clientv3.OpOption { return []clientv3.OpOption{clientv3.WithPrefix()} }
