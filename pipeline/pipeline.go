@@ -1,0 +1,108 @@
+// Package pipeline is the request pipeline every API request goes
+// through, in the lesson's order: authentication, authorization (RBAC),
+// mutating admission, validation, validating admission, storage. Each
+// stage is a small interface declared here and implemented in a
+// subpackage (authn, rbac, admission); each stage leaves a Record in the
+// request's Trace, which a trace.Bus carries to the browser.
+package pipeline
+
+import (
+	"context"
+	"net/http"
+)
+
+// Authenticator says who sent a request. ok is false only with an error
+// (invalid credentials); a request without credentials is Anonymous.
+type Authenticator interface {
+	AuthenticateRequest(r *http.Request) (u User, ok bool, err error)
+}
+
+// Authorizer decides whether the user may do what the attributes say.
+// The reason explains the decision and goes into the 403 message on denial.
+type Authorizer interface {
+	Authorize(a *Attributes) (allowed bool, reason string)
+}
+
+// Admission runs the admission plugins: Admit the mutating ones (before
+// the API's own validation), Validate the validating ones (after it).
+// Each returns one record per plugin run.
+type Admission interface {
+	Admit(ctx context.Context, a *Attributes) ([]Record, error)
+	Validate(ctx context.Context, a *Attributes) ([]Record, error)
+}
+
+// Publisher takes finished traces; it must not block.
+type Publisher interface {
+	Publish(Trace)
+}
+
+// Pipeline runs the stages it has and records each in the request's trace.
+// A nil stage is skipped, which is how a server runs without auth.
+type Pipeline struct {
+	Authn     Authenticator
+	Authz     Authorizer
+	Admission Admission
+	Traces    Publisher
+}
+
+// Authenticate finds the request's user. Invalid credentials are a 401
+// Status error, exactly kube's; with no Authenticator everyone is anonymous.
+func (p *Pipeline) Authenticate(t *Trace, r *http.Request) (User, error) {
+	if p.Authn == nil {
+		return Anonymous(), nil
+	}
+	sw := StartStage(StageAuthentication, "")
+	u, ok, err := p.Authn.AuthenticateRequest(r)
+	if err != nil || !ok {
+		t.Add(sw.Record(Deny, "invalid bearer token"))
+		return User{}, Unauthorized()
+	}
+	t.User = u.Name
+	t.Add(sw.Record(Allow, "user "+u.Name))
+	return u, nil
+}
+
+// Authorize asks the authorizer; a denial is kube's 403 Forbidden Status.
+func (p *Pipeline) Authorize(t *Trace, a *Attributes) error {
+	if p.Authz == nil {
+		return nil
+	}
+	sw := StartStage(StageAuthorization, "RBAC")
+	allowed, reason := p.Authz.Authorize(a)
+	if allowed {
+		t.Add(sw.Record(Allow, reason))
+		return nil
+	}
+	err := Forbidden(a, reason)
+	t.Add(sw.Record(Deny, err.Error()))
+	return err
+}
+
+// Admit runs the mutating admission plugins on a.Object.
+func (p *Pipeline) Admit(ctx context.Context, t *Trace, a *Attributes) error {
+	if p.Admission == nil {
+		return nil
+	}
+	recs, err := p.Admission.Admit(ctx, a)
+	t.Add(recs...)
+	return err
+}
+
+// Validate runs the validating admission plugins.
+func (p *Pipeline) Validate(ctx context.Context, t *Trace, a *Attributes) error {
+	if p.Admission == nil {
+		return nil
+	}
+	recs, err := p.Admission.Validate(ctx, a)
+	t.Add(recs...)
+	return err
+}
+
+// Finish records the response code and publishes the trace; t must not be
+// used afterwards.
+func (p *Pipeline) Finish(t *Trace, code int) {
+	t.Code = code
+	if p.Traces != nil {
+		p.Traces.Publish(*t)
+	}
+}
