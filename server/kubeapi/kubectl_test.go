@@ -251,7 +251,7 @@ func TestEtcdctlShowsKubernetesProtobuf(t *testing.T) {
 	if key != "/registry/pods/internals-demo/ssa-demo" || !strings.HasPrefix(value, "k8s\x00") {
 		t.Fatalf("etcdctl printed %q", out[:min(len(out), 80)])
 	}
-	for _, want := range []string{"v1", "Pod", "ssa-demo", "internals-demo", "manager-a", "Apply", `{"f:metadata":`, `"f:spec":{`, `"f:containers":{`} {
+	for _, want := range []string{"v1", "Pod", "ssa-demo", "internals-demo", "manager-a", "Apply", `{"f:metadata":`, `"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{".":{},"f:image":{},"f:name":{}}}}`} {
 		if !strings.Contains(value, want) {
 			t.Errorf("raw value lacks %q", want)
 		}
