@@ -1,6 +1,7 @@
 package kubeapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -100,7 +101,11 @@ func (r *request) checkTypeMeta(body []byte, mediaType string) error {
 		return nil
 	}
 	var tm metav1.TypeMeta
-	if err := yaml.Unmarshal(body, &tm); err != nil {
+	unmarshal := func(b []byte, v any) error { return yaml.Unmarshal(b, v) }
+	if mediaType == runtime.ContentTypeJSON {
+		unmarshal = json.Unmarshal // much cheaper than going through YAML
+	}
+	if err := unmarshal(body, &tm); err != nil {
 		return nil // the decoder reports the syntax error
 	}
 	if tm.APIVersion != "" && tm.APIVersion != r.res.GroupVersion.String() {

@@ -74,6 +74,8 @@ func TestBadInputGetsAStatusAndWritesNothing(t *testing.T) {
 		{"ErrNameMismatchOnPut", "PUT", podsPath + "/ssa-demo", "application/json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"other"}}`, 400, "BadRequest", "does not match the name on the URL"},
 		{"ErrStaleResourceVersion", "PUT", podsPath + "/ssa-demo", "application/json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"ssa-demo","resourceVersion":"1"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, 409, "Conflict", "the object has been modified"},
 		{"ErrCreateOnNamedPath", "POST", podsPath + "/ssa-demo", "application/json", `{}`, 405, "MethodNotAllowed", ""},
+		{"ErrUpdateCollection", "PUT", podsPath, "application/json", `{}`, 405, "MethodNotAllowed", ""},
+		{"ErrPatchCollection", "PATCH", podsPath, "application/merge-patch+json", `{}`, 405, "MethodNotAllowed", ""},
 		{"ErrUnknownResource", "GET", "/api/v1/namespaces/internals-demo/widgets", "", "", 404, "NotFound", "the server could not find the requested resource"},
 		{"ErrUnknownGroup", "GET", "/apis/nope.example.com/v1", "", "", 404, "NotFound", "the server could not find the requested resource"},
 		{"ErrClusterScopedInNamespace", "GET", "/api/v1/namespaces/internals-demo/namespaces", "", "", 404, "NotFound", ""},

@@ -147,9 +147,13 @@ func (a *API) serve(c echo.Context) error {
 			return methodNotAllowed(c.Request().Method)
 		}
 		return req.create()
-	case "update":
-		return req.update()
-	case "patch":
+	case "update", "patch":
+		if info.Name == "" {
+			return methodNotAllowed(c.Request().Method)
+		}
+		if info.Verb == "update" {
+			return req.update()
+		}
 		return req.patch()
 	case "delete":
 		return req.delete()
