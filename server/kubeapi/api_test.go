@@ -206,3 +206,41 @@ func TestPartialObjectMetadata(t *testing.T) {
 }
 
 func clientv3Prefix() []clientv3.OpOption { return []clientv3.OpOption{clientv3.WithPrefix()} }
+
+// TestShutdownEndsWatchesCleanly: stopping the server ends open watch
+// streams at once (they do not hold the shutdown up until its timeout).
+func TestShutdownEndsWatchesCleanly(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	resp, err := http.Get(lab.URL() + podsPath + "?watch=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ended := make(chan int)
+	go func() {
+		n := 0
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			n++
+		}
+		ended <- n
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := lab.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("shutdown took %v with a watch open", d)
+	}
+	select {
+	case n := <-ended:
+		if n != len(demoPods) {
+			t.Fatalf("watch delivered %d events before ending", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("watch stream still open after shutdown")
+	}
+}
