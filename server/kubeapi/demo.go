@@ -48,6 +48,9 @@ func (a *API) SeedDemo(ctx context.Context, h http.Handler) error {
 		req.Header.Set("User-Agent", "kubelab-demo/v1")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
+		if rec.Code == http.StatusConflict {
+			continue // another replica sharing this etcd is seeding too
+		}
 		if rec.Code >= 300 {
 			return fmt.Errorf("seeding the demo: %s %s: %d %s", d.method, d.path, rec.Code, rec.Body.String())
 		}
