@@ -244,3 +244,36 @@ func TestShutdownEndsWatchesCleanly(t *testing.T) {
 		t.Fatal("watch stream still open after shutdown")
 	}
 }
+
+// TestAggregatedDiscovery: client-go's discovery (aggregated v2 by default)
+// sees every resource from /api and /apis alone; plain JSON still gets the
+// legacy documents.
+func TestAggregatedDiscovery(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	cfg, _ := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
+	log := &requestLog{}
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { log.next = rt; return log }
+	dc := kubernetes.NewForConfigOrDie(cfg).Discovery()
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			found[l.GroupVersion+"/"+r.Name] = true
+		}
+	}
+	for _, want := range []string{"v1/pods", "v1/pods/status", "v1/namespaces", "rbac.authorization.k8s.io/v1/clusterroles"} {
+		if !found[want] {
+			t.Errorf("discovery lacks %s: %v", want, found)
+		}
+	}
+	if n := len(log.urls); n != 2 {
+		t.Errorf("aggregated discovery took %d requests, want 2 (/api, /apis): %v", n, log.urls)
+	}
+	resp, body := do(t, lab, "GET", "/apis", "", "", "Accept", "application/json")
+	if resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), `"kind":"APIGroupList"`) {
+		t.Fatalf("legacy /apis: %s %s", resp.Header.Get("Content-Type"), body)
+	}
+}

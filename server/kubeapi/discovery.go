@@ -33,6 +33,9 @@ func (a *API) serveDiscovery(c echo.Context, info *requestInfo) error {
 	if c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead {
 		return methodNotAllowed(c.Request().Method)
 	}
+	if !info.HasVersion && (info.Prefix == "api" || !info.HasGroup) && wantsAggregated(c.Request().Header.Get("Accept")) {
+		return a.serveAggregated(c, info.Prefix == "api")
+	}
 	var obj runtime.Object
 	switch {
 	case info.Prefix == "api" && !info.HasVersion:

@@ -1,6 +1,7 @@
 package kubeapi
 
 import (
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,7 +11,8 @@ import (
 )
 
 // Scheme knows every built-in kind kubelab serves, plus meta.k8s.io's
-// Table, PartialObjectMetadata and Status, which responses are made of.
+// Table, PartialObjectMetadata and Status, and aggregated discovery's
+// APIGroupDiscoveryList, which responses are made of.
 var Scheme = newScheme()
 
 // Codecs encode and decode every kind in Scheme as JSON, YAML and protobuf.
@@ -21,7 +23,7 @@ var metaGV = schema.GroupVersion{Group: metav1.GroupName, Version: "v1"}
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, rbacv1.AddToScheme, metav1.AddMetaToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, rbacv1.AddToScheme, metav1.AddMetaToScheme, apidiscoveryv2.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}
