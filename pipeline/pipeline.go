@@ -9,6 +9,8 @@ package pipeline
 import (
 	"context"
 	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // Authenticator says who sent a request. ok is false only with an error
@@ -46,20 +48,25 @@ type Pipeline struct {
 }
 
 // Authenticate finds the request's user. Invalid credentials are a 401
-// Status error, exactly kube's; with no Authenticator everyone is anonymous.
+// Status error, exactly kube's, whatever went wrong (the trace says what);
+// with no Authenticator everyone is anonymous.
 func (p *Pipeline) Authenticate(t *Trace, r *http.Request) (User, error) {
 	if p.Authn == nil {
 		return Anonymous(), nil
 	}
 	sw := StartStage(StageAuthentication, "")
 	u, ok, err := p.Authn.AuthenticateRequest(r)
-	if err != nil || !ok {
+	switch {
+	case err == nil && ok:
+		t.User = u.Name
+		t.Add(sw.Record(Allow, "user "+u.Name))
+		return u, nil
+	case err == nil || apierrors.IsUnauthorized(err):
 		t.Add(sw.Record(Deny, "invalid bearer token"))
-		return User{}, Unauthorized()
+	default:
+		t.Add(sw.Record(Error, err.Error()))
 	}
-	t.User = u.Name
-	t.Add(sw.Record(Allow, "user "+u.Name))
-	return u, nil
+	return User{}, Unauthorized()
 }
 
 // Authorize asks the authorizer; a denial is kube's 403 Forbidden Status.

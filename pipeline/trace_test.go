@@ -104,15 +104,27 @@ func TestPipelineStagesRecordAndMapErrors(t *testing.T) {
 			t.Fatalf("published %+v", bus.traces)
 		}
 	})
-	t.Run("ErrUnauthorized", func(t *testing.T) {
-		p := &pipeline.Pipeline{Authn: stubAuthn{err: errors.New("unknown token")}}
-		req := httptest.NewRequest(http.MethodGet, "/api", nil)
-		tr := pipeline.NewTrace(req)
-		_, err := p.Authenticate(tr, req)
-		if !apierrors.IsUnauthorized(err) || tr.Records[0].Decision != pipeline.Deny || tr.Records[0].Stage != pipeline.StageAuthentication {
-			t.Fatalf("err %v, records %+v", err, tr.Records)
-		}
-	})
+	for _, tc := range []struct {
+		name string
+		err  error
+		want pipeline.Decision
+	}{
+		{"ErrUnauthorized/unknown token", pipeline.Unauthorized(), pipeline.Deny},
+		{"ErrUnauthorized/store down", errors.New("etcd unavailable"), pipeline.Error},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &pipeline.Pipeline{Authn: stubAuthn{err: tc.err}}
+			req := httptest.NewRequest(http.MethodGet, "/api", nil)
+			tr := pipeline.NewTrace(req)
+			_, err := p.Authenticate(tr, req)
+			if !apierrors.IsUnauthorized(err) || err.Error() != "Unauthorized" {
+				t.Fatalf("client got %v, want kube's 401", err)
+			}
+			if r := tr.Records[0]; r.Decision != tc.want || r.Stage != pipeline.StageAuthentication {
+				t.Fatalf("record %+v", r)
+			}
+		})
+	}
 	t.Run("ErrForbidden", func(t *testing.T) {
 		p := &pipeline.Pipeline{Authz: stubAuthz{}}
 		tr := &pipeline.Trace{}

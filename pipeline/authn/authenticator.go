@@ -1,0 +1,231 @@
+// Package authn authenticates requests by bearer token, as kube-apiserver
+// does with --token-auth-file plus anonymous requests: a request without a
+// token is system:anonymous (the authorizer decides what it may do), a
+// request with a token kubelab does not know is 401 Unauthorized. Tokens
+// are kept only as SHA-256 hashes, in memory and in etcd.
+package authn
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/kubelab/kubelab/pipeline"
+)
+
+// Cache lifetimes: a token's identity is reused for CacheTTL, so a burst of
+// requests costs one etcd read; an unknown token is remembered for less,
+// so a token minted on another replica works within seconds.
+const (
+	DefaultCacheTTL         = 10 * time.Second
+	DefaultNegativeCacheTTL = 2 * time.Second
+	DefaultMaxCached        = 10000
+)
+
+// Config says where tokens come from.
+type Config struct {
+	// Static tokens are checked first, in memory.
+	Static *StaticTokens
+	// Store holds minted tokens; nil means only static tokens are valid.
+	Store            TokenStore
+	CacheTTL         time.Duration
+	NegativeCacheTTL time.Duration
+	// MaxCached bounds the cache, so random tokens cannot grow memory.
+	MaxCached int
+	// Now is the clock, for tests; nil is time.Now.
+	Now func() time.Time
+}
+
+// Authenticator is the pipeline's authentication stage.
+type Authenticator struct {
+	cfg   Config
+	mu    sync.Mutex
+	cache map[string]cached
+	calls singleflight.Group
+}
+
+type cached struct {
+	user    pipeline.User
+	ok      bool
+	expires time.Time
+}
+
+var _ pipeline.Authenticator = (*Authenticator)(nil)
+
+// New returns an authenticator.
+func New(cfg Config) *Authenticator {
+	if cfg.Static == nil {
+		cfg.Static = NewStaticTokens()
+	}
+	if cfg.CacheTTL <= 0 {
+		cfg.CacheTTL = DefaultCacheTTL
+	}
+	if cfg.NegativeCacheTTL <= 0 {
+		cfg.NegativeCacheTTL = DefaultNegativeCacheTTL
+	}
+	if cfg.MaxCached <= 0 {
+		cfg.MaxCached = DefaultMaxCached
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Authenticator{cfg: cfg, cache: map[string]cached{}}
+}
+
+// wsProtocolPrefix carries a bearer token in a websocket's
+// Sec-WebSocket-Protocol, since browsers cannot set Authorization on a
+// websocket; the format is kube-apiserver's.
+const wsProtocolPrefix = "base64url.bearer.authorization.k8s.io."
+
+// AuthenticateRequest implements pipeline.Authenticator. No token: the
+// anonymous user, ok. A token kubelab knows: its user, ok, and the
+// Authorization header removed so nothing later can reuse it. An empty or
+// unknown token: pipeline.Unauthorized(). A store failure: that error.
+func (a *Authenticator) AuthenticateRequest(r *http.Request) (pipeline.User, bool, error) {
+	token, found, err := bearerToken(r)
+	if err != nil {
+		return pipeline.User{}, false, err
+	}
+	if !found {
+		return pipeline.Anonymous(), true, nil
+	}
+	u, ok, err := a.AuthenticateToken(r.Context(), token)
+	if err != nil {
+		return pipeline.User{}, false, err
+	}
+	if !ok {
+		return pipeline.User{}, false, pipeline.Unauthorized()
+	}
+	r.Header.Del("Authorization")
+	return u, true, nil
+}
+
+// bearerToken finds the request's token, as kube's bearer-token and
+// websocket-protocol authenticators do: another scheme (Basic) is no
+// token at all, an empty bearer token is invalid.
+func bearerToken(r *http.Request) (string, bool, error) {
+	if auth := strings.TrimSpace(r.Header.Get("Authorization")); auth != "" {
+		parts := strings.SplitN(auth, " ", 3)
+		if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") {
+			return "", false, nil
+		}
+		if parts[1] == "" {
+			return "", false, pipeline.Unauthorized()
+		}
+		return parts[1], true, nil
+	}
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return "", false, nil
+	}
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			p = strings.TrimSpace(p)
+			if !strings.HasPrefix(p, wsProtocolPrefix) {
+				continue
+			}
+			token, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(p[len(wsProtocolPrefix):], "="))
+			if err != nil || len(token) == 0 {
+				return "", false, pipeline.Unauthorized()
+			}
+			return string(token), true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// AuthenticateToken says whom token stands for: static tokens first, then
+// the store, through a short-lived cache. Concurrent lookups of one token
+// share a single store read.
+func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (pipeline.User, bool, error) {
+	hash := Hash(token)
+	if e, ok := a.cfg.Static.Lookup(hash); ok {
+		return e.user(), true, nil
+	}
+	if a.cfg.Store == nil {
+		return pipeline.User{}, false, nil
+	}
+	now := a.cfg.Now()
+	a.mu.Lock()
+	c, hit := a.cache[hash]
+	a.mu.Unlock()
+	if hit && now.Before(c.expires) {
+		return c.user, c.ok, nil
+	}
+	v, err, _ := a.calls.Do(hash, func() (any, error) {
+		e, ok, err := a.cfg.Store.Lookup(context.WithoutCancel(ctx), hash)
+		if err != nil {
+			return nil, err
+		}
+		c := cached{ok: ok, expires: a.cfg.Now().Add(a.cfg.NegativeCacheTTL)}
+		if ok {
+			c.user, c.expires = e.user(), a.cfg.Now().Add(a.cfg.CacheTTL)
+		}
+		a.remember(hash, c)
+		return c, nil
+	})
+	if err != nil {
+		return pipeline.User{}, false, err
+	}
+	c = v.(cached)
+	return c.user, c.ok, nil
+}
+
+func (a *Authenticator) remember(hash string, c cached) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.cache) >= a.cfg.MaxCached {
+		now := a.cfg.Now()
+		for h, old := range a.cache {
+			if !now.Before(old.expires) {
+				delete(a.cache, h)
+			}
+		}
+		if len(a.cache) >= a.cfg.MaxCached {
+			clear(a.cache) // a flood of fresh tokens: start over rather than grow
+		}
+	}
+	a.cache[hash] = c
+}
+
+// ErrNoStore is returned by Mint and Revoke without a TokenStore.
+var ErrNoStore = errors.New("no token store: only static tokens are configured")
+
+// Mint creates a token for u (a student signing in) and stores its hash.
+// The token itself is returned once and kept nowhere.
+func (a *Authenticator) Mint(ctx context.Context, u pipeline.User) (string, error) {
+	if a.cfg.Store == nil {
+		return "", ErrNoStore
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	token := hex.EncodeToString(b)
+	e := Entry{User: u.Name, UID: u.UID, Groups: u.Groups, Created: a.cfg.Now().UTC()}
+	if err := a.cfg.Store.Add(ctx, Hash(token), e); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// Revoke removes a minted token. This server forgets it at once; other
+// replicas sharing the etcd stop accepting it within CacheTTL.
+func (a *Authenticator) Revoke(ctx context.Context, token string) error {
+	if a.cfg.Store == nil {
+		return ErrNoStore
+	}
+	hash := Hash(token)
+	if err := a.cfg.Store.Remove(ctx, hash); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	delete(a.cache, hash)
+	a.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,139 @@
+package authn
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kubelab/kubelab/pipeline"
+)
+
+// Hash is the hex SHA-256 of a token: the only form in which kubelab keeps
+// a token, in memory or in etcd.
+func Hash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// Entry is who a token stands for.
+type Entry struct {
+	User    string    `json:"user"`
+	UID     string    `json:"uid,omitempty"`
+	Groups  []string  `json:"groups,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// user is the entry's identity as a request's user: every holder of a
+// valid token is also in system:authenticated, as in kube.
+func (e Entry) user() pipeline.User {
+	groups := slices.Clone(e.Groups)
+	if !slices.Contains(groups, pipeline.AllAuthenticated) {
+		groups = append(groups, pipeline.AllAuthenticated)
+	}
+	return pipeline.User{Name: e.User, UID: e.UID, Groups: groups}
+}
+
+// ErrTokenExists is returned when a token hash is already stored.
+var ErrTokenExists = errors.New("a token with this hash already exists")
+
+// TokenStore keeps minted tokens by hash.
+type TokenStore interface {
+	// Lookup returns the entry stored under hash; ok is false if none is.
+	Lookup(ctx context.Context, hash string) (e Entry, ok bool, err error)
+	// Add stores e under hash, or fails with ErrTokenExists.
+	Add(ctx context.Context, hash string, e Entry) error
+	// Remove deletes hash; removing a missing hash is not an error.
+	Remove(ctx context.Context, hash string) error
+}
+
+// StaticTokens are the tokens given at start (admin, instructors,
+// graders), kept in memory by hash only. It is safe for concurrent use.
+type StaticTokens struct {
+	mu sync.RWMutex
+	m  map[string]Entry
+}
+
+// NewStaticTokens returns an empty set.
+func NewStaticTokens() *StaticTokens { return &StaticTokens{m: map[string]Entry{}} }
+
+// AddToken adds a token for u; only its hash is kept.
+func (s *StaticTokens) AddToken(token string, u pipeline.User) { s.AddHash(Hash(token), u) }
+
+// AddHash adds a token known only by its hex SHA-256, such as the admin
+// token whose hash the server keeps beside its kubeconfig.
+func (s *StaticTokens) AddHash(hash string, u pipeline.User) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[strings.ToLower(hash)] = Entry{User: u.Name, UID: u.UID, Groups: slices.Clone(u.Groups)}
+}
+
+// Lookup finds a token by hash.
+func (s *StaticTokens) Lookup(hash string) (Entry, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.m[hash]
+	return e, ok
+}
+
+// Len is the number of tokens.
+func (s *StaticTokens) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.m)
+}
+
+// LoadTokenFile reads a token file in kube-apiserver's --token-auth-file
+// format; see ParseTokenFile.
+func LoadTokenFile(path string) (*StaticTokens, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s, err := ParseTokenFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseTokenFile reads kube's static token CSV: one `token,user,uid` line
+// per token with an optional quoted fourth column of comma-separated
+// groups, e.g. `s3cret,alice,1001,"instructors,graders"`. As in kube, a
+// line with fewer than three columns is an error, an empty token is
+// skipped, and a later duplicate wins.
+func ParseTokenFile(r io.Reader) (*StaticTokens, error) {
+	s := NewStaticTokens()
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return s, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(rec) < 3 {
+			return nil, fmt.Errorf("line %d: want at least 3 columns (token, user name, user uid), found %d", line, len(rec))
+		}
+		if rec[0] == "" {
+			continue
+		}
+		u := pipeline.User{Name: rec[1], UID: rec[2]}
+		if len(rec) >= 4 && rec[3] != "" {
+			u.Groups = strings.Split(rec[3], ",")
+		}
+		s.AddToken(rec[0], u)
+	}
+}
