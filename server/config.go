@@ -35,6 +35,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// LogLevel is the minimum level logged: debug, info, warn or error.
 	LogLevel string
+	// Profiling serves Go's profiler at /debug/pprof/, as kube-apiserver's
+	// --profiling does.
+	Profiling bool
 	// Logger receives the server's logs; nil means text logs on stderr at LogLevel.
 	Logger *slog.Logger
 }
@@ -48,6 +51,7 @@ func DefaultConfig() Config {
 		CompactionInterval: 5 * time.Minute,
 		ShutdownTimeout:    10 * time.Second,
 		LogLevel:           "info",
+		Profiling:          true,
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -190,6 +191,10 @@ func (s *Server) newEcho() {
 	}))
 	s.echo = e
 	s.installHealth()
+	if s.cfg.Profiling {
+		// net/http/pprof's handlers, on the API port as in kube-apiserver.
+		e.Any("/debug/pprof/*", echo.WrapHandler(http.HandlerFunc(pprofHandler)))
+	}
 }
 
 // Start serves HTTP in the background, starts the compactor if there is one,
@@ -333,4 +338,19 @@ func openAPIResources(resources []*kubeapi.Resource) []openapi.Resource {
 		out = append(out, or)
 	}
 	return out
+}
+
+func pprofHandler(w http.ResponseWriter, r *http.Request) {
+	switch strings.TrimPrefix(r.URL.Path, "/debug/pprof/") {
+	case "cmdline":
+		pprof.Cmdline(w, r)
+	case "profile":
+		pprof.Profile(w, r)
+	case "symbol":
+		pprof.Symbol(w, r)
+	case "trace":
+		pprof.Trace(w, r)
+	default:
+		pprof.Index(w, r)
+	}
 }

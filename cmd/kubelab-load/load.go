@@ -174,6 +174,9 @@ func run(ctx context.Context, cfg loadConfig, out io.Writer) error {
 	fmt.Fprintf(out, "| watchers | writes | p50 ms | p99 ms | max ms | server RSS MB | server CPU s | client CPU s |\n|---|---|---|---|---|---|---|---|\n")
 	for _, n := range cfg.Watchers {
 		serverCPU, clientCPU := cpuSeconds(c.cmd.Process.Pid), cpuSeconds(os.Getpid())
+		if cfg.ProfileDir != "" {
+			go saveProfile(c.url, filepath.Join(cfg.ProfileDir, fmt.Sprintf("server-%d-watchers.pprof", n)), cfg.Events/cfg.Rate)
+		}
 		res, err := measureWatch(ctx, restCfg, client, c, n, cfg.Events, cfg.Rate)
 		if err != nil {
 			return err
@@ -344,4 +347,21 @@ func openRawWatchers(ctx context.Context, restCfg *rest.Config, ns string, n int
 		}()
 	}
 	return nil
+}
+
+// saveProfile records the server's CPU for seconds from its /debug/pprof.
+func saveProfile(serverURL, path string, seconds int) {
+	resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", serverURL, max(seconds, 1)))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+		return
+	}
+	defer f.Close()
+	io.Copy(f, resp.Body)
 }

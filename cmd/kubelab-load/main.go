@@ -22,8 +22,9 @@ func main() {
 	events := flag.Int("events", 200, "writes observed by the watchers in each watch benchmark")
 	rate := flag.Int("rate", 50, "writes per second during the watch benchmarks")
 	kubelabBin := flag.String("kubelab", "", "the kubelab binary to measure; empty builds ./cmd/kubelab")
+	profileDir := flag.String("profile-dir", "", "if set, save a CPU profile of the server during each watch benchmark here")
 	flag.Parse()
-	cfg := loadConfig{Writers: *writers, Creates: *creates, Events: *events, Rate: *rate, Watchers: []int{100, 1000}, Kubelab: *kubelabBin}
+	cfg := loadConfig{Writers: *writers, Creates: *creates, Events: *events, Rate: *rate, Watchers: []int{100, 1000}, Kubelab: *kubelabBin, ProfileDir: *profileDir}
 	if err := run(context.Background(), cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "kubelab-load:", err)
 		os.Exit(1)
@@ -34,4 +35,5 @@ type loadConfig struct {
 	Writers, Creates, Events, Rate int
 	Watchers                       []int
 	Kubelab                        string
+	ProfileDir                     string
 }

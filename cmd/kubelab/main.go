@@ -47,6 +47,7 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	endpoints := fs.String("etcd-endpoints", "", "comma-separated endpoints of an external etcd cluster to use instead of the embedded one")
 	fs.DurationVar(&cfg.CompactionInterval, "compaction-interval", cfg.CompactionInterval, "how often etcd's history is compacted; 0 disables compaction")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "minimum level logged: debug, info, warn or error")
+	fs.BoolVar(&cfg.Profiling, "profiling", cfg.Profiling, "serve Go's profiler at /debug/pprof/, as kube-apiserver's --profiling does")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: kubelab [flags]\n\nEvery flag can also be set by an environment variable: KUBELAB_ and the flag's\nname in capitals with - as _, e.g. KUBELAB_DATA_DIR for --data-dir.\n\n")
 		fs.PrintDefaults()

@@ -23,6 +23,9 @@ import (
 // that clients do not all reconnect at once.
 const defaultWatchTimeout = 30 * time.Minute
 
+// maxEventsPerFlush bounds how many queued events one flush carries.
+const maxEventsPerFlush = 64
+
 // watch streams events as they happen: newline-delimited WatchEvent JSON
 // (or length-prefixed protobuf), flushed one by one, on one connection.
 func (r *request) watch() error {
@@ -63,13 +66,24 @@ func (r *request) watch() error {
 			if !ok {
 				return nil
 			}
-			if err := enc.write(ev); err != nil {
-				// The client went away or the event could not be encoded: the
-				// status line is long sent, so all that is left is to stop.
-				r.api.log.Debug("watch stream ended", "resource", r.res.Name, "err", err)
-				return nil
+			// Write what is already queued too, then flush once: under load
+			// that turns many small socket writes into one.
+			for i := 0; ok && i < maxEventsPerFlush; i++ {
+				if err := enc.write(ev); err != nil {
+					// The client went away or the event could not be encoded: the
+					// status line is long sent, so all that is left is to stop.
+					r.api.log.Debug("watch stream ended", "resource", r.res.Name, "err", err)
+					return nil
+				}
+				if len(w.ResultChan()) == 0 {
+					break
+				}
+				ev, ok = <-w.ResultChan()
 			}
 			resp.Flush()
+			if !ok {
+				return nil
+			}
 		case <-timer.C:
 			return nil
 		case <-r.ctx().Done():
