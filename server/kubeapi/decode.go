@@ -32,6 +32,15 @@ func (r *request) fieldValidation() (fieldValidation, error) {
 	}
 }
 
+// readObject reads and decodes the request body.
+func (r *request) readObject() (runtime.Object, error) {
+	body, err := r.readBody()
+	if err != nil {
+		return nil, err
+	}
+	return r.decodeBody(body, r.c.Request().Header.Get("Content-Type"))
+}
+
 // decodeBody turns a request body into an object of the resource's kind.
 // A body without apiVersion and kind is taken to be of the resource's; one
 // of another kind is refused, as are unknown fields under Strict (under

@@ -21,11 +21,7 @@ func (r *request) create() error {
 	if r.res.Namespaced && r.info.Namespace == "" {
 		return apierrors.NewBadRequest("the namespace of the object must be given in the URL")
 	}
-	body, err := r.readBody()
-	if err != nil {
-		return err
-	}
-	obj, err := r.decodeBody(body, r.c.Request().Header.Get("Content-Type"))
+	obj, err := r.readObject()
 	if err != nil {
 		return err
 	}
@@ -125,11 +121,7 @@ func (r *request) validate(obj, old runtime.Object) error {
 }
 
 func (r *request) update() error {
-	body, err := r.readBody()
-	if err != nil {
-		return err
-	}
-	obj, err := r.decodeBody(body, r.c.Request().Header.Get("Content-Type"))
+	obj, err := r.readObject()
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strconv"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -151,23 +152,16 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, k storage.Key, pre *storag
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.cfg.Client.Get(ctx, key)
+	kvs, err := s.read(ctx, key)
 	if err != nil {
-		return nil, s.etcdError(err)
+		return nil, err
 	}
-	kvs := resp.Kvs
 	for {
-		if len(kvs) == 0 {
-			return nil, s.notFound(k, key)
-		}
-		curData, curRev := kvs[0].Value, kvs[0].ModRevision
-		cur, err := s.decode(key, curData, curRev)
+		cur, err := s.current(k, key, kvs, pre)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.checkPreconditions(k, key, pre, cur); err != nil {
-			return nil, err
-		}
+		curData, curRev := kvs[0].Value, kvs[0].ModRevision
 		updated, err := tryUpdate(cur)
 		if err != nil {
 			return nil, err
@@ -201,20 +195,13 @@ func (s *Store) Delete(ctx context.Context, k storage.Key, pre *storage.Precondi
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.cfg.Client.Get(ctx, key)
+	kvs, err := s.read(ctx, key)
 	if err != nil {
-		return nil, s.etcdError(err)
+		return nil, err
 	}
-	kvs := resp.Kvs
 	for {
-		if len(kvs) == 0 {
-			return nil, s.notFound(k, key)
-		}
-		cur, err := s.decode(key, kvs[0].Value, kvs[0].ModRevision)
+		cur, err := s.current(k, key, kvs, pre)
 		if err != nil {
-			return nil, err
-		}
-		if err := s.checkPreconditions(k, key, pre, cur); err != nil {
 			return nil, err
 		}
 		txn, err := s.cfg.Client.Txn(ctx).
@@ -242,6 +229,28 @@ func (s *Store) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Int
 		return nil, err
 	}
 	return s.cache.Watch(ctx, opts)
+}
+
+// read fetches key's current value with a linearizable read.
+func (s *Store) read(ctx context.Context, key string) ([]*mvccpb.KeyValue, error) {
+	resp, err := s.cfg.Client.Get(ctx, key)
+	if err != nil {
+		return nil, s.etcdError(err)
+	}
+	return resp.Kvs, nil
+}
+
+// current decodes the value a write is about to replace and checks the
+// write's preconditions against it.
+func (s *Store) current(k storage.Key, key string, kvs []*mvccpb.KeyValue, pre *storage.Preconditions) (runtime.Object, error) {
+	if len(kvs) == 0 {
+		return nil, s.notFound(k, key)
+	}
+	cur, err := s.decode(key, kvs[0].Value, kvs[0].ModRevision)
+	if err != nil {
+		return nil, err
+	}
+	return cur, s.checkPreconditions(k, key, pre, cur)
 }
 
 func (s *Store) checkPreconditions(k storage.Key, key string, pre *storage.Preconditions, cur runtime.Object) error {
