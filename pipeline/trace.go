@@ -99,7 +99,8 @@ func NewTraceID() string {
 
 // NewTrace starts the trace of a request that arrived now.
 func NewTrace(r *http.Request) *Trace {
-	return &Trace{ID: NewTraceID(), Time: time.Now(), Path: r.URL.Path, Verb: r.Method}
+	// Room for one record per stage and plugin, so appends do not regrow.
+	return &Trace{ID: NewTraceID(), Time: time.Now(), Path: r.URL.Path, Verb: r.Method, Records: make([]Record, 0, 8)}
 }
 
 // Describe copies what the attributes say about the request into the trace.

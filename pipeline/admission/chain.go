@@ -30,6 +30,14 @@ type ValidatingPlugin interface {
 	Validate(ctx context.Context, a *pipeline.Attributes) error
 }
 
+// ReadOnly is implemented by a MutatingPlugin that never changes the
+// object: it runs in the mutating phase only for its place in the order
+// (as NamespaceLifecycle does in kube), so the chain skips encoding the
+// object around it.
+type ReadOnly interface {
+	ReadOnly()
+}
+
 // Chain is the admission stage: its plugins, in order.
 type Chain struct {
 	Mutating   []MutatingPlugin
@@ -47,6 +55,14 @@ func (c *Chain) Admit(ctx context.Context, a *pipeline.Attributes) ([]pipeline.R
 	var before []byte
 	for _, p := range c.Mutating {
 		sw := pipeline.StartStage(pipeline.StageMutatingAdmission, p.Name())
+		if _, ok := p.(ReadOnly); ok {
+			err := p.Admit(ctx, a)
+			records = append(records, sw.Done(err))
+			if err != nil {
+				return records, err
+			}
+			continue
+		}
 		if before == nil && a.Object != nil {
 			var err error
 			if before, err = json.Marshal(a.Object); err != nil {

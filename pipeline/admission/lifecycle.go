@@ -23,7 +23,10 @@ type NamespaceLifecycle struct {
 	Immortal []string
 }
 
-var _ MutatingPlugin = (*NamespaceLifecycle)(nil)
+var (
+	_ MutatingPlugin = (*NamespaceLifecycle)(nil)
+	_ ReadOnly       = (*NamespaceLifecycle)(nil)
+)
 
 // NewNamespaceLifecycle protects kube's immortal namespaces: default,
 // kube-system and kube-public.
@@ -33,6 +36,9 @@ func NewNamespaceLifecycle(ns NamespaceGetter) *NamespaceLifecycle {
 
 // Name implements MutatingPlugin.
 func (*NamespaceLifecycle) Name() string { return "NamespaceLifecycle" }
+
+// ReadOnly implements ReadOnly: the plugin only ever refuses.
+func (*NamespaceLifecycle) ReadOnly() {}
 
 // accessReviews may be asked about any namespace, existing or not:
 // refusing them would tell who may look which namespaces exist.
