@@ -1,9 +1,3 @@
-// Package pipeline is the request pipeline every API request goes
-// through, in the lesson's order: authentication, authorization (RBAC),
-// mutating admission, validation, validating admission, storage. Each
-// stage is a small interface declared here and implemented in a
-// subpackage (authn, rbac, admission); each stage leaves a Record in the
-// request's Trace, which a trace.Bus carries to the browser.
 package pipeline
 
 import (

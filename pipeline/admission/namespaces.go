@@ -100,6 +100,7 @@ func (c *NamespaceCache) ForceLiveLookup(name string) {
 
 type nsHandler struct{ c *NamespaceCache }
 
+// Replace implements informer.Handler.
 func (h nsHandler) Replace(objs []runtime.Object) {
 	m := make(map[string]*corev1.Namespace, len(objs))
 	for _, o := range objs {
@@ -111,6 +112,7 @@ func (h nsHandler) Replace(objs []runtime.Object) {
 	h.c.mu.Unlock()
 }
 
+// Upsert implements informer.Handler.
 func (h nsHandler) Upsert(obj runtime.Object) {
 	ns := obj.(*corev1.Namespace)
 	h.c.mu.Lock()
@@ -118,6 +120,7 @@ func (h nsHandler) Upsert(obj runtime.Object) {
 	h.c.mu.Unlock()
 }
 
+// Remove implements informer.Handler.
 func (h nsHandler) Remove(obj runtime.Object) {
 	h.c.mu.Lock()
 	delete(h.c.byName, obj.(*corev1.Namespace).Name)

@@ -70,18 +70,21 @@ type handler struct {
 
 var _ informer.Handler = handler{}
 
+// Replace implements informer.Handler.
 func (h handler) Replace(objs []runtime.Object) {
 	h.ix.mu.Lock()
 	defer h.ix.mu.Unlock()
 	h.replace(objs)
 }
 
+// Upsert implements informer.Handler.
 func (h handler) Upsert(obj runtime.Object) {
 	h.ix.mu.Lock()
 	defer h.ix.mu.Unlock()
 	h.upsert(obj)
 }
 
+// Remove implements informer.Handler.
 func (h handler) Remove(obj runtime.Object) {
 	h.ix.mu.Lock()
 	defer h.ix.mu.Unlock()
