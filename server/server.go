@@ -25,6 +25,8 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/kubelab/kubelab/pipeline/authn"
+	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/openapi"
 	"github.com/kubelab/kubelab/storage/etcd3"
@@ -53,6 +55,8 @@ type Server struct {
 	// caches with it, and labs call its CompactNow.
 	etcdCompactor *etcd3.Compactor
 	api           *kubeapi.API
+	traces        *trace.Bus
+	authn         *authn.Authenticator
 	// background runs goroutines (the compactor) that must end before etcd stops.
 	background     sync.WaitGroup
 	stopBackground context.CancelFunc
@@ -166,7 +170,14 @@ func (s *Server) installAPI(ctx context.Context) error {
 	docs.Register(s.echo)
 	s.api = api
 	s.OnShutdown(func(context.Context) { api.Stop() })
-	if err := api.SeedDemo(ctx, s.echo); err != nil {
+	p, err := s.buildPipeline(ctx, api)
+	if err != nil {
+		api.Stop()
+		return fmt.Errorf("request pipeline: %w", err)
+	}
+	api.SetPipeline(p)
+	s.echo.Use(s.frontDoor(p))
+	if err := api.SeedDemo(ctx, s.echo, asInternal); err != nil {
 		api.Stop()
 		return err
 	}
@@ -302,6 +313,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // Echo is the router; routes added before Start are served.
 func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// Authenticator checks bearer tokens and mints them for new users.
+func (s *Server) Authenticator() *authn.Authenticator { return s.authn }
+
+// Traces is the bus every request's pipeline trace is published on.
+func (s *Server) Traces() *trace.Bus { return s.traces }
 
 // API is the Kubernetes API the server serves.
 func (s *Server) API() *kubeapi.API { return s.api }

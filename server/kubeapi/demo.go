@@ -34,8 +34,9 @@ func demoPod(name, app, image string) string {
 }
 
 // SeedDemo creates the lesson's namespace and pods on first start; once the
-// namespace exists (even emptied by a student) it is left alone.
-func (a *API) SeedDemo(ctx context.Context, h http.Handler) error {
+// namespace exists (even emptied by a student) it is left alone. asSystem
+// marks each request as kubelab's own, for the server's front door.
+func (a *API) SeedDemo(ctx context.Context, h http.Handler, asSystem func(*http.Request) *http.Request) error {
 	nsStore, _ := a.Store(coreV1.WithResource("namespaces"))
 	if _, err := nsStore.Get(ctx, storage.Key{Name: DemoNamespace}, ""); err == nil {
 		return nil
@@ -47,7 +48,7 @@ func (a *API) SeedDemo(ctx context.Context, h http.Handler) error {
 		req.Header.Set("Content-Type", d.contentType)
 		req.Header.Set("User-Agent", "kubelab-demo/v1")
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
+		h.ServeHTTP(rec, asSystem(req))
 		if rec.Code == http.StatusConflict {
 			continue // another replica sharing this etcd is seeding too
 		}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
@@ -45,6 +46,7 @@ type API struct {
 	stores   map[schema.GroupVersionResource]*etcd3.Store
 	managers map[schema.GroupVersionResource]*fieldManagers
 	encoded  *encodeCache
+	pipeline *pipeline.Pipeline
 	log      *slog.Logger
 }
 
@@ -123,7 +125,11 @@ func (a *API) serve(c echo.Context) error {
 	if info == nil {
 		return notFound()
 	}
+	st := a.stagesFor(c.Request())
 	if info.Resource == "" {
+		if err := st.authorizePath(c.Request()); err != nil {
+			return err
+		}
 		return a.serveDiscovery(c, info)
 	}
 	gvr := info.GroupVersion.WithResource(info.Resource)
@@ -134,7 +140,10 @@ func (a *API) serve(c echo.Context) error {
 	if info.Subresource != "" && (info.Subresource != "status" || !res.HasStatus || info.Name == "") {
 		return notFound()
 	}
-	req := &request{api: a, c: c, info: info, res: res, store: a.stores[gvr], fields: a.managers[gvr]}
+	req := &request{api: a, c: c, info: info, res: res, store: a.stores[gvr], fields: a.managers[gvr], stages: st}
+	if err := req.authorize(); err != nil {
+		return err
+	}
 	switch info.Verb {
 	case "get":
 		return req.get()
@@ -171,6 +180,9 @@ type request struct {
 	res    *Resource
 	store  *etcd3.Store
 	fields *fieldManagers
+	stages stages
+	// attrs describe the request to the pipeline, once authorized.
+	attrs *pipeline.Attributes
 }
 
 func (r *request) ctx() context.Context { return r.c.Request().Context() }

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubelab/kubelab/pipeline"
 )
 
 var patchTypes = []types.PatchType{types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType}
@@ -48,7 +50,9 @@ func (r *request) patch() error {
 			return err
 		}
 	}
+	mark := r.mark()
 	updated, err := r.store.GuaranteedUpdate(r.ctx(), r.key(), nil, func(cur runtime.Object) (runtime.Object, error) {
+		r.rewind(mark) // a retry on fresh state records its stages afresh
 		var next runtime.Object
 		var err error
 		if apply {
@@ -62,8 +66,10 @@ func (r *request) patch() error {
 		return r.prepareUpdate(next, cur, !apply)
 	})
 	if apierrors.IsNotFound(err) && apply && r.info.Subresource == "" {
+		r.rewind(mark)
 		return r.createByApply(applied, force)
 	}
+	r.stored(updated, err)
 	if err != nil {
 		return err
 	}
@@ -81,6 +87,12 @@ func (r *request) createByApply(applied *unstructured.Unstructured, force bool) 
 		return err
 	}
 	if err := r.prepareCreate(obj); err != nil {
+		return err
+	}
+	if r.attrs != nil {
+		r.attrs.Operation = pipeline.Create // apply of a missing object creates it
+	}
+	if err := r.admitAndValidate(obj, nil); err != nil {
 		return err
 	}
 	return r.storeCreate(obj)

@@ -32,16 +32,21 @@ func (r *request) create() error {
 	if err != nil {
 		return err
 	}
+	if err := r.admitAndValidate(obj, nil); err != nil {
+		return err
+	}
 	return r.storeCreate(obj)
 }
 
 // storeCreate writes a prepared object, or with dryRun only pretends to.
 func (r *request) storeCreate(obj runtime.Object) error {
 	if r.dryRun() {
+		r.stored(obj, nil)
 		return r.respond(http.StatusCreated, obj)
 	}
 	m, _ := meta.Accessor(obj)
 	created, err := r.store.Create(r.ctx(), storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, obj)
+	r.stored(created, err)
 	if err != nil {
 		return err
 	}
@@ -49,7 +54,8 @@ func (r *request) storeCreate(obj runtime.Object) error {
 }
 
 // prepareCreate sets what the server owns on a new object (uid, creation
-// time, generation, a generated name), applies defaults, and validates.
+// time, generation, a generated name) and applies defaults; admission and
+// validation come after.
 func (r *request) prepareCreate(obj runtime.Object) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -74,7 +80,7 @@ func (r *request) prepareCreate(obj runtime.Object) error {
 	if r.res.Default != nil {
 		r.res.Default(obj)
 	}
-	return r.validate(obj, nil)
+	return nil
 }
 
 // checkNamespace fills the namespace from the URL and refuses a body that
@@ -132,10 +138,13 @@ func (r *request) update() error {
 	if err := r.checkNamespace(m); err != nil {
 		return err
 	}
+	mark := r.mark()
 	updated, err := r.store.GuaranteedUpdate(r.ctx(), r.key(), nil, func(cur runtime.Object) (runtime.Object, error) {
+		r.rewind(mark) // a retry on fresh state records its stages afresh
 		next := obj.DeepCopyObject()
 		return r.prepareUpdate(next, cur, true)
 	})
+	r.stored(updated, err)
 	if err != nil {
 		return err
 	}
@@ -175,7 +184,7 @@ func (r *request) prepareUpdate(next, cur runtime.Object, trackFields bool) (run
 	if specChanged(next, cur) {
 		nm.SetGeneration(cm.GetGeneration() + 1)
 	}
-	if err := r.validate(next, cur); err != nil {
+	if err := r.admitAndValidate(next, cur); err != nil {
 		return nil, err
 	}
 	if trackFields {
@@ -272,7 +281,17 @@ func (r *request) delete() error {
 		}
 		return r.respond(http.StatusOK, obj)
 	}
+	if r.stages.on() {
+		cur, err := r.store.Get(r.ctx(), r.key(), "")
+		if err != nil {
+			return err
+		}
+		if err := r.admitDelete(cur); err != nil {
+			return err
+		}
+	}
 	obj, err := r.store.Delete(r.ctx(), r.key(), pre)
+	r.stored(obj, err)
 	if err != nil {
 		return err
 	}

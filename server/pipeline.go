@@ -1,0 +1,182 @@
+package server
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/pipeline/admission"
+	"github.com/kubelab/kubelab/pipeline/authn"
+	"github.com/kubelab/kubelab/pipeline/rbac"
+	"github.com/kubelab/kubelab/pipeline/trace"
+	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/etcd3"
+)
+
+// AdminUser is the local user of the admin kubeconfig: cluster-admin
+// through system:masters, as on a kind cluster.
+var AdminUser = pipeline.User{Name: "kubelab-admin", Groups: []string{pipeline.SystemPrivilegedGroup}}
+
+// systemUser is who kubelab's own requests (seeding the demo) act as.
+var systemUser = pipeline.User{Name: "system:kubelab", Groups: []string{pipeline.SystemPrivilegedGroup, pipeline.AllAuthenticated}}
+
+// syncTimeout bounds how long start-up waits for the RBAC and namespace
+// caches to read etcd.
+const syncTimeout = 30 * time.Second
+
+// buildPipeline assembles the lesson's pipeline over the API's stores:
+// bearer tokens, RBAC with kube's default policy, and the admission
+// plugins. Its caches run until ctx ends.
+func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline.Pipeline, error) {
+	store := func(gv schema.GroupVersion, resource string) *etcd3.Store {
+		st, _ := api.Store(gv.WithResource(resource))
+		return st
+	}
+	roles, clusterRoles := store(rbacv1.SchemeGroupVersion, "roles"), store(rbacv1.SchemeGroupVersion, "clusterroles")
+	bindings, clusterBindings := store(rbacv1.SchemeGroupVersion, "rolebindings"), store(rbacv1.SchemeGroupVersion, "clusterrolebindings")
+	namespaces := store(corev1.SchemeGroupVersion, "namespaces")
+
+	startCtx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	if err := rbac.EnsureBootstrapPolicy(startCtx, clusterRoles, clusterBindings); err != nil {
+		return nil, err
+	}
+	if err := ensureLocalModeBinding(startCtx, clusterBindings); err != nil {
+		return nil, err
+	}
+	authz := rbac.New(rbac.Sources{Roles: roles, RoleBindings: bindings, ClusterRoles: clusterRoles, ClusterRoleBindings: clusterBindings}, s.log)
+	authz.Start(s.backgroundCtx)
+	nsCache := admission.NewNamespaceCache(namespaces, namespaces)
+	nsCache.Start(s.backgroundCtx)
+	if err := errors.Join(authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx)); err != nil {
+		return nil, err
+	}
+
+	static := authn.NewStaticTokens()
+	static.AddHash(hex.EncodeToString(s.adminTokenHash[:]), AdminUser)
+	s.traces = trace.NewBus(trace.Config{})
+	s.authn = authn.New(authn.Config{Static: static, Store: authn.NewEtcdTokens(s.etcd.Client())})
+	return &pipeline.Pipeline{
+		Authn: s.authn,
+		Authz: authz,
+		Admission: &admission.Chain{
+			Mutating:   []admission.MutatingPlugin{admission.NewNamespaceLifecycle(nsCache), admission.ServiceAccount{}},
+			Validating: []admission.ValidatingPlugin{&admission.RequireLimits{Namespaces: nsCache}},
+		},
+		Traces: s.traces,
+	}, nil
+}
+
+// frontDoor authenticates every request, authorizes the ones that are not
+// Kubernetes resources (the API authorizes those with their attributes),
+// and publishes each request's trace once it is answered.
+func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			tr := pipeline.NewTrace(r)
+			c.Response().Header().Set(pipeline.TraceHeader, tr.ID)
+			user, internal := internalUser(r)
+			if !internal {
+				var err error
+				if user, err = p.Authenticate(tr, r); err != nil {
+					p.Finish(tr, http.StatusUnauthorized)
+					return err
+				}
+			}
+			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), tr, user)))
+			if !isAPIPath(r.URL.Path) {
+				verb := strings.ToLower(r.Method)
+				if verb == "head" {
+					verb = "get"
+				}
+				attrs := &pipeline.Attributes{User: user, Verb: verb, Path: r.URL.Path}
+				tr.Describe(attrs)
+				if err := p.Authorize(tr, attrs); err != nil {
+					p.Finish(tr, http.StatusForbidden)
+					return err
+				}
+			}
+			err := next(c)
+			p.Finish(tr, responseCode(c, err))
+			return err
+		}
+	}
+}
+
+// isAPIPath: /api and /apis are authorized by the API with their resource
+// attributes (discovery among them, as non-resource paths).
+func isAPIPath(path string) bool {
+	for _, prefix := range []string{"/api", "/apis"} {
+		if path == prefix || strings.HasPrefix(path, prefix+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func responseCode(c echo.Context, err error) int {
+	if err == nil {
+		return c.Response().Status
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return int(st.Status().Code)
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return he.Code
+	}
+	return http.StatusInternalServerError
+}
+
+type internalKey struct{}
+
+// asInternal marks a request made by kubelab itself, in-process: no client
+// can set a context value, so no client can pass for it.
+func asInternal(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), internalKey{}, true))
+}
+
+func internalUser(r *http.Request) (pipeline.User, bool) {
+	if r.Context().Value(internalKey{}) == true {
+		return systemUser, true
+	}
+	return pipeline.User{}, false
+}
+
+// LocalModeBinding is the ClusterRoleBinding that makes a local kubelab
+// behave like a kind cluster for whoever runs it: kubectl sends no
+// credentials to a plain-HTTP server, so its requests arrive anonymous, and
+// this binding (an ordinary RBAC object a student can read) makes anonymous
+// requests cluster-admin. A token's user is authorized by its own bindings.
+const LocalModeBinding = "kubelab-local-mode"
+
+func ensureLocalModeBinding(ctx context.Context, bindings *etcd3.Store) error {
+	b := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: LocalModeBinding, UID: uuid.NewUUID(), CreationTimestamp: metav1.NewTime(time.Now().Truncate(time.Second)),
+			Annotations: map[string]string{"kubelab.io/why": "local mode: kubectl sends no credentials over plain HTTP, so the local user arrives as system:anonymous and is made cluster-admin here, as on a kind cluster"},
+		},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: pipeline.AllUnauthenticated}},
+	}
+	_, err := bindings.Create(ctx, storage.Key{Name: b.Name}, b)
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
