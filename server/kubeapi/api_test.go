@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +34,7 @@ func clientset(t *testing.T, lab *kubelabtest.Lab, contentType string) *kubernet
 		cfg.ContentType = contentType
 		cfg.AcceptContentTypes = contentType
 	}
+	cfg.QPS = -1 // no client-side rate limit
 	return kubernetes.NewForConfigOrDie(cfg)
 }
 
@@ -275,5 +278,48 @@ func TestAggregatedDiscovery(t *testing.T) {
 	resp, body := do(t, lab, "GET", "/apis", "", "", "Accept", "application/json")
 	if resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), `"kind":"APIGroupList"`) {
 		t.Fatalf("legacy /apis: %s %s", resp.Header.Get("Content-Type"), body)
+	}
+}
+
+// TestWatchDeliversEveryQueuedEvent: a watch that starts with many more
+// events than one flush carries delivers every one, in order (a flush that
+// dropped the event it had just taken off the queue once lost every 65th).
+func TestWatchDeliversEveryQueuedEvent(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	client := clientset(t, lab, "")
+	ctx := context.Background()
+	first, err := client.CoreV1().ConfigMaps("internals-demo").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-first"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	var wg sync.WaitGroup
+	for w := range 10 {
+		wg.Go(func() {
+			for i := w; i < n-1; i += 10 {
+				if _, err := client.CoreV1().ConfigMaps("internals-demo").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-" + strconv.Itoa(i)}}, metav1.CreateOptions{}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, rv := range []string{"0", first.ResourceVersion} {
+		_, body := do(t, lab, "GET", "/api/v1/namespaces/internals-demo/configmaps?watch=1&timeoutSeconds=2&resourceVersion="+rv, "", "")
+		events := parseEvents(t, string(body))
+		want := n
+		if rv != "0" {
+			want = n - 1 // every create after the first
+		}
+		if len(events) != want {
+			t.Fatalf("watch from %s delivered %d events, want %d", rv, len(events), want)
+		}
+		for i := 1; rv != "0" && i < len(events); i++ { // history comes in revision order
+			a, _ := strconv.Atoi(events[i-1].meta("resourceVersion"))
+			b, _ := strconv.Atoi(events[i].meta("resourceVersion"))
+			if b <= a {
+				t.Fatalf("event %d at rv %d after rv %d", i, b, a)
+			}
+		}
 	}
 }

@@ -68,17 +68,19 @@ func (r *request) watch() error {
 			}
 			// Write what is already queued too, then flush once: under load
 			// that turns many small socket writes into one.
-			for i := 0; ok && i < maxEventsPerFlush; i++ {
+			for written := 1; ; written++ {
 				if err := enc.write(ev); err != nil {
 					// The client went away or the event could not be encoded: the
 					// status line is long sent, so all that is left is to stop.
 					r.api.log.Debug("watch stream ended", "resource", r.res.Name, "err", err)
 					return nil
 				}
-				if len(w.ResultChan()) == 0 {
+				if written == maxEventsPerFlush || len(w.ResultChan()) == 0 {
 					break
 				}
-				ev, ok = <-w.ResultChan()
+				if ev, ok = <-w.ResultChan(); !ok {
+					break
+				}
 			}
 			resp.Flush()
 			if !ok {
