@@ -1,0 +1,30 @@
+package topology
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/kubelab/kubelab/storage/storagetest"
+)
+
+// TestConcurrentFirstStart starts three kubelab servers at the same moment
+// on an empty etcd, as `docker compose up --scale` would: all of them seed
+// the lesson's demo at once, and every one must start, with the demo made
+// once. Several rounds, since the race is a matter of timing.
+func TestConcurrentFirstStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs kubelab processes")
+	}
+	kubelabBinary(t)
+	for round := range 3 {
+		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
+			eps := storagetest.StartCluster(t, 3).Endpoints()
+			servers := []*server{newServer(t, "a", eps), newServer(t, "b", eps), newServer(t, "c", eps)}
+			startServers(t, servers...)
+			checkDemo(t, servers...)
+			for _, s := range servers {
+				s.stop(t)
+			}
+		})
+	}
+}
