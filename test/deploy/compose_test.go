@@ -38,6 +38,7 @@ type composeService struct {
 	Image       string                  `json:"image"`
 	Build       any                     `json:"build"`
 	Restart     string                  `json:"restart"`
+	StopGrace   string                  `json:"stop_grace_period"`
 	Command     []string                `json:"command"`
 	Ports       []string                `json:"ports"`
 	Volumes     []string                `json:"volumes"`
@@ -303,6 +304,11 @@ func TestComposeKubelab(t *testing.T) {
 	}
 	if s.Restart != "unless-stopped" {
 		t.Errorf("kubelab: restart %q, want unless-stopped", s.Restart)
+	}
+	// Docker kills a container 10s after SIGTERM unless told otherwise:
+	// kubelab needs its shutdown timeout and some more.
+	if grace, err := time.ParseDuration(s.StopGrace); err != nil || grace <= server.DefaultConfig().ShutdownTimeout {
+		t.Errorf("kubelab: stop_grace_period %q, want more than kubelab's shutdown timeout %s", s.StopGrace, server.DefaultConfig().ShutdownTimeout)
 	}
 	if !strings.Contains(fmt.Sprint(s.EnvFile), ".env") {
 		t.Errorf("kubelab: env_file %v, want .env", s.EnvFile)
