@@ -57,11 +57,11 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	if err := ensureLocalModeBinding(startCtx, clusterBindings); err != nil {
 		return nil, err
 	}
-	authz := rbac.New(rbac.Sources{Roles: roles, RoleBindings: bindings, ClusterRoles: clusterRoles, ClusterRoleBindings: clusterBindings}, s.log)
-	authz.Start(s.backgroundCtx)
+	s.authz = rbac.New(rbac.Sources{Roles: roles, RoleBindings: bindings, ClusterRoles: clusterRoles, ClusterRoleBindings: clusterBindings}, s.log)
+	s.authz.Start(s.backgroundCtx)
 	nsCache := admission.NewNamespaceCache(namespaces, namespaces)
 	nsCache.Start(s.backgroundCtx)
-	if err := errors.Join(authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx)); err != nil {
+	if err := errors.Join(s.authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx)); err != nil {
 		return nil, err
 	}
 
@@ -71,7 +71,7 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	s.authn = authn.New(authn.Config{Static: static, Store: authn.NewEtcdTokens(s.etcd.Client())})
 	return &pipeline.Pipeline{
 		Authn: s.authn,
-		Authz: authz,
+		Authz: s.authz,
 		Admission: &admission.Chain{
 			Mutating:   []admission.MutatingPlugin{admission.NewNamespaceLifecycle(nsCache), admission.ServiceAccount{}},
 			Validating: []admission.ValidatingPlugin{&admission.RequireLimits{Namespaces: nsCache}},

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,19 @@ func TestPipelineEnforcesRBACAndTracesEveryStage(t *testing.T) {
 	if !apierrors.IsForbidden(err) || err.Error() != want {
 		t.Fatalf("before any binding: %v\nwant %s", err, want)
 	}
+	canList := func() bool {
+		t.Helper()
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "internals-demo", Verb: "list", Resource: "pods"}}}
+		got, err := alice.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Status.Allowed
+	}
+	if canList() {
+		t.Fatal("can-i says yes before any binding")
+	}
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "alice-edit"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
@@ -53,6 +67,9 @@ func TestPipelineEnforcesRBACAndTracesEveryStage(t *testing.T) {
 			t.Fatalf("the binding never took effect: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if !canList() {
+		t.Fatal("can-i says no where alice is allowed")
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "alices"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}
 	created, err := alice.CoreV1().Pods("internals-demo").Create(ctx, pod, metav1.CreateOptions{})

@@ -24,8 +24,11 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	authorizationv1 "k8s.io/api/authorization/v1"
 
+	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/pipeline/authn"
+	"github.com/kubelab/kubelab/pipeline/rbac"
 	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/openapi"
@@ -57,6 +60,7 @@ type Server struct {
 	api           *kubeapi.API
 	traces        *trace.Bus
 	authn         *authn.Authenticator
+	authz         *rbac.Authorizer
 	// background runs goroutines (the compactor) that must end before etcd stops.
 	background     sync.WaitGroup
 	stopBackground context.CancelFunc
@@ -154,7 +158,15 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 // installAPI serves the Kubernetes API and seeds the lesson's demo state.
 // Its watches end when shutdown begins, so they do not hold it up.
 func (s *Server) installAPI(ctx context.Context) error {
-	resources := kubeapi.BuiltinResources()
+	// The access reviews ask the authorizer, which exists once the stores do.
+	resources := append(kubeapi.BuiltinResources(), kubeapi.AccessReviewResources(
+		func(u pipeline.User, spec authorizationv1.SelfSubjectAccessReviewSpec) authorizationv1.SubjectAccessReviewStatus {
+			return rbac.AccessReview(s.authz, u, spec)
+		},
+		func(u pipeline.User, ns string) authorizationv1.SubjectRulesReviewStatus {
+			return s.authz.RulesReview(u, ns)
+		},
+	)...)
 	docs, err := openapi.New(openAPIResources(resources), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
 	if err != nil {
 		return err
@@ -347,7 +359,10 @@ func openAPIResources(resources []*kubeapi.Resource) []openapi.Resource {
 	for _, r := range resources {
 		or := openapi.Resource{
 			GroupVersion: r.GroupVersion, Resource: r.Name, Kind: r.Kind, Namespaced: r.Namespaced,
-			Verbs: r.Verbs, Object: r.New(), List: r.NewList(),
+			Verbs: r.Verbs, Object: r.New(),
+		}
+		if r.NewList != nil {
+			or.List = r.NewList()
 		}
 		if r.HasStatus {
 			or.Subresources = []string{"status"}

@@ -69,6 +69,9 @@ func New(cfg Config) (*API, error) {
 		log:      cfg.Logger,
 	}
 	for _, r := range cfg.Resources {
+		if r.Review != nil {
+			continue // nothing stored
+		}
 		gvr := r.GroupVersion.WithResource(r.Name)
 		attrs := r.Attrs
 		if attrs == nil {
@@ -143,6 +146,12 @@ func (a *API) serve(c echo.Context) error {
 	req := &request{api: a, c: c, info: info, res: res, store: a.stores[gvr], fields: a.managers[gvr], stages: st}
 	if err := req.authorize(); err != nil {
 		return err
+	}
+	if res.Review != nil {
+		if info.Verb != "create" || info.Name != "" {
+			return methodNotAllowed(c.Request().Method)
+		}
+		return req.review()
 	}
 	switch info.Verb {
 	case "get":

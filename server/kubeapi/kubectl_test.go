@@ -381,3 +381,14 @@ func TestKubectlOpenAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestKubectlAuthCanI: kubectl auth can-i asks the authorizer that enforces.
+func TestKubectlAuthCanI(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	if out := strings.TrimSpace(kubectl(t, lab, "auth", "can-i", "list", "pods", "-n", "internals-demo")); out != "yes" {
+		t.Fatalf("can-i list pods: %q", out)
+	}
+	if out := kubectl(t, lab, "auth", "can-i", "--list", "-n", "internals-demo"); !strings.Contains(out, "*.*") {
+		t.Fatalf("can-i --list: %s", out)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/storage"
 )
 
@@ -40,6 +41,10 @@ type Resource struct {
 	// HasStatus says the kind has a status subresource: writes to the main
 	// resource keep the stored status, writes to /status keep the spec.
 	HasStatus bool
+	// Review, if set, makes the resource a question, not a store: a create
+	// is answered by Review (the requesting user, the posted object) and
+	// nothing is written, like kube's access reviews.
+	Review func(user pipeline.User, obj runtime.Object) (runtime.Object, error)
 }
 
 // GroupVersionKind of the resource's objects.
