@@ -298,3 +298,14 @@ func TestCacheStartsAfterCompaction(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchAfterStopIsRefused: a client that reconnects at once while the
+// server stops gets an error, not a watch nobody will ever close.
+func TestWatchAfterStopIsRefused(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client())
+	mustWatch(t, s, storage.WatchOptions{Namespace: "ns"})
+	s.Stop()
+	if _, err := s.Watch(ctxT(t), storage.WatchOptions{Namespace: "ns"}); !storage.IsCode(err, storage.CodeUnavailable) {
+		t.Fatalf("watch after Stop: %v", err)
+	}
+}

@@ -79,6 +79,7 @@ type Cache struct {
 	listed   bool
 	caughtUp bool
 	ready    chan struct{}
+	stopped  bool
 
 	progressMu  sync.Mutex
 	progressCtx context.Context // the etcd watch's context, for RequestProgress
@@ -105,12 +106,15 @@ func New(cfg Config) *Cache {
 	return c
 }
 
-// Stop ends the etcd watch and closes every watcher's result channel.
+// Stop ends the etcd watch and closes every watcher's result channel;
+// a watch asked for afterwards is refused, so a client that reconnects at
+// once cannot hold a stopping server open.
 func (c *Cache) Stop() {
 	c.cancel()
 	<-c.done
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stopped = true
 	for _, w := range c.watchers {
 		c.removeLocked(w)
 	}

@@ -50,6 +50,9 @@ func (c *Cache) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Int
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stopped {
+		return nil, errStopped(c)
+	}
 	if plan.fromRV > 0 && plan.fromRV < c.historyStart {
 		return errorWatch(storage.TooOldResourceVersion(plan.fromRV, c.historyStart)), nil
 	}
@@ -157,6 +160,8 @@ func (c *Cache) waitReady(ctx context.Context) error {
 		return nil
 	case <-timeout.C:
 		return &storage.Error{Code: storage.CodeUnavailable, Message: "the watch cache of " + c.cfg.Resource.String() + " is not ready yet"}
+	case <-c.done:
+		return errStopped(c)
 	case <-ctx.Done():
 		return &storage.Error{Code: storage.CodeUnavailable, Message: "the watch cache of " + c.cfg.Resource.String() + " is not ready: " + ctx.Err().Error()}
 	}
@@ -186,6 +191,8 @@ func (c *Cache) waitFresh(ctx context.Context, rev int64) error {
 		case <-fresher:
 		case <-timeout.C:
 			return &storage.Error{Code: storage.CodeTooLargeResourceVersion, Requested: rev, Current: current}
+		case <-c.done:
+			return errStopped(c)
 		case <-ctx.Done():
 			return &storage.Error{Code: storage.CodeUnavailable, Message: ctx.Err().Error()}
 		}
@@ -389,3 +396,7 @@ type closedWatch struct{ ch chan watch.Event }
 
 func (w *closedWatch) ResultChan() <-chan watch.Event { return w.ch }
 func (w *closedWatch) Stop()                          {}
+
+func errStopped(c *Cache) error {
+	return &storage.Error{Code: storage.CodeUnavailable, Message: "the watch cache of " + c.cfg.Resource.String() + " is stopping"}
+}
