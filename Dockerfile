@@ -44,8 +44,9 @@ ENV KUBELAB_DATA_DIR=/data \
 VOLUME ["/data"]
 EXPOSE 8080
 
-# No HEALTHCHECK yet: the image has no shell and no curl, so the check has to
-# be the binary probing its own /readyz, and kubelab has no such subcommand
-# yet. docker-compose.yml health-checks the etcd members instead.
+# The image has no shell and no curl, so the binary probes its own /readyz
+# (which anyone may read, as on kube-apiserver).
+HEALTHCHECK --interval=10s --timeout=6s --start-period=30s --retries=3 \
+    CMD ["/kubelab", "probe", "http://127.0.0.1:8080/readyz"]
 
 ENTRYPOINT ["/kubelab"]

@@ -8,10 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/peterbourgon/ff/v3"
 
@@ -19,6 +21,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "probe" {
+		// The container image has no shell or curl: its HEALTHCHECK runs this.
+		os.Exit(probe(os.Args[2:], os.Stderr))
+	}
 	cfg, err := parseConfig(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
@@ -75,4 +81,26 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// probe is `kubelab probe [URL]`: exit 0 if URL (by default the local
+// /readyz) answers 200 within five seconds, 1 otherwise.
+func probe(args []string, stderr io.Writer) int {
+	url := "http://127.0.0.1:8080/readyz"
+	if len(args) > 0 {
+		url = args[0]
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		fmt.Fprintf(stderr, "kubelab probe: %v\n", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		fmt.Fprintf(stderr, "kubelab probe: %s: %s\n%s\n", url, resp.Status, body)
+		return 1
+	}
+	return 0
 }

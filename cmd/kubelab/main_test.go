@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,4 +182,20 @@ func TestBinary(t *testing.T) {
 			t.Fatalf("got %v and %q, want exit status 2 and an error about --listen", err, out)
 		}
 	})
+}
+
+func TestProbe(t *testing.T) {
+	codes := map[string]int{"/ok": http.StatusOK, "/down": http.StatusInternalServerError}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(codes[r.URL.Path])
+	}))
+	defer srv.Close()
+	for path, want := range map[string]int{"/ok": 0, "/down": 1} {
+		if got := probe([]string{srv.URL + path}, io.Discard); got != want {
+			t.Errorf("probe %s = %d, want %d", path, got, want)
+		}
+	}
+	if got := probe([]string{"http://127.0.0.1:1/readyz"}, io.Discard); got != 1 {
+		t.Errorf("probe of nothing = %d, want 1", got)
+	}
 }
