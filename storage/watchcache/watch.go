@@ -179,6 +179,11 @@ func (c *Cache) waitFresh(ctx context.Context, rev int64) error {
 	}
 	timeout := time.NewTimer(freshnessTimeout)
 	defer timeout.Stop()
+	// etcd defers a progress request while any watcher on the stream is
+	// catching up (as the watch caches do at start) and may then not answer
+	// it until the next event; asking again keeps the wait short.
+	retry := time.NewTicker(100 * time.Millisecond)
+	defer retry.Stop()
 	for {
 		c.mu.Lock()
 		current, fresher := c.rv, c.fresher
@@ -188,6 +193,7 @@ func (c *Cache) waitFresh(ctx context.Context, rev int64) error {
 		}
 		c.requestProgress()
 		select {
+		case <-retry.C:
 		case <-fresher:
 		case <-timeout.C:
 			return &storage.Error{Code: storage.CodeTooLargeResourceVersion, Requested: rev, Current: current}
