@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,3 +78,19 @@ type ListResult struct {
 	Continue           string
 	RemainingItemCount *int64
 }
+
+// ParseResourceVersion reads a resourceVersion parameter: "" is 0, anything
+// else must be a non-negative integer (an etcd revision).
+func ParseResourceVersion(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	rv, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || rv < 0 {
+		return 0, InvalidRequest("invalid resource version: " + strconv.Quote(s))
+	}
+	return rv, nil
+}
+
+// InvalidRequest is the error for options that make no sense together.
+func InvalidRequest(msg string) error { return &Error{Code: CodeInvalidRequest, Message: msg} }

@@ -31,7 +31,7 @@ func storageVersionHash(gvk schema.GroupVersionKind) string {
 // /apis/<group>/<version>.
 func (a *API) serveDiscovery(c echo.Context, info *requestInfo) error {
 	if c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead {
-		return methodNotAllowed(c.Request().Method)
+		return methodNotAllowed()
 	}
 	if !info.HasVersion && (info.Prefix == "api" || !info.HasGroup) && wantsAggregated(c.Request().Header.Get("Accept")) {
 		return a.serveAggregated(c, info.Prefix == "api")

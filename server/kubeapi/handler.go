@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 
 	"github.com/labstack/echo/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -149,7 +148,7 @@ func (a *API) serve(c echo.Context) error {
 	}
 	if res.Review != nil {
 		if info.Verb != "create" || info.Name != "" {
-			return methodNotAllowed(c.Request().Method)
+			return methodNotAllowed()
 		}
 		return req.review()
 	}
@@ -162,12 +161,12 @@ func (a *API) serve(c echo.Context) error {
 		return req.watch()
 	case "create":
 		if info.Name != "" {
-			return methodNotAllowed(c.Request().Method)
+			return methodNotAllowed()
 		}
 		return req.create()
 	case "update", "patch":
 		if info.Name == "" {
-			return methodNotAllowed(c.Request().Method)
+			return methodNotAllowed()
 		}
 		if info.Verb == "update" {
 			return req.update()
@@ -178,7 +177,7 @@ func (a *API) serve(c echo.Context) error {
 	case "deletecollection":
 		return req.deleteCollection()
 	}
-	return methodNotAllowed(c.Request().Method)
+	return methodNotAllowed()
 }
 
 // request is one API call on one resource.
@@ -254,13 +253,8 @@ func includeObject(v string) metav1.IncludeObjectPolicy {
 	return metav1.IncludeMetadata
 }
 
-func notFound() error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
-		Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{},
-	}}
-}
+// notFound and methodNotAllowed leave the Status to the server's one error
+// handler, which words them as kube-apiserver does.
+func notFound() error { return echo.ErrNotFound }
 
-func methodNotAllowed(method string) error {
-	return apierrors.NewMethodNotSupported(schema.GroupResource{}, method)
-}
+func methodNotAllowed() error { return echo.ErrMethodNotAllowed }

@@ -49,12 +49,8 @@ func negotiateOutput(accept string) (output, error) {
 }
 
 func serializerFor(mediaType string) runtime.SerializerInfo {
-	for _, info := range Codecs.SupportedMediaTypes() {
-		if info.MediaType == mediaType {
-			return info
-		}
-	}
-	return runtime.SerializerInfo{}
+	info, _ := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), mediaType)
+	return info
 }
 
 func mediaTypes() string {

@@ -60,27 +60,13 @@ func toTable(r *Resource, objs []runtime.Object, listMeta metav1.ListMeta, inclu
 			row.Object.Object = obj
 		case metav1.IncludeNone:
 		default:
-			pom := &metav1.PartialObjectMetadata{ObjectMeta: *metaOf(m)}
+			pom := meta.AsPartialObjectMetadata(m)
 			pom.SetGroupVersionKind(metaGV.WithKind("PartialObjectMetadata"))
 			row.Object.Object = pom
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
-}
-
-// metaOf copies an object's metadata into an ObjectMeta.
-func metaOf(m metav1.Object) *metav1.ObjectMeta {
-	if om, ok := m.(*metav1.ObjectMeta); ok {
-		return om.DeepCopy()
-	}
-	return &metav1.ObjectMeta{
-		Name: m.GetName(), GenerateName: m.GetGenerateName(), Namespace: m.GetNamespace(), UID: m.GetUID(),
-		ResourceVersion: m.GetResourceVersion(), Generation: m.GetGeneration(), CreationTimestamp: m.GetCreationTimestamp(),
-		DeletionTimestamp: m.GetDeletionTimestamp(), DeletionGracePeriodSeconds: m.GetDeletionGracePeriodSeconds(),
-		Labels: m.GetLabels(), Annotations: m.GetAnnotations(), OwnerReferences: m.GetOwnerReferences(),
-		Finalizers: m.GetFinalizers(), ManagedFields: m.GetManagedFields(),
-	}
 }
 
 func age(obj runtime.Object, now time.Time) string {

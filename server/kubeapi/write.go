@@ -107,15 +107,14 @@ func (r *request) validate(obj, old runtime.Object) error {
 	if err != nil {
 		return err
 	}
-	om := metaOf(m)
 	nameFn := validation.NameIsDNSSubdomain
 	if r.res.GroupVersion.Group == rbacV1.Group {
 		nameFn = path.ValidatePathSegmentName
 	}
-	errs := validation.ValidateObjectMeta(om, r.res.Namespaced, nameFn, field.NewPath("metadata"))
+	errs := validation.ValidateObjectMetaAccessor(m, r.res.Namespaced, nameFn, field.NewPath("metadata"))
 	if old != nil {
 		oldMeta, _ := meta.Accessor(old)
-		errs = append(errs, validation.ValidateObjectMetaUpdate(om, metaOf(oldMeta), field.NewPath("metadata"))...)
+		errs = append(errs, validation.ValidateObjectMetaAccessorUpdate(m, oldMeta, field.NewPath("metadata"))...)
 	}
 	if r.res.Validate != nil {
 		errs = append(errs, r.res.Validate(obj, old)...)

@@ -117,7 +117,7 @@ func (s *Store) planList(opts storage.ListOptions) (listRead, error) {
 	read := listRead{prefix: prefix, fromKey: prefix}
 	if opts.Continue != "" {
 		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
-			return listRead{}, invalidRequest("specifying resource version is not allowed when using continue")
+			return listRead{}, storage.InvalidRequest("specifying resource version is not allowed when using continue")
 		}
 		fromKey, rev, err := storage.DecodeContinue(opts.Continue, prefix)
 		if err != nil {
@@ -129,7 +129,7 @@ func (s *Store) planList(opts storage.ListOptions) (listRead, error) {
 		}
 		return read, nil
 	}
-	rv, err := parseResourceVersion(opts.ResourceVersion)
+	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
 		return listRead{}, err
 	}
@@ -142,16 +142,16 @@ func (s *Store) planList(opts storage.ListOptions) (listRead, error) {
 		}
 	case metav1.ResourceVersionMatchNotOlderThan:
 		if opts.ResourceVersion == "" {
-			return listRead{}, invalidRequest(`resourceVersionMatch "NotOlderThan" is forbidden unless resourceVersion is provided`)
+			return listRead{}, storage.InvalidRequest(`resourceVersionMatch "NotOlderThan" is forbidden unless resourceVersion is provided`)
 		}
 		read.minRV = rv
 	case metav1.ResourceVersionMatchExact:
 		if rv == 0 {
-			return listRead{}, invalidRequest(`resourceVersionMatch "Exact" is forbidden for resourceVersion "` + opts.ResourceVersion + `"`)
+			return listRead{}, storage.InvalidRequest(`resourceVersionMatch "Exact" is forbidden for resourceVersion "` + opts.ResourceVersion + `"`)
 		}
 		read.rev = rv
 	default:
-		return listRead{}, invalidRequest("unknown resourceVersionMatch " + string(opts.ResourceVersionMatch))
+		return listRead{}, storage.InvalidRequest("unknown resourceVersionMatch " + string(opts.ResourceVersionMatch))
 	}
 	return read, nil
 }
@@ -175,8 +175,4 @@ func (s *Store) listError(ctx context.Context, err error, opts storage.ListOptio
 		return &storage.Error{Code: storage.CodeTooLargeResourceVersion, Requested: read.rev, Current: current, Err: err}
 	}
 	return s.etcdError(err)
-}
-
-func invalidRequest(msg string) error {
-	return &storage.Error{Code: storage.CodeInvalidRequest, Message: msg}
 }

@@ -126,7 +126,7 @@ func (s *Store) Get(ctx context.Context, k storage.Key, resourceVersion string) 
 	if err != nil {
 		return nil, err
 	}
-	minRV, err := parseResourceVersion(resourceVersion)
+	minRV, err := storage.ParseResourceVersion(resourceVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -307,15 +307,4 @@ func setResourceVersion(obj runtime.Object, rev int64) error {
 	}
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	return nil
-}
-
-func parseResourceVersion(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	rv, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || rv < 0 {
-		return 0, &storage.Error{Code: storage.CodeInvalidRequest, Message: "invalid resource version: " + strconv.Quote(s)}
-	}
-	return rv, nil
 }

@@ -91,20 +91,20 @@ type watchPlan struct {
 }
 
 func (c *Cache) planWatch(ctx context.Context, opts storage.WatchOptions) (watchPlan, error) {
-	rv, err := parseResourceVersion(opts.ResourceVersion)
+	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
 		return watchPlan{}, err
 	}
 	sendInitial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	if opts.SendInitialEvents != nil {
 		if opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
-			return watchPlan{}, invalid("sendInitialEvents requires resourceVersionMatch=NotOlderThan")
+			return watchPlan{}, storage.InvalidRequest("sendInitialEvents requires resourceVersionMatch=NotOlderThan")
 		}
 		if sendInitial && !opts.AllowWatchBookmarks {
-			return watchPlan{}, invalid("sendInitialEvents requires allowWatchBookmarks=true")
+			return watchPlan{}, storage.InvalidRequest("sendInitialEvents requires allowWatchBookmarks=true")
 		}
 	} else if opts.ResourceVersionMatch != "" {
-		return watchPlan{}, invalid("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+		return watchPlan{}, storage.InvalidRequest("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
 	}
 
 	// "" asks for the latest state: wait until the cache has seen everything
@@ -135,19 +135,6 @@ func (c *Cache) planWatch(ctx context.Context, opts storage.WatchOptions) (watch
 		return watchPlan{fromRV: rv}, nil
 	}
 }
-
-func parseResourceVersion(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	rv, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || rv < 0 {
-		return 0, invalid("invalid resource version: " + strconv.Quote(s))
-	}
-	return rv, nil
-}
-
-func invalid(msg string) error { return &storage.Error{Code: storage.CodeInvalidRequest, Message: msg} }
 
 func (c *Cache) waitReady(ctx context.Context) error {
 	c.mu.Lock()
