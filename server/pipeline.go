@@ -58,9 +58,13 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 		return nil, err
 	}
 	s.authz = rbac.New(rbac.Sources{Roles: roles, RoleBindings: bindings, ClusterRoles: clusterRoles, ClusterRoleBindings: clusterBindings}, s.log)
-	s.authz.Start(s.backgroundCtx)
+	// The caches stop when shutdown begins, before the stores they read do,
+	// so stopping is quiet (hooks run in reverse order of registration).
+	cachesCtx, stopCaches := context.WithCancel(s.backgroundCtx)
+	s.OnShutdown(func(context.Context) { stopCaches() })
+	s.authz.Start(cachesCtx)
 	nsCache := admission.NewNamespaceCache(namespaces, namespaces)
-	nsCache.Start(s.backgroundCtx)
+	nsCache.Start(cachesCtx)
 	if err := errors.Join(s.authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx)); err != nil {
 		return nil, err
 	}

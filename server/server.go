@@ -223,6 +223,16 @@ func (s *Server) newEcho() {
 // Start serves HTTP in the background, starts the compactor if there is one,
 // and watches etcd for fatal errors, which Run receives.
 func (s *Server) Start() {
+	// The banner first: the listener is already bound, and whoever sees
+	// /readyz answer can rely on the banner having been printed.
+	fmt.Fprintf(s.out, "kubelab is serving on %s\n", s.url)
+	fmt.Fprintf(s.out, "admin kubeconfig: %s (kubectl --kubeconfig %s get --raw /readyz)\n", s.kubeconfig, s.kubeconfig)
+	switch m, _ := s.etcd.(interface{ ClientURL() string }); {
+	case len(s.cfg.EtcdEndpoints) > 0:
+		fmt.Fprintf(s.out, "etcd: %s\n", strings.Join(s.cfg.EtcdEndpoints, ","))
+	case m != nil && m.ClientURL() != "":
+		fmt.Fprintf(s.out, "embedded etcd: %s (etcdctl --endpoints=%s get --prefix /registry/ --keys-only)\n", m.ClientURL(), m.ClientURL())
+	}
 	go func() {
 		if err := s.echo.Start(""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.fatal(fmt.Errorf("serving HTTP: %w", err))
@@ -238,14 +248,6 @@ func (s *Server) Start() {
 		}
 	}()
 	s.startCompactor()
-	fmt.Fprintf(s.out, "kubelab is serving on %s\n", s.url)
-	fmt.Fprintf(s.out, "admin kubeconfig: %s (kubectl --kubeconfig %s get --raw /readyz)\n", s.kubeconfig, s.kubeconfig)
-	switch m, _ := s.etcd.(interface{ ClientURL() string }); {
-	case len(s.cfg.EtcdEndpoints) > 0:
-		fmt.Fprintf(s.out, "etcd: %s\n", strings.Join(s.cfg.EtcdEndpoints, ","))
-	case m != nil && m.ClientURL() != "":
-		fmt.Fprintf(s.out, "embedded etcd: %s (etcdctl --endpoints=%s get --prefix /registry/ --keys-only)\n", m.ClientURL(), m.ClientURL())
-	}
 }
 
 // Compactor compacts etcd's history every interval until ctx is done, as
