@@ -9,6 +9,12 @@ const (
 	// StudentGroup is the group every student's identity carries; RBAC
 	// bindings and the web UI recognise students by it.
 	StudentGroup = "kubelab:students"
+	// InstructorGroup is the group of instructors: they see the whole
+	// class's progress and results.
+	InstructorGroup = "kubelab:instructors"
+	// GraderGroup is the group of graders (an LMS bridge, an autograder):
+	// they read quiz results and grade submissions.
+	GraderGroup = "kubelab:graders"
 	// DemoNamespace is the lesson's own namespace, seeded with its demo
 	// pods: the working namespace of everyone who is not a student.
 	DemoNamespace = "internals-demo"
@@ -27,3 +33,12 @@ func NamespaceOf(u pipeline.User) string {
 
 // IsStudent reports whether u signed in as a student.
 func IsStudent(u pipeline.User) bool { return u.InGroup(StudentGroup) }
+
+// CanGrade reports whether u may read the class's results: instructors,
+// graders and cluster admins (system:masters), never students.
+func CanGrade(u pipeline.User) bool {
+	if IsStudent(u) {
+		return false
+	}
+	return u.InGroup(InstructorGroup) || u.InGroup(GraderGroup) || u.InGroup(pipeline.SystemPrivilegedGroup)
+}
