@@ -81,7 +81,32 @@ func (r *request) decodeBody(body []byte, contentType string) (runtime.Object, e
 	if actual.Kind != r.res.Kind {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", actual.Kind, r.res.Kind))
 	}
+	if r.res.Prune != nil {
+		if err := r.pruneUnknown(obj, validation); err != nil {
+			return nil, err
+		}
+	}
 	return obj, nil
+}
+
+// pruneUnknown drops the fields a custom resource's schema does not
+// declare, as kube-apiserver does, and reports them like unknown fields
+// of a built-in kind: an error under Strict, warnings under Warn.
+func (r *request) pruneUnknown(obj runtime.Object, validation fieldValidation) error {
+	var msgs []string
+	for _, p := range r.res.Prune(obj) {
+		msgs = append(msgs, fmt.Sprintf("unknown field %q", p))
+	}
+	if len(msgs) == 0 || validation == validationIgnore {
+		return nil
+	}
+	if validation == validationStrict {
+		return apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+	}
+	for _, m := range msgs {
+		r.warn(m)
+	}
+	return nil
 }
 
 func strictErrors(err error) []string {

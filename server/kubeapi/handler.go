@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -42,8 +43,13 @@ type Config struct {
 // API is the Kubernetes REST API: one store and one field manager per resource.
 type API struct {
 	registry *Registry
+	cfg      Config
+	// mu guards stores, managers and stopped, which change when a
+	// resource is added or removed while serving.
+	mu       sync.RWMutex
 	stores   map[schema.GroupVersionResource]*etcd3.Store
 	managers map[schema.GroupVersionResource]*fieldManagers
+	stopped  bool
 	encoded  *encodeCache
 	pipeline *pipeline.Pipeline
 	log      *slog.Logger
@@ -62,46 +68,137 @@ func New(cfg Config) (*API, error) {
 	}
 	a := &API{
 		registry: NewRegistry(cfg.Resources),
+		cfg:      cfg,
 		stores:   map[schema.GroupVersionResource]*etcd3.Store{},
 		managers: map[schema.GroupVersionResource]*fieldManagers{},
 		encoded:  newEncodeCache(),
 		log:      cfg.Logger,
 	}
 	for _, r := range cfg.Resources {
-		if r.Review != nil {
-			continue // nothing stored
-		}
-		gvr := r.GroupVersion.WithResource(r.Name)
-		attrs := r.Attrs
-		if attrs == nil {
-			attrs = storage.DefaultAttrs(r.Namespaced)
-		}
-		store, err := etcd3.New(etcd3.Config{
-			Client: cfg.Client, Resource: r.GroupResource(), Namespaced: r.Namespaced,
-			Prefix: storage.ResourcePrefix(r.GroupResource(), false),
-			Codec:  storage.NewProtobufCodec(Scheme, r.GroupVersion), NewFunc: r.New, Attrs: attrs,
-			Compactor: cfg.Compactor, Logger: cfg.Logger,
-		})
-		if err != nil {
-			a.Stop()
-			return nil, fmt.Errorf("store for %s: %w", gvr, err)
-		}
-		a.stores[gvr] = store
-		fm, err := newFieldManagers(cfg.TypeConverter, r)
-		if err != nil {
+		if err := a.open(r); err != nil {
 			a.Stop()
 			return nil, err
 		}
-		a.managers[gvr] = fm
 	}
 	return a, nil
 }
 
-// Stop ends every watch.
+// open starts the store (and so the watch cache) and field managers of a
+// resource that is not only a question.
+func (a *API) open(r *Resource) error {
+	if r.Review != nil {
+		return nil // nothing stored
+	}
+	gvr := r.GroupVersion.WithResource(r.Name)
+	attrs := r.Attrs
+	if attrs == nil {
+		attrs = storage.DefaultAttrs(r.Namespaced)
+	}
+	var codec storage.Codec = storage.NewProtobufCodec(Scheme, r.GroupVersion)
+	if r.Custom {
+		codec = storage.JSONCodec{}
+	}
+	fm, err := newFieldManagers(a.cfg.TypeConverter, r)
+	if err != nil {
+		return err
+	}
+	store, err := etcd3.New(etcd3.Config{
+		Client: a.cfg.Client, Resource: r.GroupResource(), Namespaced: r.Namespaced,
+		Prefix: storage.ResourcePrefix(r.GroupResource(), r.Custom || r.GroupInKey),
+		Codec:  codec, NewFunc: r.New, Attrs: attrs,
+		Compactor: a.cfg.Compactor, Logger: a.cfg.Logger,
+	})
+	if err != nil {
+		return fmt.Errorf("store for %s: %w", gvr, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		store.Stop()
+		return fmt.Errorf("store for %s: the API is stopped", gvr)
+	}
+	a.stores[gvr] = store
+	a.managers[gvr] = fm
+	return nil
+}
+
+// AddResource serves a resource from now on: its store and watch cache
+// start, then it appears in discovery. A CRD adds its resources this way.
+func (a *API) AddResource(r *Resource) error {
+	gvr := r.GroupVersion.WithResource(r.Name)
+	if _, ok := a.registry.Lookup(gvr); ok {
+		return fmt.Errorf("%s is already served", gvr)
+	}
+	if err := a.open(r); err != nil {
+		return err
+	}
+	if err := a.registry.Add(r); err != nil {
+		a.closeStore(gvr)
+		return err
+	}
+	return nil
+}
+
+// RemoveResource stops serving a resource: it leaves discovery, and its
+// watches end (clients see their watch close, as when kube-apiserver drops
+// a CRD). What it stored in etcd is left to the caller.
+func (a *API) RemoveResource(gvr schema.GroupVersionResource) bool {
+	if _, ok := a.registry.Remove(gvr); !ok {
+		return false
+	}
+	a.closeStore(gvr)
+	return true
+}
+
+func (a *API) closeStore(gvr schema.GroupVersionResource) {
+	a.mu.Lock()
+	store := a.stores[gvr]
+	delete(a.stores, gvr)
+	delete(a.managers, gvr)
+	a.mu.Unlock()
+	if store != nil {
+		store.Stop()
+	}
+}
+
+// Stop ends every watch; resources added later are refused.
 func (a *API) Stop() {
+	a.mu.Lock()
+	a.stopped = true
+	stores := make([]*etcd3.Store, 0, len(a.stores))
 	for _, s := range a.stores {
+		stores = append(stores, s)
+	}
+	a.mu.Unlock()
+	for _, s := range stores {
 		s.Stop()
 	}
+}
+
+// lookup finds a served resource with its store and field managers.
+func (a *API) lookup(gvr schema.GroupVersionResource) (*Resource, *etcd3.Store, *fieldManagers, bool) {
+	res, ok := a.registry.Lookup(gvr)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	store, fm := a.stores[gvr], a.managers[gvr]
+	if res.Review == nil && store == nil {
+		return nil, nil, nil, false // being removed
+	}
+	return res, store, fm, true
+}
+
+// storesSnapshot is every store with its resource, for work across resources.
+func (a *API) storesSnapshot() map[schema.GroupVersionResource]*etcd3.Store {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	out := make(map[schema.GroupVersionResource]*etcd3.Store, len(a.stores))
+	for gvr, s := range a.stores {
+		out[gvr] = s
+	}
+	return out
 }
 
 // Registry is the set of resources served.
@@ -109,6 +206,8 @@ func (a *API) Registry() *Registry { return a.registry }
 
 // Store is the storage of one resource, for code that seeds or inspects it.
 func (a *API) Store(gvr schema.GroupVersionResource) (*etcd3.Store, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
 	s, ok := a.stores[gvr]
 	return s, ok
 }
@@ -135,14 +234,14 @@ func (a *API) serve(c echo.Context) error {
 		return a.serveDiscovery(c, info)
 	}
 	gvr := info.GroupVersion.WithResource(info.Resource)
-	res, ok := a.registry.Lookup(gvr)
+	res, store, fields, ok := a.lookup(gvr)
 	if !ok || (info.Namespace != "" && !res.Namespaced) {
 		return notFound()
 	}
 	if info.Subresource != "" && (info.Subresource != "status" || !res.HasStatus || info.Name == "") {
 		return notFound()
 	}
-	req := &request{api: a, c: c, info: info, res: res, store: a.stores[gvr], fields: a.managers[gvr], stages: st}
+	req := &request{api: a, c: c, info: info, res: res, store: store, fields: fields, stages: st}
 	if err := req.authorize(); err != nil {
 		return err
 	}
@@ -218,7 +317,7 @@ func (r *request) readBody() ([]byte, error) {
 
 // respond writes obj in the format the client accepts.
 func (r *request) respond(code int, obj runtime.Object) error {
-	out, err := negotiateOutput(r.c.Request().Header.Get("Accept"))
+	out, err := r.negotiate()
 	if err != nil {
 		return err
 	}
@@ -239,10 +338,20 @@ func (r *request) respond(code int, obj runtime.Object) error {
 
 func writeObject(c echo.Context, code int, info runtime.SerializerInfo, gv schema.GroupVersion, obj runtime.Object) error {
 	var buf bytes.Buffer
-	if err := Codecs.EncoderForVersion(info.Serializer, gv).Encode(obj, &buf); err != nil {
+	if err := encode(info.Serializer, gv, obj, &buf); err != nil {
 		return err
 	}
 	return c.Blob(code, info.MediaType, buf.Bytes())
+}
+
+// encode writes obj at version gv. Custom resources are unstructured and
+// already carry their apiVersion; they skip the scheme, which does not
+// know their kinds.
+func encode(s runtime.Encoder, gv schema.GroupVersion, obj runtime.Object, w io.Writer) error {
+	if _, ok := obj.(runtime.Unstructured); ok {
+		return s.Encode(obj, w)
+	}
+	return Codecs.EncoderForVersion(s, gv).Encode(obj, w)
 }
 
 func includeObject(v string) metav1.IncludeObjectPolicy {

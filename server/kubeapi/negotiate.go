@@ -24,6 +24,16 @@ var acceptedAs = map[string]bool{"Table": true, "PartialObjectMetadata": true, "
 // negotiateOutput picks the first entry of the Accept header kubelab can
 // serve, as kube-apiserver does; an empty header or */* means JSON.
 func negotiateOutput(accept string) (output, error) {
+	return negotiateOutputOf(accept, false)
+}
+
+// negotiate is negotiateOutput for the request's resource; a custom
+// resource has no protobuf form, as in kube-apiserver.
+func (r *request) negotiate() (output, error) {
+	return negotiateOutputOf(r.c.Request().Header.Get("Accept"), r.res.Custom)
+}
+
+func negotiateOutputOf(accept string, noProtobuf bool) (output, error) {
 	if strings.TrimSpace(accept) == "" {
 		return output{info: serializerFor(runtime.ContentTypeJSON)}, nil
 	}
@@ -36,7 +46,7 @@ func negotiateOutput(accept string) (output, error) {
 			mt = runtime.ContentTypeJSON
 		}
 		info := serializerFor(mt)
-		if info.MediaType == "" {
+		if info.MediaType == "" || (noProtobuf && info.MediaType == runtime.ContentTypeProtobuf) {
 			continue
 		}
 		as := params["as"]

@@ -33,6 +33,10 @@ func (r *request) patch() error {
 	if err != nil {
 		return err
 	}
+	if pt == types.StrategicMergePatchType && r.res.Custom {
+		// As kube-apiserver: a custom resource has no patch strategies to merge by.
+		return unsupportedMediaType(string(pt), "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
+	}
 	if _, err := r.fieldValidation(); err != nil {
 		return err
 	}
@@ -141,7 +145,7 @@ func (r *request) appliedObject(body []byte) (*unstructured.Unstructured, error)
 // and decodes the result, checking unknown fields as a body would be.
 func (r *request) applyPatch(pt types.PatchType, patch []byte, cur runtime.Object) (runtime.Object, error) {
 	var buf bytes.Buffer
-	if err := Codecs.EncoderForVersion(serializerFor(runtime.ContentTypeJSON).Serializer, r.res.GroupVersion).Encode(cur, &buf); err != nil {
+	if err := encode(serializerFor(runtime.ContentTypeJSON).Serializer, r.res.GroupVersion, cur, &buf); err != nil {
 		return nil, err
 	}
 	var patched []byte

@@ -45,7 +45,7 @@ func (r *request) list() error {
 	listMeta := metav1.ListMeta{
 		ResourceVersion: strconv.FormatInt(res.ResourceVersion, 10), Continue: res.Continue, RemainingItemCount: res.RemainingItemCount,
 	}
-	out, err := negotiateOutput(r.c.Request().Header.Get("Accept"))
+	out, err := r.negotiate()
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,14 @@
 package kubeapi
 
 import (
+	"fmt"
 	"sort"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubelab/kubelab/pipeline"
@@ -45,6 +48,20 @@ type Resource struct {
 	// is answered by Review (the requesting user, the posted object) and
 	// nothing is written, like kube's access reviews.
 	Review func(user pipeline.User, obj runtime.Object) (runtime.Object, error)
+	// Custom marks a custom resource, served from a CRD: objects are
+	// unstructured, stored as JSON under /registry/<group>/<resource>,
+	// served as JSON (not protobuf), and take no strategic merge patch.
+	Custom bool
+	// Prune drops the fields the kind's schema does not know from obj and
+	// returns their paths; decoding reports them as unknown fields.
+	Prune func(obj runtime.Object) []string
+	// GroupInKey stores objects under /registry/<group>/<resource> as
+	// kube-apiserver stores its aggregated groups' kinds (CRDs, APIServices);
+	// custom resources always are.
+	GroupInKey bool
+	// TypeConverter gives server-side apply this kind's schema; nil means
+	// the API's, built from the generated definitions.
+	TypeConverter managedfields.TypeConverter
 }
 
 // GroupVersionKind of the resource's objects.
@@ -67,7 +84,9 @@ func (r *Resource) APIResource() metav1.APIResource {
 }
 
 // Registry holds the resources the API serves, by group/version and name.
+// Rows can be added and removed while it serves (a CRD adds one).
 type Registry struct {
+	mu    sync.RWMutex
 	byGVR map[schema.GroupVersionResource]*Resource
 	// groups keeps discovery order: groups in the order first registered.
 	groups []string
@@ -93,15 +112,59 @@ func (reg *Registry) add(r *Resource) {
 	reg.groups = append(reg.groups, r.GroupVersion.Group)
 }
 
+// Add registers a resource; one already served under its group, version
+// and name is an error.
+func (reg *Registry) Add(r *Resource) error {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	gvr := r.GroupVersion.WithResource(r.Name)
+	if _, ok := reg.byGVR[gvr]; ok {
+		return fmt.Errorf("%s is already served", gvr)
+	}
+	reg.add(r)
+	return nil
+}
+
+// Remove unregisters a resource, and its group when it was the last of it.
+func (reg *Registry) Remove(gvr schema.GroupVersionResource) (*Resource, bool) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	r, ok := reg.byGVR[gvr]
+	if !ok {
+		return nil, false
+	}
+	delete(reg.byGVR, gvr)
+	for other := range reg.byGVR {
+		if other.Group == gvr.Group {
+			return r, true
+		}
+	}
+	for i, g := range reg.groups {
+		if g == gvr.Group {
+			reg.groups = append(reg.groups[:i:i], reg.groups[i+1:]...)
+			break
+		}
+	}
+	return r, true
+}
+
 // Lookup finds a resource by group, version and plural name.
 func (reg *Registry) Lookup(gvr schema.GroupVersionResource) (*Resource, bool) {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
 	r, ok := reg.byGVR[gvr]
 	return r, ok
 }
 
 // All lists every resource, sorted by group, version and name.
 func (reg *Registry) All() []*Resource {
-	var out []*Resource
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	return reg.allLocked()
+}
+
+func (reg *Registry) allLocked() []*Resource {
+	out := make([]*Resource, 0, len(reg.byGVR))
 	for _, r := range reg.byGVR {
 		out = append(out, r)
 	}
@@ -126,9 +189,24 @@ func (reg *Registry) InGroupVersion(gv schema.GroupVersion) []*Resource {
 	return out
 }
 
+// HasGroup reports whether any resource of group is served.
+func (reg *Registry) HasGroup(group string) bool {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	for _, g := range reg.groups {
+		if g == group {
+			return true
+		}
+	}
+	return false
+}
+
 // Groups lists the named groups (not the core group) in registration order,
 // each with its versions.
 func (reg *Registry) Groups() []metav1.APIGroup {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	all := reg.allLocked()
 	var out []metav1.APIGroup
 	for _, g := range reg.groups {
 		if g == "" {
@@ -137,7 +215,7 @@ func (reg *Registry) Groups() []metav1.APIGroup {
 		versions := map[string]bool{}
 		var group metav1.APIGroup
 		group.Name = g
-		for _, r := range reg.All() {
+		for _, r := range all {
 			if r.GroupVersion.Group == g && !versions[r.GroupVersion.Version] {
 				versions[r.GroupVersion.Version] = true
 				gv := metav1.GroupVersionForDiscovery{GroupVersion: r.GroupVersion.String(), Version: r.GroupVersion.Version}

@@ -5,13 +5,15 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 )
 
-// Scheme knows every built-in kind kubelab serves, plus meta.k8s.io's
+// Scheme knows every built-in kind kubelab serves (CustomResourceDefinition
+// included), plus meta.k8s.io's
 // Table, PartialObjectMetadata and Status, and aggregated discovery's
 // APIGroupDiscoveryList, which responses are made of.
 var Scheme = newScheme()
@@ -24,7 +26,7 @@ var metaGV = schema.GroupVersion{Group: metav1.GroupName, Version: "v1"}
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, rbacv1.AddToScheme, authorizationv1.AddToScheme, metav1.AddMetaToScheme, apidiscoveryv2.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, rbacv1.AddToScheme, authorizationv1.AddToScheme, metav1.AddMetaToScheme, apidiscoveryv2.AddToScheme, apiextensionsv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}

@@ -33,7 +33,7 @@ func (r *request) watch() error {
 	if err != nil {
 		return err
 	}
-	out, err := negotiateOutput(r.c.Request().Header.Get("Accept"))
+	out, err := r.negotiate()
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (e *eventEncoder) writeSharedJSON(ev watch.Event) error {
 	key := encodeKey{obj: ev.Object, mediaType: runtime.ContentTypeJSON, gv: r.res.GroupVersion, eventType: ev.Type}
 	line, err := r.api.encoded.encode(key, func() ([]byte, error) {
 		var obj bytes.Buffer
-		if err := Codecs.EncoderForVersion(e.out.info.Serializer, r.res.GroupVersion).Encode(ev.Object, &obj); err != nil {
+		if err := encode(e.out.info.Serializer, r.res.GroupVersion, ev.Object, &obj); err != nil {
 			return nil, err
 		}
 		line := make([]byte, 0, obj.Len()+32)
@@ -215,7 +215,7 @@ func (e *eventEncoder) encodeObject(ev watch.Event) error {
 	key := encodeKey{obj: ev.Object, mediaType: info.MediaType, gv: r.res.GroupVersion}
 	b, err := r.api.encoded.encode(key, func() ([]byte, error) {
 		var buf bytes.Buffer
-		err := Codecs.EncoderForVersion(info.Serializer, r.res.GroupVersion).Encode(ev.Object, &buf)
+		err := encode(info.Serializer, r.res.GroupVersion, ev.Object, &buf)
 		return buf.Bytes(), err
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -195,8 +196,8 @@ func (r *request) prepareUpdate(next, cur runtime.Object, trackFields bool) (run
 // keepSubresource: a write to the main resource cannot change the status,
 // and a write to /status can change nothing but the status.
 func (r *request) keepSubresource(next, cur runtime.Object) runtime.Object {
-	nextU, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(next)
-	curU, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+	nextU, err1 := toMap(next)
+	curU, err2 := toMap(cur)
 	if err1 != nil || err2 != nil {
 		return next
 	}
@@ -209,6 +210,9 @@ func (r *request) keepSubresource(next, cur runtime.Object) runtime.Object {
 	} else {
 		delete(merged, "status")
 	}
+	if _, ok := next.(*unstructured.Unstructured); ok {
+		return &unstructured.Unstructured{Object: merged}
+	}
 	out := r.res.New()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(merged, out); err != nil {
 		return next
@@ -216,11 +220,20 @@ func (r *request) keepSubresource(next, cur runtime.Object) runtime.Object {
 	return out
 }
 
+// toMap is obj as a map the caller may change: a custom resource's own
+// map is copied, since it may be shared with the watch cache.
+func toMap(obj runtime.Object) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return runtime.DeepCopyJSON(u.Object), nil
+	}
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+}
+
 // specChanged reports a change outside metadata and status, which bumps
 // metadata.generation as kube-apiserver does.
 func specChanged(next, cur runtime.Object) bool {
-	a, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(next)
-	b, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+	a, err1 := toMap(next)
+	b, err2 := toMap(cur)
 	if err1 != nil || err2 != nil {
 		return false
 	}
@@ -328,7 +341,7 @@ func (r *request) deleteCollection() error {
 	if err := meta.SetList(list, deleted); err != nil {
 		return err
 	}
-	out, err := negotiateOutput(r.c.Request().Header.Get("Accept"))
+	out, err := r.negotiate()
 	if err != nil {
 		return err
 	}
@@ -338,9 +351,9 @@ func (r *request) deleteCollection() error {
 // emptyNamespace deletes what a deleted namespace held, so nothing is left
 // orphaned in etcd.
 func (a *API) emptyNamespace(r *request, ns string) {
-	for gvr, store := range a.stores {
-		res, _ := a.registry.Lookup(gvr)
-		if !res.Namespaced {
+	for gvr, store := range a.storesSnapshot() {
+		res, ok := a.registry.Lookup(gvr)
+		if !ok || !res.Namespaced {
 			continue
 		}
 		list, err := store.List(r.ctx(), storage.ListOptions{Namespace: ns})
