@@ -46,7 +46,10 @@ type Service struct {
 
 	mu  sync.RWMutex
 	gvs map[string]bool // v3 documents being served, by name ("api/v1")
-	tc  managedfields.TypeConverter
+	// extra are v3 documents built elsewhere, such as a CRD's group
+	// version; rebuilding the resources' documents leaves them be.
+	extra map[string]bool
+	tc    managedfields.TypeConverter
 }
 
 // documents is everything one resource set yields.
@@ -72,7 +75,7 @@ func New(resources []Resource, info Info) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{info: info, namer: namer, defs: map[string]bool{}, v3: handler3.NewOpenAPIService(), gvs: map[string]bool{}}
+	s := &Service{info: info, namer: namer, defs: map[string]bool{}, v3: handler3.NewOpenAPIService(), gvs: map[string]bool{}, extra: map[string]bool{}}
 	for name := range definitions(func(string) spec.Ref { return spec.Ref{} }) {
 		s.defs[name] = true
 	}
@@ -138,7 +141,7 @@ func (s *Service) install(docs *documents) {
 		s.v3.UpdateGroupVersion(name, doc)
 	}
 	for name := range s.gvs {
-		if docs.v3[name] == nil {
+		if docs.v3[name] == nil && !s.extra[name] {
 			s.v3.DeleteGroupVersion(name)
 		}
 	}
@@ -146,7 +149,30 @@ func (s *Service) install(docs *documents) {
 	for name := range docs.v3 {
 		s.gvs[name] = true
 	}
+	for name := range s.extra {
+		s.gvs[name] = true
+	}
 	s.tc = docs.tc
+}
+
+// SetDocument serves doc as the v3 document name ("apis/<group>/<version>")
+// beside the resources' own, as kube-apiserver serves a CRD's group
+// version; a nil doc stops serving it. It does not touch a document the
+// resource set builds.
+func (s *Service) SetDocument(name string, doc *spec3.OpenAPI) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if doc == nil {
+		if s.extra[name] {
+			delete(s.extra, name)
+			delete(s.gvs, name)
+			s.v3.DeleteGroupVersion(name)
+		}
+		return
+	}
+	s.extra[name] = true
+	s.gvs[name] = true
+	s.v3.UpdateGroupVersion(name, doc)
 }
 
 // build makes every document for resources, without publishing anything.
