@@ -30,6 +30,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/pipeline/rbac"
 	"github.com/kubelab/kubelab/pipeline/trace"
+	"github.com/kubelab/kubelab/server/crd"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/openapi"
 	"github.com/kubelab/kubelab/storage/etcd3"
@@ -58,6 +59,7 @@ type Server struct {
 	// caches with it, and labs call its CompactNow.
 	etcdCompactor *etcd3.Compactor
 	api           *kubeapi.API
+	extensions    *crd.Extensions
 	traces        *trace.Bus
 	authn         *authn.Authenticator
 	authz         *rbac.Authorizer
@@ -167,6 +169,8 @@ func (s *Server) installAPI(ctx context.Context) error {
 			return s.authz.RulesReview(u, ns)
 		},
 	)...)
+	s.extensions = crd.New()
+	resources = append(resources, s.extensions.Resources()...)
 	docs, err := openapi.New(openAPIResources(resources), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
 	if err != nil {
 		return err
@@ -189,6 +193,10 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	api.SetPipeline(p)
 	s.echo.Use(s.frontDoor(p))
+	if err := s.startExtensions(api, docs); err != nil {
+		api.Stop()
+		return err
+	}
 	if err := api.SeedDemo(ctx, s.echo, asInternal); err != nil {
 		api.Stop()
 		return err

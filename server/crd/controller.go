@@ -1,0 +1,357 @@
+package crd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/kube-openapi/pkg/spec3"
+
+	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/etcd3"
+)
+
+// Documents serves OpenAPI v3 documents built outside the resource set;
+// openapi.Service is one.
+type Documents interface {
+	SetDocument(name string, doc *spec3.OpenAPI)
+}
+
+// Config is what the controller needs from the server.
+type Config struct {
+	API    *kubeapi.API
+	Docs   Documents
+	Client *clientv3.Client
+	Logger *slog.Logger
+}
+
+// Start reserves the groups the API serves now (built-in ones, which no
+// CRD may take) and starts the controller: it lists and watches the CRDs
+// in etcd, so it serves those created before a restart or through another
+// kubelab sharing the etcd, and stops serving deleted ones.
+func (x *Extensions) Start(cfg Config) error {
+	store, ok := cfg.API.Store(GroupVersionResource)
+	if !ok {
+		return errors.New("crd: the API does not serve customresourcedefinitions")
+	}
+	for _, g := range cfg.API.Registry().Groups() {
+		x.reserve(g.Name)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &controller{
+		cfg: cfg, store: store, cancel: cancel, done: make(chan struct{}),
+		crds: map[string]*apiextensionsv1.CustomResourceDefinition{}, serving: map[string]*served{},
+	}
+	x.ctl = c
+	go c.run(ctx)
+	return nil
+}
+
+// Stop ends the controller; what it serves stays served until the API stops.
+func (x *Extensions) Stop() {
+	if x.ctl != nil {
+		x.ctl.cancel()
+		<-x.ctl.done
+	}
+}
+
+// controller keeps the API serving what the stored CRDs define.
+type controller struct {
+	cfg    Config
+	store  *etcd3.Store
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	crds    map[string]*apiextensionsv1.CustomResourceDefinition // by name, as last seen
+	serving map[string]*served                                   // by CRD name
+}
+
+// served is what one CRD added to the API.
+type served struct {
+	uid  types.UID
+	key  string // what the rows were built from; a change rebuilds them
+	gvrs []schema.GroupVersionResource
+}
+
+func (c *controller) run(ctx context.Context) {
+	defer close(c.done)
+	for ctx.Err() == nil {
+		if err := c.listAndWatch(ctx); err != nil && ctx.Err() == nil {
+			c.cfg.Logger.Warn("watching CustomResourceDefinitions", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+// listAndWatch syncs with every stored CRD, then follows changes until the
+// watch ends.
+func (c *controller) listAndWatch(ctx context.Context) error {
+	list, err := c.store.List(ctx, storage.ListOptions{})
+	if err != nil {
+		return err
+	}
+	present := map[string]bool{}
+	for _, obj := range list.Items {
+		crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+		present[crd.Name] = true
+		c.upsert(ctx, crd)
+	}
+	c.mu.Lock()
+	var gone []string
+	for name := range c.crds {
+		if !present[name] {
+			gone = append(gone, name)
+		}
+	}
+	c.mu.Unlock()
+	for _, name := range gone {
+		c.remove(ctx, name)
+	}
+	w, err := c.store.Watch(ctx, storage.WatchOptions{ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10)})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil
+			}
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				c.upsert(ctx, ev.Object.(*apiextensionsv1.CustomResourceDefinition))
+			case watch.Deleted:
+				c.remove(ctx, ev.Object.(*apiextensionsv1.CustomResourceDefinition).Name)
+			case watch.Error:
+				return fmt.Errorf("watch: %v", apierrors.FromObject(ev.Object))
+			}
+		}
+	}
+}
+
+// upsert serves a CRD whose names are accepted and records its conditions.
+func (c *controller) upsert(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.crds[crd.Name]; ok && old.UID != crd.UID {
+		c.unserveLocked(ctx, crd.Name, true) // deleted and created again while we looked away
+	}
+	c.crds[crd.Name] = crd
+	names, accepted, established := c.namesAndConditions(crd)
+	ok := accepted.Status == apiextensionsv1.ConditionTrue
+	if ok {
+		next := crd.DeepCopy()
+		next.Status.AcceptedNames = names
+		if err := c.serveLocked(ctx, next); err != nil {
+			c.cfg.Logger.Error("serving a CustomResourceDefinition", "name", crd.Name, "err", err)
+			ok = false
+			established.Reason, established.Message = "InstallFailed", err.Error()
+		} else {
+			established = apiextensionsv1.CustomResourceDefinitionCondition{
+				Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue,
+				Reason: "InitialNamesAccepted", Message: "the initial names have been accepted",
+			}
+		}
+	}
+	if !ok {
+		c.unserveLocked(ctx, crd.Name, false)
+	}
+	c.writeStatus(ctx, crd, names, accepted, established)
+}
+
+// namesAndConditions is kube's naming controller: a name is accepted when
+// it is the CRD's already or no other CRD of the group has accepted it.
+func (c *controller) namesAndConditions(in *apiextensionsv1.CustomResourceDefinition) (apiextensionsv1.CustomResourceDefinitionNames, apiextensionsv1.CustomResourceDefinitionCondition, apiextensionsv1.CustomResourceDefinitionCondition) {
+	resources, kinds := sets.New[string](), sets.New[string]()
+	for _, other := range c.crds {
+		if other.Spec.Group != in.Spec.Group || other.Name == in.Name {
+			continue
+		}
+		n := other.Status.AcceptedNames
+		resources.Insert(n.Plural, n.Singular)
+		resources.Insert(n.ShortNames...)
+		kinds.Insert(n.Kind, n.ListKind)
+	}
+	resources.Delete("")
+	kinds.Delete("")
+	cond := apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue, Reason: "NoConflicts", Message: "no conflicts found"}
+	want, names := in.Spec.Names, in.Status.AcceptedNames
+	conflict := func(reason string, used sets.Set[string], requested []string) bool {
+		for _, n := range requested {
+			if used.Has(n) {
+				cond.Status, cond.Reason, cond.Message = apiextensionsv1.ConditionFalse, reason, fmt.Sprintf("%q is already in use", n)
+				return true
+			}
+		}
+		return false
+	}
+	if !conflict("PluralConflict", resources, []string{want.Plural}) {
+		names.Plural = want.Plural
+	}
+	if !conflict("SingularConflict", resources, []string{want.Singular}) {
+		names.Singular = want.Singular
+	}
+	if !conflict("ShortNamesConflict", resources, want.ShortNames) {
+		names.ShortNames = want.ShortNames
+	}
+	if !conflict("KindConflict", kinds, []string{want.Kind}) {
+		names.Kind = want.Kind
+	}
+	if !conflict("ListKindConflict", kinds, []string{want.ListKind}) {
+		names.ListKind = want.ListKind
+	}
+	names.Categories = want.Categories
+	established := apiextensionsv1.CustomResourceDefinitionCondition{
+		Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionFalse, Reason: "NotAccepted", Message: "not all names are accepted",
+	}
+	return names, cond, established
+}
+
+// writeStatus records accepted names and conditions when they changed.
+// Every kubelab sharing the etcd computes the same status, so a lost race
+// leaves nothing to do.
+func (c *controller) writeStatus(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, names apiextensionsv1.CustomResourceDefinitionNames, conds ...apiextensionsv1.CustomResourceDefinitionCondition) {
+	if !statusDiffers(crd, names, conds) {
+		return
+	}
+	_, err := c.store.GuaranteedUpdate(ctx, storage.Key{Name: crd.Name}, &storage.Preconditions{UID: &crd.UID}, func(cur runtime.Object) (runtime.Object, error) {
+		next := cur.(*apiextensionsv1.CustomResourceDefinition).DeepCopy()
+		if !statusDiffers(next, names, conds) {
+			return nil, errUnchanged
+		}
+		next.Status.AcceptedNames = names
+		for _, cond := range conds {
+			apihelpers.SetCRDCondition(next, cond)
+		}
+		return next, nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
+		c.cfg.Logger.Warn("writing a CustomResourceDefinition's status", "name", crd.Name, "err", err)
+	}
+}
+
+var errUnchanged = errors.New("status unchanged")
+
+func statusDiffers(crd *apiextensionsv1.CustomResourceDefinition, names apiextensionsv1.CustomResourceDefinitionNames, conds []apiextensionsv1.CustomResourceDefinitionCondition) bool {
+	if !reflect.DeepEqual(crd.Status.AcceptedNames, names) {
+		return true
+	}
+	for i := range conds {
+		if !apihelpers.IsCRDConditionEquivalent(&conds[i], apihelpers.FindCRDCondition(crd, conds[i].Type)) {
+			return true
+		}
+	}
+	return false
+}
+
+// serveLocked adds (or, after a change, rebuilds) the CRD's resources.
+func (c *controller) serveLocked(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	key := servingKey(crd)
+	if s, ok := c.serving[crd.Name]; ok {
+		if s.key == key {
+			return nil
+		}
+		c.unserveLocked(ctx, crd.Name, false)
+	}
+	tc := typeConverter(crd)
+	s := &served{uid: crd.UID, key: key}
+	for _, v := range servedVersions(crd) {
+		res, err := customResource(crd, v, tc)
+		if err == nil {
+			err = c.cfg.API.AddResource(res)
+		}
+		if err != nil {
+			for _, gvr := range s.gvrs {
+				c.cfg.API.RemoveResource(gvr)
+			}
+			return fmt.Errorf("version %s: %w", v.Name, err)
+		}
+		s.gvrs = append(s.gvrs, res.GroupVersion.WithResource(res.Name))
+	}
+	c.serving[crd.Name] = s
+	c.updateDocumentsLocked(s.gvrs)
+	return nil
+}
+
+// servingKey changes whenever what the rows are built from changes.
+func servingKey(crd *apiextensionsv1.CustomResourceDefinition) string {
+	return fmt.Sprintf("%s/%d/%v", crd.UID, crd.Generation, crd.Status.AcceptedNames)
+}
+
+// remove forgets a deleted CRD: its resources leave the API and its
+// objects leave etcd.
+func (c *controller) remove(ctx context.Context, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.unserveLocked(ctx, name, true)
+	delete(c.crds, name)
+}
+
+// unserveLocked stops serving a CRD's resources; with purge, as when the
+// CRD is deleted, its objects are deleted too, each through its store so
+// that watchers see them go.
+func (c *controller) unserveLocked(ctx context.Context, name string, purge bool) {
+	s, ok := c.serving[name]
+	if !ok {
+		return
+	}
+	delete(c.serving, name)
+	if purge && len(s.gvrs) > 0 {
+		c.purge(ctx, s.gvrs[0])
+	}
+	for _, gvr := range s.gvrs {
+		c.cfg.API.RemoveResource(gvr)
+	}
+	if purge && len(s.gvrs) > 0 && c.cfg.Client != nil {
+		// Whatever was created while the deletes ran.
+		prefix := storage.ResourcePrefix(s.gvrs[0].GroupResource(), true) + "/"
+		if _, err := c.cfg.Client.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil && ctx.Err() == nil {
+			c.cfg.Logger.Warn("deleting a CustomResourceDefinition's objects", "prefix", prefix, "err", err)
+		}
+	}
+	c.updateDocumentsLocked(s.gvrs)
+}
+
+func (c *controller) purge(ctx context.Context, gvr schema.GroupVersionResource) {
+	store, ok := c.cfg.API.Store(gvr)
+	if !ok {
+		return
+	}
+	list, err := store.List(ctx, storage.ListOptions{})
+	if err != nil {
+		c.cfg.Logger.Warn("listing a deleted CustomResourceDefinition's objects", "resource", gvr, "err", err)
+		return
+	}
+	for _, obj := range list.Items {
+		m, _ := meta.Accessor(obj)
+		if _, err := store.Delete(ctx, storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, nil); err != nil && !apierrors.IsNotFound(err) {
+			c.cfg.Logger.Warn("deleting a custom resource", "resource", gvr, "name", m.GetName(), "err", err)
+		}
+	}
+}

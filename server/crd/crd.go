@@ -1,0 +1,203 @@
+// Package crd serves CustomResourceDefinitions (apiextensions.k8s.io/v1):
+// the CRD resource itself, validated by apiextensions-apiserver's own
+// validation, and a controller that watches the stored CRDs and, for each
+// one whose names are accepted, adds its resources to the API as rows of
+// the registry, served by the same generic handler as every built-in kind
+// and stored as JSON under /registry/<group>/<plural>.
+package crd
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubelab/kubelab/server/kubeapi"
+)
+
+// GroupVersionResource of the CRD resource.
+var GroupVersionResource = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
+
+var readWrite = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+
+// Extensions serves CRDs: the resource, and once started the controller
+// that serves what they define.
+type Extensions struct {
+	// reserved are the groups served by the API server itself, which no
+	// CRD may take; set when the controller starts.
+	mu       sync.RWMutex
+	reserved map[string]bool
+
+	ctl *controller
+}
+
+// New makes an Extensions; add Resources to the API, then Start it.
+func New() *Extensions {
+	return &Extensions{reserved: map[string]bool{apiextensionsv1.GroupName: true}}
+}
+
+// Resources are the rows to serve: customresourcedefinitions.
+func (x *Extensions) Resources() []*kubeapi.Resource {
+	return []*kubeapi.Resource{{
+		GroupVersion: apiextensionsv1.SchemeGroupVersion, Name: "customresourcedefinitions", SingularName: "customresourcedefinition",
+		Kind: "CustomResourceDefinition", Verbs: readWrite, ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"},
+		New:     func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} },
+		NewList: func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },
+		Table:   crdTable, HasStatus: true, GroupInKey: true,
+		Default: func(obj runtime.Object) {
+			apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(obj.(*apiextensionsv1.CustomResourceDefinition))
+		},
+		PrepareForCreate: prepareForCreate,
+		Validate:         x.validate,
+	}}
+}
+
+// reserve marks groups as the API server's own.
+func (x *Extensions) reserve(groups ...string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, g := range groups {
+		x.reserved[g] = true
+	}
+}
+
+func (x *Extensions) isReserved(group string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.reserved[group]
+}
+
+// prepareForCreate: as kube-apiserver's CRD strategy, a new CRD has no
+// conditions yet and has stored only its storage version.
+func prepareForCreate(obj runtime.Object) {
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			crd.Status.StoredVersions = []string{v.Name}
+		}
+	}
+}
+
+// validate runs apiextensions-apiserver's own CRD validation on the
+// internal form, and refuses a group the API server serves itself.
+func (x *Extensions) validate(obj, old runtime.Object) field.ErrorList {
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	in, err := toInternal(crd)
+	if err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
+	}
+	ctx := context.Background()
+	var errs field.ErrorList
+	if old == nil {
+		errs = validation.ValidateCustomResourceDefinition(ctx, in)
+	} else {
+		oldIn, err := toInternal(old.(*apiextensionsv1.CustomResourceDefinition))
+		if err != nil {
+			return field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
+		}
+		errs = validation.ValidateCustomResourceDefinitionUpdate(ctx, in, oldIn)
+	}
+	if x.isReserved(crd.Spec.Group) {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "group"), crd.Spec.Group,
+			"is served by the API server itself; a CustomResourceDefinition cannot define resources in it"))
+	}
+	return errs
+}
+
+func toInternal(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensions.CustomResourceDefinition, error) {
+	out := &apiextensions.CustomResourceDefinition{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, out, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// crdTable is kube-apiserver's table for CRDs: NAME and CREATED AT.
+var crdTable = &kubeapi.TableSpec{
+	Columns: []metav1.TableColumnDefinition{{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]}},
+	Cells: func(obj runtime.Object, _ time.Time) []any {
+		crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+		return []any{crd.CreationTimestamp.UTC().Format(time.RFC3339)}
+	},
+}
+
+// servedVersions lists a CRD's served versions in kube's priority order
+// (v2 before v1 before v1beta1), as discovery prefers them.
+func servedVersions(crd *apiextensionsv1.CustomResourceDefinition) []apiextensionsv1.CustomResourceDefinitionVersion {
+	var out []apiextensionsv1.CustomResourceDefinitionVersion
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			out = append(out, v)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return compareKubeVersion(out[i].Name, out[j].Name) > 0 })
+	return out
+}
+
+// compareKubeVersion orders versions as kube does: GA over beta over alpha,
+// higher numbers first, and anything else last, alphabetically.
+func compareKubeVersion(a, b string) int {
+	ra, rb := versionRank(a), versionRank(b)
+	for i := range ra {
+		if ra[i] != rb[i] {
+			if ra[i] > rb[i] {
+				return 1
+			}
+			return -1
+		}
+	}
+	return -strings.Compare(a, b)
+}
+
+// versionRank is (stability, major, minor) for "v<major>[alpha|beta<minor>]".
+func versionRank(v string) [3]int {
+	if !strings.HasPrefix(v, "v") {
+		return [3]int{}
+	}
+	rest := v[1:]
+	major, n := leadingInt(rest)
+	if n == 0 {
+		return [3]int{}
+	}
+	rest = rest[n:]
+	stab := 3
+	switch {
+	case rest == "":
+		return [3]int{stab, major, 0}
+	case strings.HasPrefix(rest, "beta"):
+		stab, rest = 2, rest[4:]
+	case strings.HasPrefix(rest, "alpha"):
+		stab, rest = 1, rest[5:]
+	default:
+		return [3]int{}
+	}
+	minor, m := leadingInt(rest)
+	if m == 0 || m != len(rest) {
+		return [3]int{}
+	}
+	return [3]int{stab, major, minor}
+}
+
+func leadingInt(s string) (int, int) {
+	n, i := 0, 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		n = n*10 + int(s[i]-'0')
+		i++
+	}
+	return n, i
+}
+
+// gvr is a CRD version's resource.
+func gvr(crd *apiextensionsv1.CustomResourceDefinition, version string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: crd.Spec.Group, Version: version, Resource: crd.Spec.Names.Plural}
+}

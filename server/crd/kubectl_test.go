@@ -1,0 +1,264 @@
+package crd_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+)
+
+// widgetsCRD is a namespaced CRD with a structural schema (a default, a
+// minimum, an enum), a status subresource, printer columns, a short name
+// and a category.
+const widgetsCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.lab.example.com
+spec:
+  group: lab.example.com
+  scope: Namespaced
+  names:
+    plural: widgets
+    singular: widget
+    kind: Widget
+    shortNames: [wd]
+    categories: [all]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+    additionalPrinterColumns:
+    - name: Size
+      type: integer
+      jsonPath: .spec.size
+    - name: Color
+      type: string
+      jsonPath: .spec.color
+    - name: Age
+      type: date
+      jsonPath: .metadata.creationTimestamp
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            description: What the widget should be.
+            required: [size]
+            properties:
+              size:
+                type: integer
+                minimum: 1
+                description: How big the widget is.
+              color:
+                type: string
+                enum: [red, green, blue]
+                default: blue
+          status:
+            type: object
+            properties:
+              ready:
+                type: boolean
+`
+
+func kubectl(t *testing.T, lab *kubelabtest.Lab, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	return clitest.RunWith(t, clitest.Options{Stdin: stdin}, clitest.Kubectl(t), append([]string{"--kubeconfig", lab.KubeconfigPath()}, args...)...)
+}
+
+func mustKubectl(t *testing.T, lab *kubelabtest.Lab, stdin string, args ...string) string {
+	t.Helper()
+	out, stderr, err := kubectl(t, lab, stdin, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return out
+}
+
+func etcdctl(t *testing.T, lab *kubelabtest.Lab, args ...string) string {
+	t.Helper()
+	out, stderr, err := clitest.Run(t, clitest.Etcdctl(t), append([]string{"--endpoints", lab.EtcdURL}, args...)...)
+	if err != nil {
+		t.Fatalf("etcdctl %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return out
+}
+
+// eventually retries check until it returns "" or the time is up.
+func eventually(t *testing.T, what string, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		msg := check()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s", what, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func applyCRD(t *testing.T, lab *kubelabtest.Lab, doc string) {
+	t.Helper()
+	mustKubectl(t, lab, doc, "apply", "-f", "-")
+	eventually(t, "CRD established", func() string {
+		out, _, _ := kubectl(t, lab, "", "get", "crd", "widgets.lab.example.com", "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+		if out != "True" {
+			return "Established is " + out
+		}
+		return ""
+	})
+}
+
+// TestCRDWithKubectl: kubectl applies a CRD; its resource is discovered,
+// explained, created (pruned, defaulted, validated), printed with its
+// columns, stored as plain JSON; deleting the CRD removes it and its
+// objects.
+func TestCRDWithKubectl(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	applyCRD(t, lab, widgetsCRD)
+
+	crd := mustKubectl(t, lab, "", "get", "crd", "widgets.lab.example.com", "-o", "json")
+	var got struct {
+		Status struct {
+			Conditions    []struct{ Type, Status, Reason string }
+			AcceptedNames struct{ Kind string }
+		}
+	}
+	if err := json.Unmarshal([]byte(crd), &got); err != nil {
+		t.Fatal(err)
+	}
+	conds := map[string]string{}
+	for _, c := range got.Status.Conditions {
+		conds[c.Type] = c.Status + "/" + c.Reason
+	}
+	if conds["NamesAccepted"] != "True/NoConflicts" || conds["Established"] != "True/InitialNamesAccepted" || got.Status.AcceptedNames.Kind != "Widget" {
+		t.Fatalf("status: %+v", got.Status)
+	}
+
+	if out := mustKubectl(t, lab, "", "api-resources", "--api-group", "lab.example.com"); !strings.Contains(out, "widgets") || !strings.Contains(out, "wd") {
+		t.Fatalf("api-resources:\n%s", out)
+	}
+	explain := mustKubectl(t, lab, "", "explain", "widget.spec")
+	for _, want := range []string{"What the widget should be.", "size", "How big the widget is.", "color"} {
+		if !strings.Contains(explain, want) {
+			t.Fatalf("explain widget.spec lacks %q:\n%s", want, explain)
+		}
+	}
+
+	// An unknown field is refused under Strict (kubectl's default), pruned
+	// with a warning under Warn; color is defaulted.
+	w1 := "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: internals-demo\nspec:\n  size: 3\n  extra: dropped\n"
+	_, stderr, err := kubectl(t, lab, w1, "apply", "-f", "-")
+	if err == nil || !strings.Contains(stderr, `strict decoding error: unknown field "spec.extra"`) {
+		t.Fatalf("strict apply with an unknown field: err %v\n%s", err, stderr)
+	}
+	_, stderr, err = kubectl(t, lab, w1, "apply", "--validate=warn", "-f", "-")
+	if err != nil {
+		t.Fatalf("apply w1: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, `unknown field "spec.extra"`) {
+		t.Errorf("no warning about the pruned field: %s", stderr)
+	}
+	table := mustKubectl(t, lab, "", "get", "wd", "-n", "internals-demo")
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME SIZE COLOR AGE" || !strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "w1 3 blue ") {
+		t.Fatalf("kubectl get wd:\n%s", table)
+	}
+	if out := mustKubectl(t, lab, "", "get", "all", "-n", "internals-demo", "-o", "name"); !strings.Contains(out, "widget.lab.example.com/w1") {
+		t.Fatalf("category all lacks the widget:\n%s", out)
+	}
+
+	raw := etcdctl(t, lab, "get", "/registry/lab.example.com/widgets/internals-demo/w1", "--print-value-only")
+	var stored map[string]any
+	if err := json.Unmarshal([]byte(raw), &stored); err != nil {
+		t.Fatalf("etcd value is not plain JSON: %v\n%q", err, raw)
+	}
+	spec, _ := stored["spec"].(map[string]any)
+	if spec["color"] != "blue" || spec["size"] != float64(3) || spec["extra"] != nil {
+		t.Fatalf("stored spec %v: want size 3, color defaulted, extra pruned", spec)
+	}
+	if pod := etcdctl(t, lab, "get", "/registry/pods/internals-demo/ssa-demo", "--print-value-only"); !strings.HasPrefix(pod, "k8s\x00") {
+		t.Fatalf("a pod beside it is not protobuf: %q", pod[:min(len(pod), 8)])
+	}
+
+	// Against the schema: 422 with the field's cause, nothing written.
+	bad := "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: w2\n  namespace: internals-demo\nspec:\n  size: 0\n  color: purple\n"
+	_, stderr, err = kubectl(t, lab, bad, "apply", "-f", "-")
+	if err == nil || !strings.Contains(stderr, "spec.size: Invalid value: 0") || !strings.Contains(stderr, `spec.color: Unsupported value: "purple"`) {
+		t.Fatalf("invalid widget: err %v\n%s", err, stderr)
+	}
+	if out := etcdctl(t, lab, "get", "/registry/lab.example.com/widgets/internals-demo/w2", "--keys-only"); strings.TrimSpace(out) != "" {
+		t.Fatalf("an invalid widget was written: %s", out)
+	}
+
+	// Status subresource: the main resource cannot change status.
+	mustKubectl(t, lab, "", "patch", "widget", "w1", "-n", "internals-demo", "--type=merge", "-p", `{"spec":{"size":4},"status":{"ready":true}}`)
+	mustKubectl(t, lab, "", "patch", "widget", "w1", "-n", "internals-demo", "--subresource=status", "--type=merge", "-p", `{"status":{"ready":true},"spec":{"size":9}}`)
+	out := mustKubectl(t, lab, "", "get", "widget", "w1", "-n", "internals-demo", "-o", "jsonpath={.spec.size} {.status.ready} {.metadata.generation}")
+	if out != "4 true 2" {
+		t.Fatalf("after patches: %q, want size 4, ready true, generation 2", out)
+	}
+	// JSON patch, and server-side apply with a conflict on a field another manager owns.
+	mustKubectl(t, lab, "", "patch", "widget", "w1", "-n", "internals-demo", "--type=json", "-p", `[{"op":"replace","path":"/spec/color","value":"red"}]`)
+	ssa := "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: internals-demo\nspec:\n  size: 5\n"
+	if _, stderr, err := kubectl(t, lab, ssa, "apply", "--server-side", "--field-manager=other", "-f", "-"); err == nil || !strings.Contains(stderr, "conflict") {
+		t.Fatalf("server-side apply over another manager's field: err %v\n%s", err, stderr)
+	}
+	mustKubectl(t, lab, ssa, "apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-")
+	if out := mustKubectl(t, lab, "", "get", "widget", "w1", "-n", "internals-demo", "-o", "jsonpath={.spec.size} {.spec.color}"); out != "5 red" {
+		t.Fatalf("after apply: %q", out)
+	}
+
+	mustKubectl(t, lab, "", "delete", "crd", "widgets.lab.example.com")
+	eventually(t, "group gone from discovery", func() string {
+		if _, _, err := kubectl(t, lab, "", "get", "--raw", "/apis/lab.example.com/v1"); err == nil {
+			return "/apis/lab.example.com/v1 still served"
+		}
+		return ""
+	})
+	if out := etcdctl(t, lab, "get", "--prefix", "/registry/lab.example.com/", "--keys-only"); strings.TrimSpace(out) != "" {
+		t.Fatalf("objects left after the CRD was deleted: %s", out)
+	}
+	if out := mustKubectl(t, lab, "", "get", "--raw", "/apis"); strings.Contains(out, "lab.example.com") {
+		t.Fatalf("/apis still lists the group: %s", out)
+	}
+}
+
+// TestInvalidCRDs: apiextensions' own validation refuses bad CRDs with
+// causes, and nothing is written.
+func TestInvalidCRDs(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	cases := map[string]struct{ from, to, want string }{
+		"NonStructural": {"          spec:\n            type: object\n", "          spec:\n            description: no type\n", "openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"},
+		"WrongName":     {"  name: widgets.lab.example.com", "  name: gadgets.lab.example.com", `metadata.name: Invalid value: "gadgets.lab.example.com": must be spec.names.plural+"."+spec.group`},
+		"BadGroup":      {"  group: lab.example.com", "  group: Lab_Example", "spec.group: Invalid value"},
+		"BuiltinGroup":  {"  group: lab.example.com", "  group: rbac.authorization.k8s.io", "spec.group: Invalid value: \"rbac.authorization.k8s.io\": is served by the API server itself"},
+		"NoStorage":     {"    storage: true", "    storage: false", "must have exactly one version marked as storage version"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			doc := strings.Replace(widgetsCRD, c.from, c.to, 1)
+			if doc == widgetsCRD {
+				t.Fatalf("%q not in the CRD", c.from)
+			}
+			if name == "BuiltinGroup" {
+				doc = strings.Replace(doc, "widgets.lab.example.com", "widgets.rbac.authorization.k8s.io", 1)
+			}
+			_, stderr, err := kubectl(t, lab, doc, "create", "-f", "-")
+			if err == nil || !strings.Contains(stderr, "is invalid") || !strings.Contains(stderr, c.want) {
+				t.Fatalf("err %v, want 422 with %q:\n%s", err, c.want, stderr)
+			}
+			if out := etcdctl(t, lab, "get", "--prefix", "/registry/apiextensions.k8s.io/", "--keys-only"); strings.TrimSpace(out) != "" {
+				t.Fatalf("written: %s", out)
+			}
+		})
+	}
+}
