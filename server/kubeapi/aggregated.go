@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"mime"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/version"
 )
 
 // aggregatedMediaType is what a client asks for, and gets, when it wants all
@@ -43,6 +45,9 @@ func (a *API) serveAggregated(c echo.Context, core bool) error {
 	} else {
 		for _, g := range a.registry.Groups() {
 			list.Items = append(list.Items, a.groupDiscovery(g.Name))
+		}
+		if ag := a.aggregatorOf(); ag != nil {
+			list.Items = append(list.Items, ag.Discovery()...)
 		}
 	}
 	c.Response().Header().Set("Vary", "Accept")
@@ -83,6 +88,7 @@ func (a *API) groupDiscovery(group string) apidiscoveryv2.APIGroupDiscovery {
 		}
 		v.Resources = append(v.Resources, rd)
 	}
+	sort.SliceStable(order, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(order[i], order[j]) > 0 })
 	for _, name := range order {
 		gd.Versions = append(gd.Versions, *versions[name])
 	}

@@ -41,7 +41,7 @@ func (a *API) serveDiscovery(c echo.Context, info *requestInfo) error {
 	case info.Prefix == "api" && !info.HasVersion:
 		obj = &metav1.APIVersions{Versions: []string{"v1"}, ServerAddressByClientCIDRs: serverAddresses(c.Request())}
 	case !info.HasGroup:
-		obj = &metav1.APIGroupList{Groups: a.registry.Groups()}
+		obj = &metav1.APIGroupList{Groups: a.groups()}
 	case !info.HasVersion:
 		group, ok := a.group(info.GroupVersion.Group)
 		if !ok {
@@ -62,8 +62,17 @@ func (a *API) serveDiscovery(c echo.Context, info *requestInfo) error {
 	return writeObject(c, http.StatusOK, out.info, schema.GroupVersion{Version: "v1"}, obj)
 }
 
+// groups are the served groups, then the handed-on ones.
+func (a *API) groups() []metav1.APIGroup {
+	groups := a.registry.Groups()
+	if ag := a.aggregatorOf(); ag != nil {
+		groups = append(groups, ag.Groups()...)
+	}
+	return groups
+}
+
 func (a *API) group(name string) (metav1.APIGroup, bool) {
-	for _, g := range a.registry.Groups() {
+	for _, g := range a.groups() {
 		if g.Name == name {
 			return g, true
 		}

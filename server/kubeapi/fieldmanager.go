@@ -36,11 +36,11 @@ func newFieldManagers(tc managedfields.TypeConverter, r *Resource) (*fieldManage
 		mainReset = map[fieldpath.APIVersion]fieldpath.Filter{v: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status")))}
 		statusReset = map[fieldpath.APIVersion]fieldpath.Filter{v: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("spec")))}
 	}
+	if r.TypeConverter != nil {
+		tc = r.TypeConverter
+	}
 	newManager := func(sub string, reset map[fieldpath.APIVersion]fieldpath.Filter) (*managedfields.FieldManager, error) {
 		if r.Custom {
-			if r.TypeConverter != nil {
-				tc = r.TypeConverter
-			}
 			return managedfields.NewDefaultCRDFieldManager(tc, unstructuredConverter{}, defaulter{r}, unstructuredCreater{}, gvk, r.GroupVersion, sub, reset)
 		}
 		return managedfields.NewDefaultFieldManager(tc, Scheme, defaulter{r}, Scheme, gvk, r.GroupVersion, sub, reset)

@@ -50,9 +50,11 @@ type API struct {
 	stores   map[schema.GroupVersionResource]*etcd3.Store
 	managers map[schema.GroupVersionResource]*fieldManagers
 	stopped  bool
-	encoded  *encodeCache
-	pipeline *pipeline.Pipeline
-	log      *slog.Logger
+	// aggregator serves the group versions handed to other servers.
+	aggregator Aggregator
+	encoded    *encodeCache
+	pipeline   *pipeline.Pipeline
+	log        *slog.Logger
 }
 
 // New opens a store (and so a watch cache) for every resource.
@@ -96,7 +98,7 @@ func (a *API) open(r *Resource) error {
 	}
 	var codec storage.Codec = storage.NewProtobufCodec(Scheme, r.GroupVersion)
 	if r.Custom {
-		codec = storage.JSONCodec{}
+		codec = versionedJSON{gv: r.GroupVersion}
 	}
 	fm, err := newFieldManagers(a.cfg.TypeConverter, r)
 	if err != nil {
@@ -119,6 +121,23 @@ func (a *API) open(r *Resource) error {
 	}
 	a.stores[gvr] = store
 	a.managers[gvr] = fm
+	return nil
+}
+
+// versionedJSON stores custom resources as JSON and reads them as the
+// row's version: every served version of a CRD shares one etcd prefix,
+// and with kube's "None" conversion an object read through a version is
+// that version with the same fields.
+type versionedJSON struct {
+	storage.JSONCodec
+	gv schema.GroupVersion
+}
+
+func (c versionedJSON) Decode(data []byte, into runtime.Object) error {
+	if err := c.JSONCodec.Decode(data, into); err != nil {
+		return err
+	}
+	into.GetObjectKind().SetGroupVersionKind(c.gv.WithKind(into.GetObjectKind().GroupVersionKind().Kind))
 	return nil
 }
 
@@ -227,6 +246,9 @@ func (a *API) serve(c echo.Context) error {
 		return notFound()
 	}
 	st := a.stagesFor(c.Request())
+	if ok, err := a.proxied(c, info, st); ok {
+		return err
+	}
 	if info.Resource == "" {
 		if err := st.authorizePath(c.Request()); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/storage"
@@ -60,7 +61,8 @@ type Resource struct {
 	// custom resources always are.
 	GroupInKey bool
 	// TypeConverter gives server-side apply this kind's schema; nil means
-	// the API's, built from the generated definitions.
+	// the API's, built from the generated definitions (a kind without one
+	// there takes managedfields.NewDeducedTypeConverter).
 	TypeConverter managedfields.TypeConverter
 }
 
@@ -222,6 +224,10 @@ func (reg *Registry) Groups() []metav1.APIGroup {
 				group.Versions = append(group.Versions, gv)
 			}
 		}
+		// Preferred first, as kube orders them: v2, v1, v1beta1, v1alpha1.
+		sort.SliceStable(group.Versions, func(i, j int) bool {
+			return version.CompareKubeAwareVersionStrings(group.Versions[i].Version, group.Versions[j].Version) > 0
+		})
 		group.PreferredVersion = group.Versions[0]
 		out = append(out, group)
 	}

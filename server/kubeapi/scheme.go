@@ -10,10 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 // Scheme knows every built-in kind kubelab serves (CustomResourceDefinition
-// included), plus meta.k8s.io's
+// and APIService included), plus meta.k8s.io's
 // Table, PartialObjectMetadata and Status, and aggregated discovery's
 // APIGroupDiscoveryList, which responses are made of.
 var Scheme = newScheme()
@@ -26,7 +27,7 @@ var metaGV = schema.GroupVersion{Group: metav1.GroupName, Version: "v1"}
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, rbacv1.AddToScheme, authorizationv1.AddToScheme, metav1.AddMetaToScheme, apidiscoveryv2.AddToScheme, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, rbacv1.AddToScheme, authorizationv1.AddToScheme, metav1.AddMetaToScheme, apidiscoveryv2.AddToScheme, apiextensionsv1.AddToScheme, apiregistrationv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}
