@@ -2,19 +2,107 @@ package server
 
 import (
 	"context"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/kubelab/kubelab/server/aggregator"
 	"github.com/kubelab/kubelab/server/crd"
 	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/server/metricsapi"
 	"github.com/kubelab/kubelab/server/openapi"
+	"github.com/kubelab/kubelab/storage"
 )
 
-// startExtensions serves what CustomResourceDefinitions define, from the
-// CRDs in etcd and as they change; it stops when shutdown begins, before
-// the API's stores do.
-func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) error {
-	if err := s.extensions.Start(crd.Config{API: api, Docs: docs, Client: s.etcd.Client(), Logger: s.log}); err != nil {
+// The service the metrics APIService names; kubelab resolves it to its own
+// metrics server.
+const metricsNamespace, metricsService = "kube-system", "kubelab-metrics"
+
+// extensions are the two ways the lesson adds an API group: CRDs, served
+// here from etcd, and APIServices, handed to another server (kubelab's own
+// metrics server among them).
+type extensions struct {
+	crds    *crd.Extensions
+	agg     *aggregator.Aggregator
+	metrics *metricsapi.Server
+}
+
+func newExtensions() *extensions { return &extensions{crds: crd.New()} }
+
+// Resources are the rows served from the start: customresourcedefinitions.
+func (x *extensions) Resources() []*kubeapi.Resource { return x.crds.Resources() }
+
+// startExtensions starts the metrics server and the aggregator (which
+// registers v1beta1.metrics.k8s.io), then the CRD controller; they stop
+// when shutdown begins, before the API's stores do.
+func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) (err error) {
+	x := s.extensions
+	if x.metrics, err = metricsapi.Start(metricsapi.Config{Count: countObjects(api), Traces: s.traces, Logger: s.log}); err != nil {
 		return err
 	}
-	s.OnShutdown(func(context.Context) { s.extensions.Stop() })
+	s.OnShutdown(x.metrics.Stop)
+	resolve := func(ns, name string, _ int32) (aggregator.Backend, bool) {
+		if ns == metricsNamespace && name == metricsService {
+			return aggregator.Backend{URL: x.metrics.URL(), Token: x.metrics.Token()}, true
+		}
+		return aggregator.Backend{}, false
+	}
+	if x.agg, err = aggregator.New(aggregator.Config{API: api, Resolve: resolve, Logger: s.log}); err != nil {
+		return err
+	}
+	x.agg.Start()
+	s.OnShutdown(func(context.Context) { x.agg.Stop() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := x.agg.Register(ctx, &apiregistrationv1.APIService{
+		ObjectMeta: metav1.ObjectMeta{Name: metricsapi.GroupVersion.Version + "." + metricsapi.GroupVersion.Group},
+		Spec: apiregistrationv1.APIServiceSpec{
+			Group: metricsapi.GroupVersion.Group, Version: metricsapi.GroupVersion.Version,
+			Service:              &apiregistrationv1.ServiceReference{Namespace: metricsNamespace, Name: metricsService},
+			GroupPriorityMinimum: 100, VersionPriority: 100,
+		},
+	}); err != nil {
+		return err
+	}
+	x.crds.Reserve(metricsapi.GroupVersion.Group)
+	if err := x.crds.Start(crd.Config{API: api, Docs: docs, Client: s.etcd.Client(), Logger: s.log}); err != nil {
+		return err
+	}
+	s.OnShutdown(func(context.Context) { x.crds.Stop() })
 	return nil
+}
+
+// countObjects counts every namespaced resource's objects by namespace,
+// from the watch caches: what the metrics server scrapes.
+func countObjects(api *kubeapi.API) metricsapi.Counter {
+	return func(ctx context.Context) (map[string]map[string]int, error) {
+		out := map[string]map[string]int{}
+		for _, r := range api.Registry().All() {
+			if !r.Namespaced {
+				continue
+			}
+			store, ok := api.Store(r.GroupVersion.WithResource(r.Name))
+			if !ok {
+				continue
+			}
+			list, err := store.List(ctx, storage.ListOptions{ResourceVersion: "0"})
+			if err != nil {
+				return nil, err
+			}
+			name := r.GroupResource().String()
+			for _, obj := range list.Items {
+				m, err := meta.Accessor(obj)
+				if err != nil {
+					continue
+				}
+				if out[m.GetNamespace()] == nil {
+					out[m.GetNamespace()] = map[string]int{}
+				}
+				out[m.GetNamespace()][name]++
+			}
+		}
+		return out, nil
+	}
 }

@@ -30,7 +30,6 @@ import (
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/pipeline/rbac"
 	"github.com/kubelab/kubelab/pipeline/trace"
-	"github.com/kubelab/kubelab/server/crd"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/openapi"
 	"github.com/kubelab/kubelab/storage/etcd3"
@@ -59,7 +58,7 @@ type Server struct {
 	// caches with it, and labs call its CompactNow.
 	etcdCompactor *etcd3.Compactor
 	api           *kubeapi.API
-	extensions    *crd.Extensions
+	extensions    *extensions
 	traces        *trace.Bus
 	authn         *authn.Authenticator
 	authz         *rbac.Authorizer
@@ -169,7 +168,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 			return s.authz.RulesReview(u, ns)
 		},
 	)...)
-	s.extensions = crd.New()
+	s.extensions = newExtensions()
 	resources = append(resources, s.extensions.Resources()...)
 	docs, err := openapi.New(openAPIResources(resources), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
 	if err != nil {

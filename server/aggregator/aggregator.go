@@ -1,0 +1,288 @@
+package aggregator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	"k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
+
+	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/etcd3"
+)
+
+// Backend is where a service is reached: its base URL, and the bearer
+// token the aggregator presents to it (standing in for kube-apiserver's
+// front-proxy client certificate) so it can trust X-Remote-User.
+type Backend struct {
+	URL   string
+	Token string
+}
+
+// Resolver finds the backend behind a service reference; false means the
+// service does not exist.
+type Resolver func(namespace, name string, port int32) (Backend, bool)
+
+// Config is what the aggregator needs.
+type Config struct {
+	API     *kubeapi.API
+	Resolve Resolver
+	Logger  *slog.Logger
+	// CheckInterval is how often backends are checked; 0 means 5 seconds.
+	CheckInterval time.Duration
+}
+
+// Aggregator hands APIServices' group versions to their backends.
+type Aggregator struct {
+	cfg    Config
+	store  *etcd3.Store
+	cancel context.CancelFunc
+	done   chan struct{}
+	kick   chan struct{}
+
+	mu       sync.RWMutex
+	services map[string]*apiregistrationv1.APIService // by name, as stored
+	backends map[schema.GroupVersion]*backend
+}
+
+// New serves apiservices in cfg.API; Start hands their groups on.
+func New(cfg Config) (*Aggregator, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.CheckInterval == 0 {
+		cfg.CheckInterval = 5 * time.Second
+	}
+	a := &Aggregator{cfg: cfg, done: make(chan struct{}), kick: make(chan struct{}, 1),
+		services: map[string]*apiregistrationv1.APIService{}, backends: map[schema.GroupVersion]*backend{}}
+	if err := cfg.API.AddResource(a.resource()); err != nil {
+		return nil, err
+	}
+	a.store, _ = cfg.API.Store(GroupVersionResource)
+	return a, nil
+}
+
+// Start follows the stored APIServices and checks their backends until Stop.
+func (a *Aggregator) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	a.cfg.API.SetAggregator(a)
+	var wg sync.WaitGroup
+	wg.Go(func() { a.follow(ctx) })
+	wg.Go(func() { a.checkLoop(ctx) })
+	go func() { wg.Wait(); close(a.done) }()
+}
+
+// Stop ends following and checking.
+func (a *Aggregator) Stop() {
+	if a.cancel != nil {
+		a.cancel()
+		<-a.done
+	}
+}
+
+// Register creates an APIService unless one of that name exists, as a
+// component installing its own API does.
+func (a *Aggregator) Register(ctx context.Context, svc *apiregistrationv1.APIService) error {
+	svc = svc.DeepCopy()
+	apiregistrationv1.SetObjectDefaults_APIService(svc)
+	if errs := a.validate(svc, nil); len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	svc.CreationTimestamp = metav1.NewTime(time.Now().Truncate(time.Second))
+	svc.Generation = 1
+	_, err := a.store.Create(ctx, storage.Key{Name: svc.Name}, svc)
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+func (a *Aggregator) follow(ctx context.Context) {
+	for ctx.Err() == nil {
+		if err := a.listAndWatch(ctx); err != nil && ctx.Err() == nil {
+			a.cfg.Logger.Warn("watching APIServices", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+func (a *Aggregator) listAndWatch(ctx context.Context) error {
+	list, err := a.store.List(ctx, storage.ListOptions{})
+	if err != nil {
+		return err
+	}
+	services := map[string]*apiregistrationv1.APIService{}
+	for _, obj := range list.Items {
+		svc := obj.(*apiregistrationv1.APIService)
+		services[svc.Name] = svc
+	}
+	a.mu.Lock()
+	a.services = services
+	a.rebuildLocked()
+	a.mu.Unlock()
+	a.kickCheck()
+	w, err := a.store.Watch(ctx, storage.WatchOptions{ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10)})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil
+			}
+			if ev.Type == watch.Error {
+				return fmt.Errorf("watch: %v", apierrors.FromObject(ev.Object))
+			}
+			svc, ok := ev.Object.(*apiregistrationv1.APIService)
+			if !ok {
+				continue
+			}
+			a.mu.Lock()
+			if ev.Type == watch.Deleted {
+				delete(a.services, svc.Name)
+			} else {
+				a.services[svc.Name] = svc
+			}
+			changed := a.rebuildLocked()
+			a.mu.Unlock()
+			if changed {
+				a.kickCheck()
+			}
+		}
+	}
+}
+
+// rebuildLocked makes a backend for every APIService with a service, and
+// keeps the ones whose spec did not change; it reports a change.
+func (a *Aggregator) rebuildLocked() bool {
+	next := map[schema.GroupVersion]*backend{}
+	changed := false
+	for _, svc := range a.services {
+		if svc.Spec.Service == nil {
+			continue
+		}
+		gv := schema.GroupVersion{Group: svc.Spec.Group, Version: svc.Spec.Version}
+		if b, ok := a.backends[gv]; ok && reflect.DeepEqual(b.spec, svc.Spec) {
+			next[gv] = b
+			continue
+		}
+		next[gv] = a.newBackend(svc)
+		changed = true
+	}
+	if len(next) != len(a.backends) {
+		changed = true
+	}
+	a.backends = next
+	return changed
+}
+
+func (a *Aggregator) newBackend(svc *apiregistrationv1.APIService) *backend {
+	b := &backend{name: svc.Name, spec: *svc.Spec.DeepCopy()}
+	ref := svc.Spec.Service
+	port := int32(443)
+	if ref.Port != nil {
+		port = *ref.Port
+	}
+	found, ok := a.cfg.Resolve(ref.Namespace, ref.Name, port)
+	if !ok {
+		b.setState(false, "ServiceNotFound", fmt.Sprintf("service/%s in %q is not present", ref.Name, ref.Namespace), nil)
+		return b
+	}
+	u, err := url.Parse(found.URL)
+	if err != nil {
+		b.setState(false, "ServiceAccessError", fmt.Sprintf("service/%s in %q cannot be checked due to: %v", ref.Name, ref.Namespace, err), nil)
+		return b
+	}
+	b.url, b.token = u, found.Token
+	b.proxy = newProxy(u, found.Token)
+	b.setState(false, "FailedDiscoveryCheck", "not checked yet", nil)
+	return b
+}
+
+func (a *Aggregator) kickCheck() {
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// checkLoop checks every backend's discovery now and then, as kube's
+// available-condition controller does, and records the result.
+func (a *Aggregator) checkLoop(ctx context.Context) {
+	t := time.NewTicker(a.cfg.CheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.kick:
+		}
+		a.checkAll(ctx)
+	}
+}
+
+func (a *Aggregator) checkAll(ctx context.Context) {
+	a.mu.RLock()
+	backends := make([]*backend, 0, len(a.backends))
+	for _, b := range a.backends {
+		backends = append(backends, b)
+	}
+	local := []string{}
+	for name, svc := range a.services {
+		if svc.Spec.Service == nil {
+			local = append(local, name)
+		}
+	}
+	a.mu.RUnlock()
+	for _, b := range backends {
+		if b.url != nil {
+			b.check(ctx)
+		}
+		a.writeAvailable(ctx, b.name, b.condition())
+	}
+	for _, name := range local {
+		a.writeAvailable(ctx, name, helper.NewLocalAvailableAPIServiceCondition())
+	}
+}
+
+// writeAvailable records an APIService's Available condition when it changed.
+func (a *Aggregator) writeAvailable(ctx context.Context, name string, cond apiregistrationv1.APIServiceCondition) {
+	_, err := a.store.GuaranteedUpdate(ctx, storage.Key{Name: name}, nil, func(cur runtime.Object) (runtime.Object, error) {
+		svc := cur.(*apiregistrationv1.APIService)
+		for _, c := range svc.Status.Conditions {
+			if c.Type == cond.Type && c.Status == cond.Status && c.Reason == cond.Reason && c.Message == cond.Message {
+				return nil, errUnchanged
+			}
+		}
+		next := svc.DeepCopy()
+		helper.SetAPIServiceCondition(next, cond)
+		return next, nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
+		a.cfg.Logger.Warn("writing an APIService's status", "name", name, "err", err)
+	}
+}
+
+var errUnchanged = errors.New("unchanged")

@@ -1,0 +1,83 @@
+package metricsapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/pipeline/trace"
+)
+
+func TestServer(t *testing.T) {
+	bus := trace.NewBus(trace.Config{})
+	counts := map[string]map[string]int{"team-a": {"pods": 2, "configmaps": 1}}
+	s, err := Start(Config{Traces: bus, Count: func(context.Context) (map[string]map[string]int, error) { return counts, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+
+	get := func(path, token, user string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.URL()+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if user != "" {
+			req.Header.Set("X-Remote-User", user)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body json.RawMessage
+		json.NewDecoder(resp.Body).Decode(&body)
+		return resp, body
+	}
+	t.Run("ErrUntrusted", func(t *testing.T) {
+		for _, c := range []struct{ token, user string }{{"", "alice"}, {"wrong", "alice"}, {s.Token(), ""}} {
+			if resp, _ := get("/apis/metrics.k8s.io/v1beta1", c.token, c.user); resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("token %q user %q: %d", c.token, c.user, resp.StatusCode)
+			}
+		}
+	})
+	t.Run("OK", func(t *testing.T) {
+		for range 3 {
+			bus.Publish(pipeline.Trace{Namespace: "team-b", Verb: "list", Time: time.Now()})
+		}
+		bus.Publish(pipeline.Trace{Namespace: "team-a", Verb: "create", Time: time.Now().Add(-2 * Window)}) // too old
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			resp, body := get("/apis/metrics.k8s.io/v1beta1/namespacemetrics/team-b", s.Token(), "alice")
+			var m NamespaceMetrics
+			json.Unmarshal(body, &m)
+			if resp.StatusCode == http.StatusOK && m.Requests.ByVerb["list"] == 3 {
+				if resp.Header.Get(ServedForHeader) != "alice" {
+					t.Fatalf("served for %q", resp.Header.Get(ServedForHeader))
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("team-b: %d %s", resp.StatusCode, body)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		_, body := get("/apis/metrics.k8s.io/v1beta1/namespacemetrics/team-a", s.Token(), "alice")
+		var a NamespaceMetrics
+		if err := json.Unmarshal(body, &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.Objects["pods"] != 2 || a.Objects["configmaps"] != 1 || a.Requests.Total != 0 {
+			t.Fatalf("team-a: %s", body)
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		if resp, _ := get("/apis/metrics.k8s.io/v1beta1/namespacemetrics/nobody", s.Token(), "alice"); resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("%d", resp.StatusCode)
+		}
+	})
+}
