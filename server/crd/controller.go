@@ -51,7 +51,7 @@ func (x *Extensions) Start(cfg Config) error {
 		return errors.New("crd: the API does not serve customresourcedefinitions")
 	}
 	for _, g := range cfg.API.Registry().Groups() {
-		x.reserve(g.Name)
+		x.Reserve(g.Name)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -9,7 +9,6 @@ package crd
 import (
 	"context"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/kubelab/kubelab/server/kubeapi"
 )
@@ -61,8 +61,9 @@ func (x *Extensions) Resources() []*kubeapi.Resource {
 	}}
 }
 
-// reserve marks groups as the API server's own.
-func (x *Extensions) reserve(groups ...string) {
+// Reserve marks groups as the API server's own (or handed by it to
+// another server), which no CRD may take.
+func (x *Extensions) Reserve(groups ...string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, g := range groups {
@@ -140,61 +141,8 @@ func servedVersions(crd *apiextensionsv1.CustomResourceDefinition) []apiextensio
 			out = append(out, v)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return compareKubeVersion(out[i].Name, out[j].Name) > 0 })
+	sort.SliceStable(out, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(out[i].Name, out[j].Name) > 0 })
 	return out
-}
-
-// compareKubeVersion orders versions as kube does: GA over beta over alpha,
-// higher numbers first, and anything else last, alphabetically.
-func compareKubeVersion(a, b string) int {
-	ra, rb := versionRank(a), versionRank(b)
-	for i := range ra {
-		if ra[i] != rb[i] {
-			if ra[i] > rb[i] {
-				return 1
-			}
-			return -1
-		}
-	}
-	return -strings.Compare(a, b)
-}
-
-// versionRank is (stability, major, minor) for "v<major>[alpha|beta<minor>]".
-func versionRank(v string) [3]int {
-	if !strings.HasPrefix(v, "v") {
-		return [3]int{}
-	}
-	rest := v[1:]
-	major, n := leadingInt(rest)
-	if n == 0 {
-		return [3]int{}
-	}
-	rest = rest[n:]
-	stab := 3
-	switch {
-	case rest == "":
-		return [3]int{stab, major, 0}
-	case strings.HasPrefix(rest, "beta"):
-		stab, rest = 2, rest[4:]
-	case strings.HasPrefix(rest, "alpha"):
-		stab, rest = 1, rest[5:]
-	default:
-		return [3]int{}
-	}
-	minor, m := leadingInt(rest)
-	if m == 0 || m != len(rest) {
-		return [3]int{}
-	}
-	return [3]int{stab, major, minor}
-}
-
-func leadingInt(s string) (int, int) {
-	n, i := 0, 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		n = n*10 + int(s[i]-'0')
-		i++
-	}
-	return n, i
 }
 
 // gvr is a CRD version's resource.

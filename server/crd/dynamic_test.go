@@ -104,7 +104,10 @@ func TestDynamicInformer(t *testing.T) {
 		DeleteFunc: func(obj any) { events <- "delete " + name(obj) },
 	})
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	defer func() {
+		cancel() // the informer stops on ctx, and Shutdown waits for it
+		factory.Shutdown()
+	}()
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		t.Fatal("informer never synced")
 	}

@@ -262,3 +262,32 @@ func TestInvalidCRDs(t *testing.T) {
 		})
 	}
 }
+
+// TestCRDVersions: every served version is discovered, the preferred one
+// first, and an object reads as the version asked for (the "None"
+// conversion); the status records the storage version.
+func TestCRDVersions(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	v1beta1 := "  - name: v1beta1\n    served: true\n    storage: false\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n"
+	doc := strings.Replace(widgetsCRD, "  versions:\n", "  versions:\n"+v1beta1, 1)
+	applyCRD(t, lab, doc)
+	var group struct {
+		PreferredVersion struct{ Version string }
+		Versions         []struct{ Version string }
+	}
+	if err := json.Unmarshal([]byte(mustKubectl(t, lab, "", "get", "--raw", "/apis/lab.example.com")), &group); err != nil {
+		t.Fatal(err)
+	}
+	if group.PreferredVersion.Version != "v1" || len(group.Versions) != 2 || group.Versions[1].Version != "v1beta1" {
+		t.Fatalf("group discovery: %+v", group)
+	}
+	mustKubectl(t, lab, "apiVersion: lab.example.com/v1beta1\nkind: Widget\nmetadata:\n  name: old\n  namespace: internals-demo\nspec:\n  size: 1\n", "create", "-f", "-")
+	for _, v := range []string{"v1", "v1beta1"} {
+		if out := mustKubectl(t, lab, "", "get", "widgets."+v+".lab.example.com", "old", "-n", "internals-demo", "-o", "jsonpath={.apiVersion}"); out != "lab.example.com/"+v {
+			t.Fatalf("read through %s: apiVersion %q", v, out)
+		}
+	}
+	if out := mustKubectl(t, lab, "", "get", "crd", "widgets.lab.example.com", "-o", "jsonpath={.status.storedVersions}"); out != `["v1"]` {
+		t.Fatalf("storedVersions %s", out)
+	}
+}
