@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
@@ -122,7 +123,13 @@ func patchType(contentType string) (types.PatchType, error) {
 // apiVersion and kind, and the object of the URL.
 func (r *request) appliedObject(body []byte) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{Object: map[string]any{}}
-	if err := yaml.Unmarshal(body, &u.Object); err != nil {
+	j, err := yaml.YAMLToJSON(body)
+	if err == nil {
+		// apimachinery's json keeps integers int64, as a custom resource's
+		// schema (and CEL) expects; encoding/json would make them float64.
+		err = utiljson.Unmarshal(j, &u.Object)
+	}
+	if err != nil {
 		return nil, apierrors.NewBadRequest("error decoding YAML: " + err.Error())
 	}
 	gvk := u.GroupVersionKind()
