@@ -50,6 +50,9 @@ spec:
             type: object
             description: What the widget should be.
             required: [size]
+            x-kubernetes-validations:
+            - rule: "self.color != 'red' || self.size <= 10"
+              message: red widgets are at most 10 big
             properties:
               size:
                 type: integer
@@ -197,6 +200,10 @@ func TestCRDWithKubectl(t *testing.T) {
 	}
 	if out := etcdctl(t, lab, "get", "/registry/lab.example.com/widgets/internals-demo/w2", "--keys-only"); strings.TrimSpace(out) != "" {
 		t.Fatalf("an invalid widget was written: %s", out)
+	}
+	bigRed := "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: w2\n  namespace: internals-demo\nspec:\n  size: 11\n  color: red\n"
+	if _, stderr, err = kubectl(t, lab, bigRed, "apply", "-f", "-"); err == nil || !strings.Contains(stderr, "spec: Invalid value") || !strings.Contains(stderr, "red widgets are at most 10 big") {
+		t.Fatalf("a widget against the CEL rule: err %v\n%s", err, stderr)
 	}
 
 	// Status subresource: the main resource cannot change status.

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
 	"github.com/kubelab/kubelab/server/kubeapi"
 )
@@ -76,19 +78,33 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 			defaulting.Default(u.Object, s)
 		}
 	}
+	var rules *cel.Validator
+	if s != nil {
+		// x-kubernetes-validations: CEL rules, compiled once per row.
+		rules = cel.NewValidator(s, true, celconfig.PerCallLimit)
+	}
 	res.Validate = func(obj, old runtime.Object) field.ErrorList {
 		u := obj.(*unstructured.Unstructured)
+		var oldObj map[string]any
+		if old != nil {
+			oldObj = old.(*unstructured.Unstructured).Object
+		}
 		var errs field.ErrorList
 		if s != nil {
 			errs = append(errs, objectmeta.Validate(context.Background(), nil, u.Object, s, true)...)
 		}
-		if validator == nil {
-			return errs
+		if validator != nil {
+			if old == nil {
+				errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u.Object, validator)...)
+			} else {
+				errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(nil, u.Object, oldObj, validator)...)
+			}
 		}
-		if old == nil {
-			return append(errs, apiservervalidation.ValidateCustomResource(nil, u.Object, validator)...)
+		if rules != nil && len(errs) == 0 {
+			celErrs, _ := rules.Validate(context.Background(), nil, s, u.Object, oldObj, celconfig.RuntimeCELCostBudget)
+			errs = append(errs, celErrs...)
 		}
-		return append(errs, apiservervalidation.ValidateCustomResourceUpdate(nil, u.Object, old.(*unstructured.Unstructured).Object, validator)...)
+		return errs
 	}
 	return res, nil
 }
