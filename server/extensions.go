@@ -2,9 +2,10 @@ package server
 
 import (
 	"context"
+	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
@@ -39,7 +40,7 @@ func (x *extensions) Resources() []*kubeapi.Resource { return x.crds.Resources()
 // when shutdown begins, before the API's stores do.
 func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) (err error) {
 	x := s.extensions
-	if x.metrics, err = metricsapi.Start(metricsapi.Config{Count: countObjects(api), Traces: s.traces, Logger: s.log}); err != nil {
+	if x.metrics, err = metricsapi.Start(metricsapi.Config{Count: countObjects(api, s.etcd.Client()), Traces: s.traces, Logger: s.log}); err != nil {
 		return err
 	}
 	s.OnShutdown(x.metrics.Stop)
@@ -74,33 +75,33 @@ func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) (err e
 	return nil
 }
 
-// countObjects counts every namespaced resource's objects by namespace,
-// from the watch caches: what the metrics server scrapes.
-func countObjects(api *kubeapi.API) metricsapi.Counter {
+// countObjects counts every namespaced resource's objects by namespace
+// from their etcd keys alone (/registry/<resource>/<namespace>/<name>),
+// without reading or decoding a value: what the metrics server scrapes.
+func countObjects(api *kubeapi.API, client *clientv3.Client) metricsapi.Counter {
 	return func(ctx context.Context) (map[string]map[string]int, error) {
 		out := map[string]map[string]int{}
+		seen := map[string]bool{} // a CRD's versions share one prefix
 		for _, r := range api.Registry().All() {
-			if !r.Namespaced {
+			prefix := storage.ResourcePrefix(r.GroupResource(), r.Custom || r.GroupInKey) + "/"
+			if !r.Namespaced || r.Review != nil || seen[prefix] {
 				continue
 			}
-			store, ok := api.Store(r.GroupVersion.WithResource(r.Name))
-			if !ok {
-				continue
-			}
-			list, err := store.List(ctx, storage.ListOptions{ResourceVersion: "0"})
+			seen[prefix] = true
+			resp, err := client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 			if err != nil {
 				return nil, err
 			}
 			name := r.GroupResource().String()
-			for _, obj := range list.Items {
-				m, err := meta.Accessor(obj)
-				if err != nil {
+			for _, kv := range resp.Kvs {
+				ns, _, ok := strings.Cut(strings.TrimPrefix(string(kv.Key), prefix), "/")
+				if !ok {
 					continue
 				}
-				if out[m.GetNamespace()] == nil {
-					out[m.GetNamespace()] = map[string]int{}
+				if out[ns] == nil {
+					out[ns] = map[string]int{}
 				}
-				out[m.GetNamespace()][name]++
+				out[ns][name]++
 			}
 		}
 		return out, nil

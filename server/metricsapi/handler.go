@@ -45,7 +45,7 @@ func (s *Server) handler() http.Handler {
 		case len(parts) == 1 && parts[0] == resource.Name:
 			s.list(w, r)
 		case len(parts) == 2 && parts[0] == resource.Name:
-			for _, m := range s.snapshot() {
+			for _, m := range s.snapshot(r.Context()) {
 				if m.Name == parts[1] {
 					write(w, &m)
 					return
@@ -59,7 +59,7 @@ func (s *Server) handler() http.Handler {
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	items := s.snapshot()
+	items := s.snapshot(r.Context())
 	if !strings.Contains(r.Header.Get("Accept"), "as=Table") {
 		write(w, &NamespaceMetricsList{TypeMeta: metav1.TypeMeta{APIVersion: GroupVersion.String(), Kind: "NamespaceMetricsList"}, Items: items})
 		return

@@ -72,7 +72,8 @@ type Traces interface {
 type Config struct {
 	Count  Counter
 	Traces Traces
-	// Interval between scrapes of the object counts; 0 means 5 seconds.
+	// Interval is how old object counts may be before they are taken
+	// again; 0 means 5 seconds.
 	Interval time.Duration
 	Logger   *slog.Logger
 }
@@ -86,6 +87,7 @@ type Server struct {
 	stop  context.CancelFunc
 	done  sync.WaitGroup
 
+	scrapeMu sync.Mutex // one count at a time
 	mu       sync.RWMutex
 	counts   map[string]map[string]int
 	scraped  time.Time
@@ -115,12 +117,10 @@ func Start(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, token: hex.EncodeToString(tok), ln: ln, stop: cancel,
 		counts: map[string]map[string]int{}, requests: map[string][]request{}}
 	s.http = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
-	s.scrape(ctx)
 	if cfg.Traces != nil {
 		traces := cfg.Traces.Subscribe(ctx, func(t pipeline.Trace) bool { return t.Namespace != "" }, 1024)
 		s.done.Go(func() { s.follow(ctx, traces) })
 	}
-	s.done.Go(func() { s.scrapeLoop(ctx) })
 	s.done.Go(func() {
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			cfg.Logger.Error("metrics API server stopped", "err", err)
@@ -144,22 +144,19 @@ func (s *Server) Stop(ctx context.Context) {
 	s.done.Wait()
 }
 
-func (s *Server) scrapeLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.scrape(ctx)
-		}
-	}
-}
-
-// scrape takes the object counts, as metrics-server scrapes kubelets.
+// scrape takes the object counts, as metrics-server scrapes kubelets, but
+// only when asked for figures and the last counts are older than the
+// interval, so an idle class costs nothing.
 func (s *Server) scrape(ctx context.Context) {
 	if s.cfg.Count == nil {
+		return
+	}
+	s.scrapeMu.Lock()
+	defer s.scrapeMu.Unlock()
+	s.mu.RLock()
+	fresh := time.Since(s.scraped) < s.cfg.Interval
+	s.mu.RUnlock()
+	if fresh {
 		return
 	}
 	counts, err := s.cfg.Count(ctx)
@@ -202,7 +199,8 @@ func trim(rs []request, since time.Time) []request {
 }
 
 // snapshot is every namespace's figures now.
-func (s *Server) snapshot() []NamespaceMetrics {
+func (s *Server) snapshot(ctx context.Context) []NamespaceMetrics {
+	s.scrape(ctx)
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
