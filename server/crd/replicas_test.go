@@ -65,3 +65,19 @@ func TestCRDAcrossReplicas(t *testing.T) {
 		return ""
 	})
 }
+
+// TestNamespaceDeletionDeletesCustomResources: the namespace controller
+// empties a deleted namespace of custom resources too.
+func TestNamespaceDeletionDeletesCustomResources(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	applyCRD(t, lab, widgetsCRD)
+	mustKubectl(t, lab, "", "create", "namespace", "scratch")
+	mustKubectl(t, lab, "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: doomed\n  namespace: scratch\nspec:\n  size: 1\n", "create", "-f", "-")
+	mustKubectl(t, lab, "", "delete", "namespace", "scratch", "--wait=false")
+	eventually(t, "widget deleted with its namespace", func() string {
+		if out := etcdctl(t, lab, "get", "--prefix", "/registry/lab.example.com/widgets/scratch/", "--keys-only"); strings.TrimSpace(out) != "" {
+			return out
+		}
+		return ""
+	})
+}
