@@ -45,24 +45,6 @@ func defaultPod(obj runtime.Object) {
 	for i := range spec.Containers {
 		defaultContainer(&spec.Containers[i])
 	}
-	// DefaultTolerationSeconds admission: tolerate an unready node for 5 minutes.
-	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
-		if !hasToleration(spec.Tolerations, key) {
-			spec.Tolerations = append(spec.Tolerations, corev1.Toleration{
-				Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
-				TolerationSeconds: ptr.To[int64](300),
-			})
-		}
-	}
-}
-
-func hasToleration(ts []corev1.Toleration, key string) bool {
-	for _, t := range ts {
-		if t.Key == key {
-			return true
-		}
-	}
-	return false
 }
 
 func defaultContainer(c *corev1.Container) {
