@@ -98,9 +98,12 @@ func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
 	return corev1.PodQOSBurstable
 }
 
-func validatePod(obj, _ runtime.Object) field.ErrorList {
+func validatePod(obj, old runtime.Object) field.ErrorList {
 	pod := obj.(*corev1.Pod)
 	var errs field.ErrorList
+	if old != nil {
+		errs = validatePodUpdate(pod, old.(*corev1.Pod))
+	}
 	containers := field.NewPath("spec", "containers")
 	if len(pod.Spec.Containers) == 0 {
 		errs = append(errs, field.Required(containers, ""))
