@@ -297,3 +297,48 @@ func TestNewBankCatchesMistakes(t *testing.T) {
 		t.Error("two quizzes with one id accepted")
 	}
 }
+
+func TestExplain(t *testing.T) {
+	q := watchQuiz(t)
+	id := quiz.NewAttemptID(time.Now())
+	r, err := q.Grade([]quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}, {Question: "gone-410", Choice: "compacted-relist"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := q.Explain(id, r, quiz.Thai)
+	if e.ScoreGiven != 1 || e.ScoreMaximum != 5 || len(e.Questions) != 5 {
+		t.Fatalf("explained: %+v", e)
+	}
+	view := q.View(id, quiz.Thai)
+	for i, eq := range e.Questions {
+		qu := q.Questions[i]
+		if eq.Explanation != qu.Explanation.TH || eq.Proof.Href != qu.Proof.Href || eq.Proof.Label != qu.Proof.Label.TH {
+			t.Errorf("%s: explanation or proof not in Thai: %+v", qu.ID, eq)
+		}
+		for j, o := range eq.Options {
+			if o.ID != view.Questions[i].Options[j].ID {
+				t.Errorf("%s: options not in the attempt's order", qu.ID)
+			}
+			if o.Right != (o.ID == lessonAnswers[qu.ID]) {
+				t.Errorf("%s/%s: right=%v", qu.ID, o.ID, o.Right)
+			}
+		}
+	}
+	raw := e.Questions[slices.IndexFunc(e.Questions, func(x quiz.ExplainedQuestion) bool { return x.ID == "etcd-raw" })]
+	if raw.Correct || !raw.Answered || !slices.ContainsFunc(raw.Options, func(o quiz.ExplainedOption) bool { return o.ID == "encrypted" && o.Chosen && !o.Right }) {
+		t.Errorf("etcd-raw: %+v", raw)
+	}
+
+	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
+	r, err = spot.Grade([]quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}, {Line: 2, Reason: "polling"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := spot.Explain(id, r, quiz.English).Questions[0]
+	if es.ScoreGiven != 0 || len(es.Lines) != 8 || !es.Lines[3].MarkRight || es.Lines[1].MarkRight || es.Lines[1].Reason != "polling" || !es.Lines[5].Buggy || es.Lines[0].Buggy {
+		t.Errorf("spot-the-bug lines: %+v", es.Lines)
+	}
+	if len(es.Bugs) != 2 || !es.Bugs[0].Found || es.Bugs[1].Found || es.Bugs[1].Proof.Href != "/lesson#watch" {
+		t.Errorf("spot-the-bug bugs: %+v", es.Bugs)
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/openapi"
+	"github.com/kubelab/kubelab/server/quizhttp"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
@@ -180,6 +181,11 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	api.Install(s.echo)
 	docs.Register(s.echo)
+	// Before the pipeline, so its RBAC cache starts with the quiz's roles.
+	if err := quizhttp.Install(ctx, s.echo, quizhttp.Config{Client: s.etcd.Client(), API: api, Logger: s.log}); err != nil {
+		api.Stop()
+		return err
+	}
 	s.api = api
 	s.OnShutdown(func(context.Context) { api.Stop() })
 	p, err := s.buildPipeline(ctx, api)

@@ -1,0 +1,67 @@
+package quizhttp
+
+import "github.com/kubelab/kubelab/quiz"
+
+// ui is the pages' own wording, in each language.
+type ui struct {
+	Lang         string
+	QuizzesTitle string
+	Quizzes      string
+	Submit       string
+	YourScore    string
+	YourAttempts string
+	NoAttempts   string
+	Correct      string
+	Partly       string
+	Incorrect    string
+	NotAnswered  string
+	YourAnswer   string
+	RightAnswer  string
+	Why          string
+	SeeLive      string
+	TryAgain     string
+	Line         string
+	LineFine     string
+	YourMark     string
+	BugFound     string
+	BugMissed    string
+	WrongMark    string
+	Problems     string
+	Back         string
+	SignedInAs   string
+}
+
+var uiText = map[quiz.Lang]ui{
+	quiz.English: {
+		Lang: "en", QuizzesTitle: "Quizzes: API Server and etcd Watch", Quizzes: "All quizzes",
+		Submit: "Submit answers", YourScore: "Your score", YourAttempts: "Your attempts", NoAttempts: "Not attempted yet",
+		Correct: "Correct", Partly: "Partly right", Incorrect: "Not right", NotAnswered: "Not answered",
+		YourAnswer: "your answer", RightAnswer: "right answer", Why: "Why:", SeeLive: "See it live in the lesson",
+		TryAgain: "Try again", Line: "Line", LineFine: "— this line is fine —", YourMark: "your mark",
+		BugFound: "Found", BugMissed: "Missed", WrongMark: "not a bug, or not this reason",
+		Problems: "What is wrong", Back: "Back", SignedInAs: "Signed in as",
+	},
+	quiz.Thai: {
+		Lang: "th", QuizzesTitle: "แบบทดสอบ: API Server and etcd Watch", Quizzes: "แบบทดสอบทั้งหมด",
+		Submit: "ส่งคำตอบ", YourScore: "คะแนนของคุณ", YourAttempts: "การทำแบบทดสอบของคุณ", NoAttempts: "ยังไม่ได้ทำ",
+		Correct: "ถูกต้อง", Partly: "ถูกบางส่วน", Incorrect: "ยังไม่ถูก", NotAnswered: "ไม่ได้ตอบ",
+		YourAnswer: "คำตอบของคุณ", RightAnswer: "คำตอบที่ถูก", Why: "เพราะ:", SeeLive: "ดูแบบสด ๆ ในบทเรียน",
+		TryAgain: "ทำอีกครั้ง", Line: "บรรทัด", LineFine: "— บรรทัดนี้ไม่มีปัญหา —", YourMark: "ที่คุณทำเครื่องหมาย",
+		BugFound: "หาเจอ", BugMissed: "พลาด", WrongMark: "ไม่ใช่ bug หรือเหตุผลไม่ตรง",
+		Problems: "สิ่งที่ผิด", Back: "กลับ", SignedInAs: "เข้าสู่ระบบเป็น",
+	},
+}
+
+func uiFor(lang quiz.Lang) ui { return uiText[lang] }
+
+func (s ui) verdict(q quiz.ExplainedQuestion) string {
+	switch {
+	case !q.Answered:
+		return s.NotAnswered
+	case q.Correct:
+		return s.Correct
+	case q.ScoreGiven > 0:
+		return s.Partly
+	}
+	return s.Incorrect
+}
