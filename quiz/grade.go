@@ -102,7 +102,7 @@ func validateChoice(f string, qu *Question, a Answer) []Problem {
 		probs = append(probs, Problem{Field: f + ".marks", Type: ProblemInvalid, Detail: "question " + qu.ID + " is answered with a choice, not marks"})
 	}
 	if _, ok := qu.Option(a.Choice); !ok {
-		detail := "question " + qu.ID + " has no option " + fmt.Sprintf("%q", a.Choice)
+		detail := "question " + qu.ID + " offers " + offered(qu)
 		typ := ProblemNotFound
 		if a.Choice == "" {
 			typ, detail = ProblemRequired, "pick one of question "+qu.ID+"'s options"
@@ -129,10 +129,21 @@ func validateMarks(f string, qu *Question, a Answer) []Problem {
 		}
 		marked[m.Line] = true
 		if _, ok := qu.Option(m.Reason); !ok {
-			probs = append(probs, Problem{Field: mf + ".reason", Value: m.Reason, Type: ProblemNotFound, Detail: fmt.Sprintf("question %s offers no reason %q", qu.ID, m.Reason)})
+			probs = append(probs, Problem{Field: mf + ".reason", Value: m.Reason, Type: ProblemNotFound, Detail: "question " + qu.ID + " offers the reasons " + offered(qu)})
 		}
 	}
 	return probs
+}
+
+// offered lists a question's option ids in alphabetical order: the bank's
+// own order could tell the right one.
+func offered(qu *Question) string {
+	ids := make([]string, len(qu.Options))
+	for i, o := range qu.Options {
+		ids[i] = o.ID
+	}
+	slices.Sort(ids)
+	return strings.Join(ids, ", ")
 }
 
 // Result is a graded submission: the score in the shape of an LTI score,

@@ -1,6 +1,11 @@
 package quizhttp
 
-import "github.com/kubelab/kubelab/quiz"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/kubelab/kubelab/quiz"
+)
 
 // ui is the pages' own wording, in each language.
 type ui struct {
@@ -36,7 +41,7 @@ var uiText = map[quiz.Lang]ui{
 		Lang: "en", QuizzesTitle: "Quizzes: API Server and etcd Watch", Quizzes: "All quizzes",
 		Submit: "Submit answers", YourScore: "Your score", YourAttempts: "Your attempts", NoAttempts: "Not attempted yet",
 		Correct: "Correct", Partly: "Partly right", Incorrect: "Not right", NotAnswered: "Not answered",
-		YourAnswer: "your answer", RightAnswer: "right answer", Why: "Why:", SeeLive: "See it live in the lesson",
+		YourAnswer: "your answer", RightAnswer: "right answer", Why: "Why:", SeeLive: "Proof in the lesson",
 		TryAgain: "Try again", Line: "Line", LineFine: "— this line is fine —", YourMark: "your mark",
 		BugFound: "Found", BugMissed: "Missed", WrongMark: "not a bug, or not this reason",
 		Problems: "What is wrong", Back: "Back", SignedInAs: "Signed in as",
@@ -45,7 +50,7 @@ var uiText = map[quiz.Lang]ui{
 		Lang: "th", QuizzesTitle: "แบบทดสอบ: API Server and etcd Watch", Quizzes: "แบบทดสอบทั้งหมด",
 		Submit: "ส่งคำตอบ", YourScore: "คะแนนของคุณ", YourAttempts: "การทำแบบทดสอบของคุณ", NoAttempts: "ยังไม่ได้ทำ",
 		Correct: "ถูกต้อง", Partly: "ถูกบางส่วน", Incorrect: "ยังไม่ถูก", NotAnswered: "ไม่ได้ตอบ",
-		YourAnswer: "คำตอบของคุณ", RightAnswer: "คำตอบที่ถูก", Why: "เพราะ:", SeeLive: "ดูแบบสด ๆ ในบทเรียน",
+		YourAnswer: "คำตอบของคุณ", RightAnswer: "คำตอบที่ถูก", Why: "เพราะ:", SeeLive: "หลักฐานในบทเรียน",
 		TryAgain: "ทำอีกครั้ง", Line: "บรรทัด", LineFine: "— บรรทัดนี้ไม่มีปัญหา —", YourMark: "ที่คุณทำเครื่องหมาย",
 		BugFound: "หาเจอ", BugMissed: "พลาด", WrongMark: "ไม่ใช่ bug หรือเหตุผลไม่ตรง",
 		Problems: "สิ่งที่ผิด", Back: "กลับ", SignedInAs: "เข้าสู่ระบบเป็น",
@@ -64,4 +69,13 @@ func (s ui) verdict(q quiz.ExplainedQuestion) string {
 		return s.Partly
 	}
 	return s.Incorrect
+}
+
+// lines lists line numbers for a person: "3, 6".
+func lines(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ", ")
 }
