@@ -91,7 +91,12 @@ func (h *handlers) submitPage(c echo.Context) error {
 		return h.pageError(c, err, back)
 	}
 	lang := langOf(c)
-	a, err := h.submit(r.Context(), userOf(c), q, r.PostForm.Get("attempt"), lang, answers)
+	id := r.PostForm.Get("attempt")
+	a, err := h.submit(r.Context(), userOf(c), q, id, lang, answers)
+	if apierrors.IsAlreadyExists(err) {
+		// Sent twice (a reload, the back button): the first one's result.
+		back = "/quiz/" + q.ID + "/attempts/" + id
+	}
 	if err != nil {
 		return h.pageError(c, err, back)
 	}
@@ -169,11 +174,14 @@ func (h *handlers) pageError(c echo.Context, err error, back string) error {
 			problems = append(problems, cause.Field+": "+cause.Message)
 		}
 	}
-	title := http.StatusText(int(status.Code))
+	s := uiFor(langOf(c))
+	title, ok := s.Errors[int(status.Code)]
+	if !ok {
+		title = http.StatusText(int(status.Code))
+	}
 	message := status.Message
 	if len(problems) > 0 {
-		message = fmt.Sprintf("The answers to %q could not be graded; nothing was saved.", status.Details.Name)
+		message = s.NotGraded
 	}
-	s := uiFor(langOf(c))
 	return h.render(c, int(status.Code), title, errorView(title, message, problems, back, s))
 }

@@ -123,9 +123,9 @@ func TestTakeQuizInThai(t *testing.T) {
 		}
 	}
 	// A reload of the POST does not store the attempt twice.
-	resp, _ = alice.postForm("/quiz/"+quiz.WatchQuizID+"?lang=th", form)
-	if resp.StatusCode != http.StatusConflict {
-		t.Errorf("resubmitted: HTTP %d, want 409", resp.StatusCode)
+	resp, body = alice.postForm("/quiz/"+quiz.WatchQuizID+"?lang=th", form)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "ส่งคำตอบของรอบนี้ไปแล้ว") || !strings.Contains(body, `href="`+loc+`"`) {
+		t.Errorf("resubmitted: HTTP %d, want 409 in Thai with a link to the result: %s", resp.StatusCode, body)
 	}
 	if n := storedAttempts(t, lab); n != 1 {
 		t.Errorf("%d attempts stored, want 1", n)

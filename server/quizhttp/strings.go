@@ -34,6 +34,9 @@ type ui struct {
 	Problems     string
 	Back         string
 	SignedInAs   string
+	NotGraded    string
+	// Errors titles an error page by its HTTP status.
+	Errors map[int]string
 }
 
 var uiText = map[quiz.Lang]ui{
@@ -45,6 +48,12 @@ var uiText = map[quiz.Lang]ui{
 		TryAgain: "Try again", Line: "Line", LineFine: "— this line is fine —", YourMark: "your mark",
 		BugFound: "Found", BugMissed: "Missed", WrongMark: "not a bug, or not this reason",
 		Problems: "What is wrong", Back: "Back", SignedInAs: "Signed in as",
+		NotGraded: "These answers could not be graded, and nothing was saved.",
+		Errors: map[int]string{
+			400: "The answers could not be read", 403: "Not allowed", 404: "Not found",
+			409: "This attempt was already submitted", 413: "Too much to submit", 422: "Some answers are not valid",
+			500: "Something went wrong",
+		},
 	},
 	quiz.Thai: {
 		Lang: "th", QuizzesTitle: "แบบทดสอบ: API Server and etcd Watch", Quizzes: "แบบทดสอบทั้งหมด",
@@ -54,6 +63,12 @@ var uiText = map[quiz.Lang]ui{
 		TryAgain: "ทำอีกครั้ง", Line: "บรรทัด", LineFine: "— บรรทัดนี้ไม่มีปัญหา —", YourMark: "ที่คุณทำเครื่องหมาย",
 		BugFound: "หาเจอ", BugMissed: "พลาด", WrongMark: "ไม่ใช่ bug หรือเหตุผลไม่ตรง",
 		Problems: "สิ่งที่ผิด", Back: "กลับ", SignedInAs: "เข้าสู่ระบบเป็น",
+		NotGraded: "ตรวจคำตอบชุดนี้ไม่ได้ และไม่มีอะไรถูกบันทึก",
+		Errors: map[int]string{
+			400: "อ่านคำตอบไม่ได้", 403: "ไม่ได้รับอนุญาต", 404: "ไม่พบ",
+			409: "ส่งคำตอบของรอบนี้ไปแล้ว", 413: "ข้อมูลที่ส่งมาใหญ่เกินไป", 422: "มีคำตอบที่ไม่ถูกต้องตามรูปแบบ",
+			500: "เกิดข้อผิดพลาด",
+		},
 	},
 }
 
