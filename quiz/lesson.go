@@ -2,7 +2,6 @@ package quiz
 
 // Anchors of the lesson page that prove each answer live.
 const (
-	anchorRequestPath     = "/lesson#request-path"
 	anchorResourceVersion = "/lesson#resource-version"
 	anchorWatch           = "/lesson#watch"
 	anchorGone            = "/lesson#gone"
