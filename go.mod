@@ -3,6 +3,7 @@ module github.com/kubelab/kubelab
 go 1.26.0
 
 require (
+	github.com/a-h/templ v0.3.1100
 	github.com/google/gnostic-models v0.7.0
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/peterbourgon/ff/v3 v3.4.0
@@ -26,7 +27,6 @@ require (
 
 require (
 	github.com/NYTimes/gziphandler v1.1.1 // indirect
-	github.com/a-h/templ v0.3.1100 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
