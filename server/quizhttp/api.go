@@ -69,6 +69,8 @@ func (h *handlers) apiView(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// Each GET is a new attempt; a cached one would be submitted twice.
+	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, q.View(quiz.NewAttemptID(h.now()), langOf(c)))
 }
 
