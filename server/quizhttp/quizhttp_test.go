@@ -225,3 +225,20 @@ func formValues(attempt string, kv ...string) url.Values {
 	}
 	return v
 }
+
+// A name a spreadsheet would run as a formula is exported as text.
+func TestCSVDoesNotExportFormulas(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	mallory := student(t, lab, "=HYPERLINK(\"http://evil.example\")", "a")
+	if resp, body := mallory.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", quizhttp.AttemptRequest{}); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+	}
+	_, body := grader(t, lab).get(quizhttp.GraderPath + "/results.csv")
+	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("csv: %q, %v", rows, err)
+	}
+	if rows[1][1] != `'=HYPERLINK("http://evil.example")` {
+		t.Errorf("student cell %q", rows[1][1])
+	}
+}
