@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server/quizhttp"
 )
@@ -177,5 +178,31 @@ func TestSpotTheBugForm(t *testing.T) {
 				t.Errorf("%v: no link %s", c.marks, href)
 			}
 		}
+	}
+}
+
+// TestBrowserSession: a student's browser, signed in with the session
+// cookie, takes a quiz and sees the result as theirs.
+func TestBrowserSession(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	s := student(t, lab, "alice-7f3a", "a")
+	cookie := authn.SessionCookie + "=" + s.token
+	browser := as{t: t, lab: lab}
+	resp, page := browser.do("GET", "/quiz/"+quiz.WatchQuizID, "", nil, "Cookie", cookie)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("HTTP %d: %s", resp.StatusCode, page)
+	}
+	attempt, _ := formOf(t, page)
+	form := formValues(attempt, "q:etcd-raw", "protobuf")
+	resp, body := browser.postForm("/quiz/"+quiz.WatchQuizID, form, "Cookie", cookie, "Sec-Fetch-Site", "same-origin", "Origin", lab.URL())
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("submit: HTTP %d: %s", resp.StatusCode, body)
+	}
+	if _, body := browser.do("GET", "/quiz", "", nil, "Cookie", cookie); !strings.Contains(body, "alice-7f3a") || !strings.Contains(body, attempt) {
+		t.Errorf("the list is not alice's: %s", body)
+	}
+	_, body = grader(t, lab).get(quizhttp.GraderPath + "/results?student=alice-7f3a")
+	if !strings.Contains(body, attempt) || !strings.Contains(body, `"class":"a"`) {
+		t.Errorf("the grader does not see alice's attempt: %s", body)
 	}
 }
