@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
@@ -38,11 +39,23 @@ type AttemptRequest struct {
 }
 
 func (h *handlers) routeAPI(e *echo.Echo) {
-	e.GET(QuizzesPath, h.apiList)
-	e.GET(QuizzesPath+"/:quiz", h.apiView)
-	e.POST(QuizzesPath+"/:quiz/attempts", h.apiSubmit)
-	e.GET(QuizzesPath+"/:quiz/attempts", h.apiAttempts)
-	e.GET(QuizzesPath+"/:quiz/attempts/:attempt", h.apiAttempt)
+	g := e.Group(QuizzesPath, h.signedIn)
+	g.GET("", h.apiList)
+	g.GET("/:quiz", h.apiView)
+	g.POST("/:quiz/attempts", h.apiSubmit)
+	g.GET("/:quiz/attempts", h.apiAttempts)
+	g.GET("/:quiz/attempts/:attempt", h.apiAttempt)
+}
+
+// signedIn refuses anonymous users when sign-in is required: an attempt
+// is always somebody's.
+func (h *handlers) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if h.signIn && userOf(c).IsAnonymous() {
+			return apierrors.NewUnauthorized("sign in to take a quiz: join the class at /signin, or send your bearer token")
+		}
+		return next(c)
+	}
 }
 
 func (h *handlers) apiList(c echo.Context) error {

@@ -31,7 +31,7 @@ func TestSiteLayout(t *testing.T) {
 			return err
 		})
 	}
-	err := quizhttp.Install(context.Background(), e, quizhttp.Config{Client: storagetest.StartEtcd(t).Client(), Layout: site})
+	err := quizhttp.Install(e, quizhttp.Config{Client: storagetest.StartEtcd(t).Client(), Layout: site})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestSiteLayout(t *testing.T) {
 }
 
 func TestInstallNeedsStorage(t *testing.T) {
-	if err := quizhttp.Install(context.Background(), echo.New(), quizhttp.Config{}); err == nil {
+	if err := quizhttp.Install(echo.New(), quizhttp.Config{}); err == nil {
 		t.Error("installed with nowhere to keep attempts")
 	}
 }

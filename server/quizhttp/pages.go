@@ -19,10 +19,23 @@ import (
 )
 
 func (h *handlers) routePages(e *echo.Echo) {
-	e.GET("/quiz", h.listPage)
-	e.GET("/quiz/:quiz", h.quizPage)
-	e.POST("/quiz/:quiz", h.submitPage)
-	e.GET("/quiz/:quiz/attempts/:attempt", h.resultPage)
+	g := e.Group("/quiz", h.signedInPage)
+	g.GET("", h.listPage)
+	g.GET("/:quiz", h.quizPage)
+	g.POST("/:quiz", h.submitPage)
+	g.GET("/:quiz/attempts/:attempt", h.resultPage)
+}
+
+// signedInPage: the front door already sends an anonymous browser's
+// page views to sign in; this catches the rest (a form posted after the
+// session expired) with a page that says so.
+func (h *handlers) signedInPage(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if h.signIn && userOf(c).IsAnonymous() {
+			return h.pageError(c, apierrors.NewUnauthorized(uiFor(langOf(c)).SignIn), "/signin")
+		}
+		return next(c)
+	}
 }
 
 // render writes a page in the layout; the one way pages are written.

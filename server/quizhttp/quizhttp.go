@@ -9,7 +9,6 @@
 package quizhttp
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -24,7 +23,6 @@ import (
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/quiz/etcdstore"
-	"github.com/kubelab/kubelab/server/kubeapi"
 )
 
 // ClassGroupPrefix marks the group that names a student's class: a
@@ -42,9 +40,10 @@ type Layout func(title, lang string, body templ.Component) templ.Component
 type Config struct {
 	// Client is the etcd client attempts are stored with.
 	Client *clientv3.Client
-	// API provides the RBAC stores the quiz's roles are kept in; nil
-	// installs no roles (a test that authorizes otherwise).
-	API *kubeapi.API
+	// RequireSignIn refuses anonymous users (classroom mode, where
+	// everyone takes quizzes as themselves); off, the anonymous local user
+	// takes them as system:anonymous.
+	RequireSignIn bool
 	// Bank is the quizzes offered; nil is the lesson's.
 	Bank *quiz.Bank
 	// Store overrides where attempts are kept; nil keeps them in etcd
@@ -58,6 +57,7 @@ type Config struct {
 }
 
 type handlers struct {
+	signIn bool
 	bank   *quiz.Bank
 	store  quiz.Store
 	layout Layout
@@ -66,10 +66,11 @@ type handlers struct {
 	csrf   *http.CrossOriginProtection
 }
 
-// Install ensures the quiz's RBAC roles exist and routes the quiz pages,
-// the quiz API and the grader endpoint on e.
-func Install(ctx context.Context, e *echo.Echo, cfg Config) error {
-	h := &handlers{bank: cfg.Bank, store: cfg.Store, layout: cfg.Layout, log: cfg.Logger, now: cfg.Now,
+// Install routes the quiz pages, the quiz API and the grader endpoint on
+// e. The front door has authenticated every request; these handlers decide
+// what each user may do.
+func Install(e *echo.Echo, cfg Config) error {
+	h := &handlers{signIn: cfg.RequireSignIn, bank: cfg.Bank, store: cfg.Store, layout: cfg.Layout, log: cfg.Logger, now: cfg.Now,
 		csrf: http.NewCrossOriginProtection()}
 	if h.bank == nil {
 		h.bank = quiz.Lesson()
@@ -88,11 +89,6 @@ func Install(ctx context.Context, e *echo.Echo, cfg Config) error {
 	}
 	if h.now == nil {
 		h.now = time.Now
-	}
-	if cfg.API != nil {
-		if err := ensureRBAC(ctx, cfg.API); err != nil {
-			return fmt.Errorf("quiz roles: %w", err)
-		}
 	}
 	h.routePages(e)
 	h.routeAPI(e)

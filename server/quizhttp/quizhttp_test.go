@@ -69,8 +69,8 @@ func TestGraderAuth(t *testing.T) {
 	}
 }
 
-// A student bound to the grader's role by mistake still cannot grade.
-func TestGraderRefusesStudentsEvenIfBound(t *testing.T) {
+// A student put in the graders' group by mistake still cannot grade.
+func TestGraderRefusesStudentsInTheGraderGroup(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	alice := mint(t, lab, "alice", classroom.StudentGroup, classroom.GraderGroup)
 	resp, body := alice.get(quizhttp.GraderPath + "/results")

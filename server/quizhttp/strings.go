@@ -35,6 +35,7 @@ type ui struct {
 	Back         string
 	SignedInAs   string
 	NotGraded    string
+	SignIn       string
 	// Errors titles an error page by its HTTP status.
 	Errors map[int]string
 }
@@ -49,8 +50,9 @@ var uiText = map[quiz.Lang]ui{
 		BugFound: "Found", BugMissed: "Missed", WrongMark: "not a bug, or not this reason",
 		Problems: "What is wrong", Back: "Back", SignedInAs: "Signed in as",
 		NotGraded: "These answers could not be graded, and nothing was saved.",
+		SignIn:    "Sign in to take a quiz: your session may have expired. Nothing was saved.",
 		Errors: map[int]string{
-			400: "The answers could not be read", 403: "Not allowed", 404: "Not found",
+			400: "The answers could not be read", 401: "Please sign in", 403: "Not allowed", 404: "Not found",
 			409: "This attempt was already submitted", 413: "Too much to submit", 422: "Some answers are not valid",
 			500: "Something went wrong",
 		},
@@ -64,8 +66,9 @@ var uiText = map[quiz.Lang]ui{
 		BugFound: "หาเจอ", BugMissed: "พลาด", WrongMark: "ไม่ใช่ bug หรือเหตุผลไม่ตรง",
 		Problems: "สิ่งที่ผิด", Back: "กลับ", SignedInAs: "เข้าสู่ระบบเป็น",
 		NotGraded: "ตรวจคำตอบชุดนี้ไม่ได้ และไม่มีอะไรถูกบันทึก",
+		SignIn:    "เข้าสู่ระบบก่อนทำแบบทดสอบ: session ของคุณอาจหมดอายุแล้ว ไม่มีอะไรถูกบันทึก",
 		Errors: map[int]string{
-			400: "อ่านคำตอบไม่ได้", 403: "ไม่ได้รับอนุญาต", 404: "ไม่พบ",
+			400: "อ่านคำตอบไม่ได้", 401: "กรุณาเข้าสู่ระบบ", 403: "ไม่ได้รับอนุญาต", 404: "ไม่พบ",
 			409: "ส่งคำตอบของรอบนี้ไปแล้ว", 413: "ข้อมูลที่ส่งมาใหญ่เกินไป", 422: "มีคำตอบที่ไม่ถูกต้องตามรูปแบบ",
 			500: "เกิดข้อผิดพลาด",
 		},
