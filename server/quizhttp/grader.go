@@ -77,8 +77,7 @@ func (h *handlers) routeGrader(e *echo.Echo) {
 }
 
 // graderOnly: no token is 401, a token of anyone who may not grade
-// (students above all) is 403. The front door's RBAC check comes first;
-// this one holds even if someone binds students to the grader's role.
+// (students above all, whatever other groups they are in) is 403.
 func (h *handlers) graderOnly(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := userOf(c)
