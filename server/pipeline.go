@@ -93,7 +93,7 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 		Authn: s.authn,
 		Authz: s.authz,
 		Admission: &admission.Chain{
-			Mutating:   []admission.MutatingPlugin{admission.NewNamespaceLifecycle(nsCache), admission.ServiceAccount{}},
+			Mutating:   []admission.MutatingPlugin{admission.NewNamespaceLifecycle(nsCache), admission.ServiceAccount{}, admission.DefaultTolerationSeconds{}},
 			Validating: []admission.ValidatingPlugin{&admission.RequireLimits{Namespaces: nsCache}},
 		},
 		Traces: s.traces,
