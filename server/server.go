@@ -36,6 +36,7 @@ import (
 	"github.com/kubelab/kubelab/server/metrics"
 	"github.com/kubelab/kubelab/server/openapi"
 	"github.com/kubelab/kubelab/server/pki"
+	"github.com/kubelab/kubelab/server/quizhttp"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
@@ -213,6 +214,10 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	api.Install(s.echo)
 	docs.Register(s.echo)
+	if err := quizhttp.Install(s.echo, quizhttp.Config{Client: s.etcd.Client(), Logger: s.log, RequireSignIn: s.cfg.Classroom}); err != nil {
+		api.Stop()
+		return err
+	}
 	s.api = api
 	s.OnShutdown(func(context.Context) { api.Stop() })
 	p, err := s.buildPipeline(ctx, api)
