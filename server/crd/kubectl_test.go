@@ -1,6 +1,7 @@
 package crd_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -296,5 +297,50 @@ func TestCRDVersions(t *testing.T) {
 	}
 	if out := mustKubectl(t, lab, "", "get", "crd", "widgets.lab.example.com", "-o", "jsonpath={.status.storedVersions}"); out != `["v1"]` {
 		t.Fatalf("storedVersions %s", out)
+	}
+}
+
+// TestCustomResourceWatch: a raw watch on a custom resource sends its
+// initial events and the bookmark that ends them, and a watch from a
+// compacted resourceVersion gets 410 Expired.
+func TestCustomResourceWatch(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	applyCRD(t, lab, widgetsCRD)
+	mustKubectl(t, lab, "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: watched\n  namespace: internals-demo\nspec:\n  size: 1\n", "create", "-f", "-")
+	path := "/apis/lab.example.com/v1/namespaces/internals-demo/widgets"
+	out := mustKubectl(t, lab, "", "get", "--raw", path+"?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2")
+	var types []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev struct {
+			Type   string
+			Object struct {
+				Metadata struct {
+					Name        string
+					Annotations map[string]string
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if ev.Type == "BOOKMARK" && ev.Object.Metadata.Annotations["k8s.io/initial-events-end"] != "true" {
+			continue // a periodic bookmark
+		}
+		types = append(types, ev.Type+" "+ev.Object.Metadata.Name)
+	}
+	if strings.Join(types, ",") != "ADDED watched,BOOKMARK " {
+		t.Fatalf("initial events: %v\n%s", types, out)
+	}
+	rv := mustKubectl(t, lab, "", "get", "widget", "watched", "-n", "internals-demo", "-o", "jsonpath={.metadata.resourceVersion}")
+	mustKubectl(t, lab, "", "label", "widget", "watched", "-n", "internals-demo", "round=two")
+	mustKubectl(t, lab, "", "create", "configmap", "later", "-n", "internals-demo") // history moves on past the label
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := lab.EtcdCompactor().CompactNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out = mustKubectl(t, lab, "", "get", "--raw", path+"?watch=1&resourceVersion="+rv+"&timeoutSeconds=2")
+	if !strings.Contains(out, `"type":"ERROR"`) || !strings.Contains(out, `"code":410`) || !strings.Contains(out, "too old resource version: "+rv) {
+		t.Fatalf("watch from a compacted resourceVersion:\n%s", out)
 	}
 }
