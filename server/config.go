@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Config is everything kubelab needs to start. main fills it from flags and
@@ -48,6 +50,8 @@ type Config struct {
 	Classroom bool
 	// JoinCode, if set, is what students must type to join the class.
 	JoinCode string
+	// ClassName names the class students join; graders filter results by it.
+	ClassName string
 	// SecureListen is the host:port of the HTTPS listener that classroom
 	// mode adds for kubectl (which sends tokens only over TLS).
 	SecureListen string
@@ -121,6 +125,9 @@ func (c Config) Validate() error {
 		if token != "" && len(token) < 16 {
 			return fmt.Errorf("%s is too short to be secret: use at least 16 characters (e.g. openssl rand -hex 16)", flag)
 		}
+	}
+	if c.ClassName != "" && len(validation.IsDNS1123Label(c.ClassName)) > 0 {
+		return fmt.Errorf("--class-name %q: use lower-case letters, digits and '-', as in k8s-101", c.ClassName)
 	}
 	if c.InstructorToken != "" && c.InstructorToken == c.GraderToken {
 		return errors.New("--instructor-token and --grader-token must differ: they are different roles")
