@@ -43,6 +43,14 @@ type Config struct {
 	// Logger receives the server's logs; nil means text logs on stderr at LogLevel.
 	Logger *slog.Logger
 
+	// MaxRequestsInflight and MaxMutatingRequestsInflight cap the
+	// requests served at once, as kube-apiserver's flags of those names;
+	// more are refused with 429. Watches are not counted.
+	MaxRequestsInflight         int
+	MaxMutatingRequestsInflight int
+	// RequestTimeout bounds every request that is not long-running.
+	RequestTimeout time.Duration
+
 	// Classroom turns on classroom mode: students sign in with a display
 	// name and get a namespace of their own; anonymous requests get only
 	// what kube gives them (discovery, health). Off is local mode, where
@@ -73,6 +81,10 @@ func DefaultConfig() Config {
 		LogLevel:           "info",
 		Profiling:          true,
 		SecureListen:       ":6443",
+
+		MaxRequestsInflight:         400,
+		MaxMutatingRequestsInflight: 200,
+		RequestTimeout:              time.Minute,
 	}
 }
 
@@ -112,6 +124,12 @@ func (c Config) Validate() error {
 	}
 	if _, err := parseLogLevel(c.LogLevel); err != nil {
 		return err
+	}
+	if c.MaxRequestsInflight < 1 || c.MaxMutatingRequestsInflight < 1 {
+		return fmt.Errorf("--max-requests-inflight and --max-mutating-requests-inflight must be at least 1, got %d and %d", c.MaxRequestsInflight, c.MaxMutatingRequestsInflight)
+	}
+	if c.RequestTimeout <= 0 {
+		return fmt.Errorf("--request-timeout must be positive, got %s", c.RequestTimeout)
 	}
 	if c.Classroom {
 		if err := validateListen("--secure-listen", c.SecureListen); err != nil {

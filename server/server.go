@@ -231,6 +231,11 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	api.SetPipeline(p)
 	s.echo.Use(s.frontDoor(p))
+	perUser := 0
+	if s.cfg.Classroom {
+		perUser = MaxUserInflight
+	}
+	s.echo.Use(limit(newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser), s.cfg.RequestTimeout))
 	s.installMetrics()
 	if s.cfg.Classroom {
 		s.class = s.newClass()
