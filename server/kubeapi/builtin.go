@@ -35,6 +35,12 @@ func BuiltinResources() []*Resource {
 			Default: defaultPod, Validate: validatePod, PrepareForCreate: preparePodForCreate,
 		},
 		{
+			GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node",
+			Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}, ShortNames: []string{"no"},
+			New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
+			Table: nodeTable, HasStatus: true,
+		},
+		{
 			GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true,
 			Verbs: readWrite, ShortNames: []string{"cm"},
 			New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
