@@ -19,7 +19,7 @@ var (
 // BuiltinResources are the kinds kubelab serves out of the box: the core
 // kinds the lesson touches and RBAC's four.
 func BuiltinResources() []*Resource {
-	return []*Resource{
+	return append([]*Resource{
 		{
 			GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace",
 			Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}, ShortNames: []string{"ns"},
@@ -68,7 +68,7 @@ func BuiltinResources() []*Resource {
 		rbacResource("rolebindings", "rolebinding", "RoleBinding", true, func() runtime.Object { return &rbacv1.RoleBinding{} }, func() runtime.Object { return &rbacv1.RoleBindingList{} }, roleBindingTable),
 		rbacResource("clusterroles", "clusterrole", "ClusterRole", false, func() runtime.Object { return &rbacv1.ClusterRole{} }, func() runtime.Object { return &rbacv1.ClusterRoleList{} }, roleTable),
 		rbacResource("clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false, func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} }, roleBindingTable),
-	}
+	}, workloadResources()...)
 }
 
 func rbacResource(name, singular, kind string, namespaced bool, newObj, newList func() runtime.Object, table *TableSpec) *Resource {
