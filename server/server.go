@@ -32,6 +32,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/openapi"
+	"github.com/kubelab/kubelab/server/webui"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
@@ -193,6 +194,12 @@ func (s *Server) installAPI(ctx context.Context) error {
 		api.Stop()
 		return err
 	}
+	ui, err := webui.Install(s.echo, webui.Deps{API: api, Traces: s.traces, Compactor: s.etcdCompactor, Etcd: s.etcd.Client(), Logger: s.log})
+	if err != nil {
+		api.Stop()
+		return err
+	}
+	s.OnShutdown(func(context.Context) { ui.Close() })
 	return nil
 }
 
