@@ -26,7 +26,8 @@ export function initTimeline(root) {
     };
     const setRV = (rv) => { lane.rv = rv; ctl.querySelector("[data-rv]").textContent = "rv " + rv + (lane.paused ? " ⏸" : ""); };
     lane.conn = connect("/ui/ws/watch", {
-      badge: root.querySelector("[data-conn]"),
+      // Lane B is paused on purpose; the badge follows lane A.
+      badge: name === "A" ? root.querySelector("[data-conn]") : null,
       params: () => ({ lane: name, ...(lane.rv ? { rv: lane.rv } : {}) }),
       onMessage: (m) => {
         if (m.head) state.head = Math.max(state.head, m.head);
@@ -65,6 +66,20 @@ export function initTimeline(root) {
     });
   }
 
+  // "Change the pod" runs the lesson's label command with a fresh value.
+  root.querySelector("[data-change]").addEventListener("click", (e) => {
+    const value = "t" + Date.now().toString(36);
+    const q = new URLSearchParams({ cmd: "label-pod", value });
+    const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ui/ws/run?" + q);
+    e.target.disabled = true;
+    ws.onmessage = (ev) => {
+      const m = JSON.parse(ev.data);
+      if (m.t === "response" && m.code >= 300) addLog("you", "ev-ERROR", "label failed: " + m.status);
+    };
+    ws.onclose = () => { e.target.disabled = false; };
+    addLog("you", "", `PATCH pod ssa-demo label demo-round=${value}`);
+  });
+
   root.querySelector("[data-compact]").addEventListener("click", async (e) => {
     e.target.disabled = true;
     try {
@@ -96,7 +111,7 @@ export function initTimeline(root) {
     if (state.oldest > lo) {
       canvas.append(svg("rect", { class: "compacted", x: left, y: 26, width: Math.max(0, x(state.oldest) - left), height: H - 34 }));
       canvas.append(svg("line", { class: "boundary", x1: x(state.oldest), y1: 22, x2: x(state.oldest), y2: H - 8 }));
-      canvas.append(svg("text", { x: x(state.oldest) + 4, y: H - 12 }, "compacted ≤ " + state.oldest));
+      canvas.append(svg("text", { x: x(state.oldest) + 4, y: H - 12 }, "410 below rv " + state.oldest));
     }
     for (let i = 0; i <= 5; i++) {
       const rv = Math.round(lo + ((hi - lo) * i) / 5);
@@ -110,7 +125,7 @@ export function initTimeline(root) {
       for (const m of lane.marks) {
         const cx = x(m.rv);
         if (m.type === "ERROR") {
-          canvas.append(svg("path", { class: "ERROR", d: `M${cx - 7} ${y - 7} l14 14 m0 -14 l-14 14`, stroke: "currentColor", "stroke-width": 3 }));
+          canvas.append(svg("path", { class: "ERROR", d: `M${cx - 7} ${y - 7} l14 14 m0 -14 l-14 14`, stroke: "#c92a2a", "stroke-width": 3, fill: "none" }));
           canvas.append(svg("text", { x: cx + 8, y: y - 12 }, "410 Gone"));
         } else if (m.type === "RELIST") {
           canvas.append(svg("rect", { class: "RELIST", x: cx - 3, y: y - 14, width: 6, height: 28, rx: 2 }));
