@@ -14,7 +14,16 @@ import (
 // bearer token), so it is authenticated, authorized, admitted and traced
 // exactly as the same request from kubectl would be.
 func apiRequest(ctx context.Context, from *http.Request, method, target, contentType string, body []byte) *http.Request {
-	r := httptest.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
+	var rd io.Reader = http.NoBody
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	r, err := http.NewRequestWithContext(ctx, method, target, rd)
+	if err != nil {
+		// target is built by this package from escaped parts; it parses.
+		panic(err)
+	}
+	r.RequestURI = target
 	r.RemoteAddr = from.RemoteAddr
 	r.Host = from.Host
 	for _, h := range []string{"Cookie", "Authorization"} {
@@ -25,9 +34,6 @@ func apiRequest(ctx context.Context, from *http.Request, method, target, content
 	r.Header.Set("User-Agent", "kubelab-web/v1 (browser)")
 	if contentType != "" {
 		r.Header.Set("Content-Type", contentType)
-	}
-	if body == nil {
-		r.ContentLength = 0
 	}
 	return r
 }

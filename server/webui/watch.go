@@ -41,7 +41,50 @@ type eventMsg struct {
 	Type string `json:"type"`
 	RV   int64  `json:"rv"`
 	Name string `json:"name,omitempty"`
-	Head int64  `json:"head"`
+}
+
+// timelineEvent is a watch line as the timeline needs it, with the
+// message for the browser already encoded.
+type timelineEvent struct {
+	ev  wireEvent
+	rv  int64
+	msg []byte
+}
+
+// eventCache translates watch lines into timeline messages once for all
+// the browsers that get the same event: the API writes one shared line to
+// every watcher, and parsing it a thousand times would be most of the cost
+// of a fan-out.
+type eventCache struct {
+	mu      sync.RWMutex
+	entries map[string]*timelineEvent
+}
+
+const eventCacheSize = 512
+
+func (c *eventCache) translate(line []byte) (*timelineEvent, error) {
+	c.mu.RLock()
+	e, ok := c.entries[string(line)]
+	c.mu.RUnlock()
+	if ok {
+		return e, nil
+	}
+	e = &timelineEvent{}
+	if err := json.Unmarshal(line, &e.ev); err != nil {
+		return nil, err
+	}
+	e.rv, _ = strconv.ParseInt(e.ev.Object.Metadata.ResourceVersion, 10, 64)
+	e.msg, _ = json.Marshal(eventMsg{T: "event", Type: e.ev.Type, RV: e.rv, Name: e.ev.Object.Metadata.Name})
+	if e.ev.Type == "ERROR" {
+		return e, nil // per watcher; not worth keeping
+	}
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= eventCacheSize {
+		c.entries = make(map[string]*timelineEvent, eventCacheSize)
+	}
+	c.entries[string(line)] = e
+	c.mu.Unlock()
+	return e, nil
 }
 
 type goneMsg struct {
@@ -188,10 +231,11 @@ func (u *UI) watchPods(cl *client, from *http.Request, ns string, rv int64) (las
 			failed = append(failed, line...)
 			return true
 		}
-		var ev wireEvent
-		if err := json.Unmarshal(line, &ev); err != nil {
+		te, perr := u.events.translate(line)
+		if perr != nil {
 			return false
 		}
+		ev := &te.ev
 		if ev.Type == "ERROR" {
 			if ev.Object.Code == http.StatusGone {
 				gone = true
@@ -201,10 +245,10 @@ func (u *UI) watchPods(cl *client, from *http.Request, ns string, rv int64) (las
 			}
 			return false
 		}
-		if n, perr := strconv.ParseInt(ev.Object.Metadata.ResourceVersion, 10, 64); perr == nil {
-			last = n
+		if te.rv > 0 {
+			last = te.rv
 		}
-		return cl.send(eventMsg{T: "event", Type: ev.Type, RV: last, Name: ev.Object.Metadata.Name, Head: u.pods.Cache().ResourceVersion()})
+		return cl.sendRaw(te.msg)
 	})
 	u.router.ServeHTTP(w, apiRequest(cl.ctx, from, http.MethodGet, target, "", nil))
 	w.rest()

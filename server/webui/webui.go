@@ -48,6 +48,7 @@ type UI struct {
 	ctx     context.Context
 	stop    context.CancelFunc
 	gate    compactGate
+	events  eventCache
 }
 
 // LangCookie remembers the reader's language.

@@ -320,3 +320,44 @@ func TestTracer(t *testing.T) {
 	c2 := dial(t, lab, "/ui/ws/trace")
 	next(t, c2, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Verb == "patch" })
 }
+
+func TestPollVsWatch(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	c := dial(t, lab, "/ui/ws/pollwatch")
+	next(t, c, 10*time.Second, func(m msg) bool { return m.T == "stats" })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"t":"change"}`)); err != nil {
+		t.Fatal(err)
+	}
+	type side struct {
+		Requests  int64    `json:"requests"`
+		Bytes     int64    `json:"bytes"`
+		NoticedMs *float64 `json:"noticedMs"`
+	}
+	var stats struct {
+		T           string
+		Poll, Watch side
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.Unmarshal(b, &stats)
+		if stats.T == "stats" && stats.Poll.NoticedMs != nil && stats.Watch.NoticedMs != nil {
+			break
+		}
+	}
+	if stats.Poll.NoticedMs == nil || stats.Watch.NoticedMs == nil {
+		t.Fatalf("not both noticed: %+v", stats)
+	}
+	if stats.Watch.Requests != 1 || stats.Poll.Requests < 2 || stats.Poll.Bytes <= 0 || stats.Watch.Bytes <= 0 {
+		t.Fatalf("stats %+v", stats)
+	}
+	// The watch hears at once; the poller only at its next tick.
+	if *stats.Watch.NoticedMs > *stats.Poll.NoticedMs+50 {
+		t.Errorf("the watch (%.1f ms) noticed well after the poller (%.1f ms)", *stats.Watch.NoticedMs, *stats.Poll.NoticedMs)
+	}
+}

@@ -94,9 +94,10 @@ func (cl *client) close(code websocket.StatusCode, reason string) {
 }
 
 // run writes queued messages until the client's context ends, reading
-// (and answering control frames) on the side with onMessage for each
-// message the browser sends (nil: the browser sends nothing). It closes the
-// connection with the client's close code and reason.
+// on the side (which answers control frames and notices at once a browser
+// that closed) with onMessage for each message the browser sends (nil: it
+// sends nothing). run closes the connection with the client's close code
+// and reason.
 func (cl *client) run(onMessage func([]byte)) {
 	go cl.read(onMessage)
 	for {

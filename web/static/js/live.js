@@ -64,7 +64,19 @@ export function connect(path, { params = () => ({}), onMessage, onOpen, onClose,
   open();
   return {
     send: (m) => ws && ws.readyState === 1 && ws.send(JSON.stringify(m)),
-    stop: () => { stopped = true; clearTimeout(timer); if (ws) ws.close(1000, "stopped"); else setBadge("down", say("down")); },
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+      if (ws) {
+        // Let the socket finish closing on its own; this view is done with it.
+        const w = ws;
+        ws = null;
+        w.onclose = w.onmessage = null;
+        w.close(1000, "stopped");
+        onClose && onClose({ code: 1000, reason: "stopped" });
+      }
+      setBadge("down", say("down"));
+    },
     restart: () => { stopped = false; clearTimeout(timer); if (!ws) open(); },
   };
 }

@@ -31,6 +31,7 @@ export function initTimeline(root) {
       params: () => ({ lane: name, ...(lane.rv ? { rv: lane.rv } : {}) }),
       onMessage: (m) => {
         if (m.head) state.head = Math.max(state.head, m.head);
+        if (m.rv) state.head = Math.max(state.head, m.rv);
         if (m.oldest) state.oldest = m.oldest;
         switch (m.t) {
           case "list":
