@@ -63,6 +63,7 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	cachesCtx, stopCaches := context.WithCancel(s.backgroundCtx)
 	s.OnShutdown(func(context.Context) { stopCaches() })
 	s.authz.Start(cachesCtx)
+	s.startControllers(cachesCtx, api)
 	nsCache := admission.NewNamespaceCache(namespaces, namespaces)
 	nsCache.Start(cachesCtx)
 	if err := errors.Join(s.authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx)); err != nil {

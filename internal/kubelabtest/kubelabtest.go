@@ -10,7 +10,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/storagetest"
 )
 
@@ -48,5 +53,42 @@ func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 			t.Errorf("stop kubelab: %v", err)
 		}
 	})
-	return &Lab{Server: s, EtcdURL: "http://" + etcdAddr}
+	lab := &Lab{Server: s, EtcdURL: "http://" + etcdAddr}
+	lab.waitForControllers(t)
+	return lab
+}
+
+// waitForControllers returns once the controllers have done what the
+// seeded state asks of them (a default service account in every
+// namespace), so that tests start from a quiet etcd whose revision moves
+// only with their own requests.
+func (l *Lab) waitForControllers(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	namespaces, _ := l.API().Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
+	accounts, _ := l.API().Store(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		nss, err1 := namespaces.List(ctx, storage.ListOptions{})
+		sas, err2 := accounts.List(ctx, storage.ListOptions{})
+		if err1 == nil && err2 == nil && len(sas.Items) >= len(nss.Items) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("controllers did not settle: %v %v", err1, err2)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Clientset is a client-go clientset for the admin kubeconfig, without
+// client-side rate limiting.
+func (l *Lab) Clientset(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", l.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS = -1
+	return kubernetes.NewForConfigOrDie(cfg)
 }

@@ -11,12 +11,15 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubelab/kubelab/pipeline"
 )
@@ -95,7 +98,7 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (pipeline.User, boo
 		return pipeline.User{}, false, err
 	}
 	if !found {
-		return pipeline.Anonymous(), true, nil
+		return a.authenticateSession(r)
 	}
 	u, ok, err := a.AuthenticateToken(r.Context(), token)
 	if err != nil {
@@ -105,6 +108,36 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (pipeline.User, boo
 		return pipeline.User{}, false, pipeline.Unauthorized()
 	}
 	r.Header.Del("Authorization")
+	return u, true, nil
+}
+
+// SessionCookie is the browser session's cookie: it holds a token minted
+// like any other, so a student's browser and kubectl are one identity.
+const SessionCookie = "kubelab_session"
+
+// crossOrigin refuses state-changing requests that another site's page
+// makes with the browser's cookie (CSRF): a cookie, unlike a bearer
+// header, is sent by the browser whoever wrote the page.
+var crossOrigin = http.NewCrossOriginProtection()
+
+// authenticateSession: a request without a bearer token may carry the
+// browser's session cookie. An unknown or expired session is anonymous,
+// not an error, so the browser is simply asked to sign in again.
+func (a *Authenticator) authenticateSession(r *http.Request) (pipeline.User, bool, error) {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || c.Value == "" {
+		return pipeline.Anonymous(), true, nil
+	}
+	if err := crossOrigin.Check(r); err != nil {
+		return pipeline.User{}, false, apierrors.NewForbidden(schema.GroupResource{}, "", fmt.Errorf("a session cookie is honoured only on requests from kubelab's own pages: %w", err))
+	}
+	u, ok, err := a.AuthenticateToken(r.Context(), c.Value)
+	if err != nil {
+		return pipeline.User{}, false, err
+	}
+	if !ok {
+		return pipeline.Anonymous(), true, nil
+	}
 	return u, true, nil
 }
 

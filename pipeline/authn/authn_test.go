@@ -264,3 +264,58 @@ func TestWithoutStoreOnlyStaticTokens(t *testing.T) {
 		t.Fatalf("Mint without a store: %v", err)
 	}
 }
+
+func TestSessionCookie(t *testing.T) {
+	m := storagetest.StartEtcd(t)
+	a := authn.New(authn.Config{Static: authn.NewStaticTokens(), Store: authn.NewEtcdTokens(m.Client())})
+	alice := pipeline.User{Name: "alice", Groups: []string{"kubelab:students"}}
+	token, err := a.Mint(context.Background(), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCookie := func(method, value string, header ...string) *http.Request {
+		r := httptest.NewRequest(method, "https://lab.example/api/v1/namespaces/alice/pods", nil)
+		r.AddCookie(&http.Cookie{Name: authn.SessionCookie, Value: value})
+		for i := 0; i+1 < len(header); i += 2 {
+			r.Header.Add(header[i], header[i+1])
+		}
+		return r
+	}
+	t.Run("OK", func(t *testing.T) {
+		u, ok, err := a.AuthenticateRequest(withCookie("GET", token))
+		if err != nil || !ok || u.Name != "alice" {
+			t.Fatalf("%+v %v %v", u, ok, err)
+		}
+	})
+	t.Run("OKSameOriginPost", func(t *testing.T) {
+		u, ok, err := a.AuthenticateRequest(withCookie("POST", token, "Sec-Fetch-Site", "same-origin"))
+		if err != nil || !ok || u.Name != "alice" {
+			t.Fatalf("%+v %v %v", u, ok, err)
+		}
+	})
+	t.Run("OKUnknownSessionIsAnonymous", func(t *testing.T) {
+		u, ok, err := a.AuthenticateRequest(withCookie("GET", "stale"))
+		if err != nil || !ok || !u.IsAnonymous() {
+			t.Fatalf("%+v %v %v", u, ok, err)
+		}
+	})
+	t.Run("OKBearerWinsOverCookie", func(t *testing.T) {
+		bob, _ := a.Mint(context.Background(), pipeline.User{Name: "bob"})
+		u, _, err := a.AuthenticateRequest(withCookie("GET", token, "Authorization", "Bearer "+bob))
+		if err != nil || u.Name != "bob" {
+			t.Fatalf("%+v %v", u, err)
+		}
+	})
+	t.Run("ErrCrossSitePost", func(t *testing.T) {
+		_, ok, err := a.AuthenticateRequest(withCookie("POST", token, "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"))
+		if ok || !apierrors.IsForbidden(err) {
+			t.Fatalf("a cross-site POST with the cookie: ok=%v err=%v", ok, err)
+		}
+	})
+	t.Run("ErrCrossOriginDeleteWithoutFetchMetadata", func(t *testing.T) {
+		_, ok, err := a.AuthenticateRequest(withCookie("DELETE", token, "Origin", "https://evil.example"))
+		if ok || !apierrors.IsForbidden(err) {
+			t.Fatalf("a cross-origin DELETE with the cookie: ok=%v err=%v", ok, err)
+		}
+	})
+}

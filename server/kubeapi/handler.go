@@ -113,6 +113,18 @@ func (a *API) Store(gvr schema.GroupVersionResource) (*etcd3.Store, bool) {
 	return s, ok
 }
 
+// NamespacedStores are the stores of every namespaced resource served now:
+// what a namespace's deletion must empty.
+func (a *API) NamespacedStores() []*etcd3.Store {
+	var out []*etcd3.Store
+	for gvr, s := range a.stores {
+		if res, ok := a.registry.Lookup(gvr); ok && res.Namespaced {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Install routes /api, /apis and /version to the API.
 func (a *API) Install(e *echo.Echo) {
 	for _, p := range []string{"/api", "/api/*", "/apis", "/apis/*"} {
@@ -139,8 +151,11 @@ func (a *API) serve(c echo.Context) error {
 	if !ok || (info.Namespace != "" && !res.Namespaced) {
 		return notFound()
 	}
-	if info.Subresource != "" && (info.Subresource != "status" || !res.HasStatus || info.Name == "") {
+	if !res.serves(info.Subresource) || (info.Subresource != "" && info.Name == "") {
 		return notFound()
+	}
+	if info.Subresource == "finalize" && info.Verb != "update" {
+		return methodNotAllowed()
 	}
 	req := &request{api: a, c: c, info: info, res: res, store: a.stores[gvr], fields: a.managers[gvr], stages: st}
 	if err := req.authorize(); err != nil {

@@ -47,6 +47,21 @@ type Resource struct {
 	Review func(user pipeline.User, obj runtime.Object) (runtime.Object, error)
 }
 
+// serves reports whether the resource has the subresource ("" is the
+// resource itself): /status for kinds with a status, and a namespace's
+// /finalize, through which its spec.finalizers are removed.
+func (r *Resource) serves(subresource string) bool {
+	switch subresource {
+	case "":
+		return true
+	case "status":
+		return r.HasStatus
+	case "finalize":
+		return r.GroupVersion.Group == "" && r.Name == "namespaces"
+	}
+	return false
+}
+
 // GroupVersionKind of the resource's objects.
 func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
 	return r.GroupVersion.WithKind(r.Kind)

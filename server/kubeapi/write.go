@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/validation"
@@ -201,12 +202,17 @@ func (r *request) keepSubresource(next, cur runtime.Object) runtime.Object {
 		return next
 	}
 	merged := nextU
-	if r.info.Subresource == "status" {
+	switch st, ok := curU["status"]; {
+	case r.info.Subresource == "status":
 		merged = curU
 		merged["status"] = nextU["status"]
-	} else if st, ok := curU["status"]; ok {
+	case r.info.Subresource == "finalize":
+		// A namespace's spec holds only its finalizers.
+		merged = curU
+		merged["spec"] = nextU["spec"]
+	case ok:
 		merged["status"] = st
-	} else {
+	default:
 		delete(merged, "status")
 	}
 	out := r.res.New()
@@ -289,13 +295,41 @@ func (r *request) delete() error {
 			return err
 		}
 	}
+	if r.res.Name == "namespaces" && r.res.GroupVersion.Group == "" {
+		return r.terminateNamespace(pre)
+	}
 	obj, err := r.store.Delete(r.ctx(), r.key(), pre)
 	r.stored(obj, err)
 	if err != nil {
 		return err
 	}
-	if r.res.Name == "namespaces" {
-		r.api.emptyNamespace(r, r.info.Name)
+	return r.respond(http.StatusOK, obj)
+}
+
+// terminateNamespace is a namespace's deletion as in kube-apiserver: the
+// first delete only marks it Terminating (deletionTimestamp set, phase
+// Terminating) and answers with it; the namespace controller then empties
+// it and removes its "kubernetes" finalizer, and the namespace goes once
+// no finalizer is left. A namespace without finalizers goes at once.
+func (r *request) terminateNamespace(pre *storage.Preconditions) error {
+	var finalized bool
+	obj, err := r.store.GuaranteedUpdate(r.ctx(), r.key(), pre, func(cur runtime.Object) (runtime.Object, error) {
+		ns := cur.(*corev1.Namespace).DeepCopy()
+		finalized = len(ns.Spec.Finalizers) == 0 && len(ns.Finalizers) == 0
+		if ns.DeletionTimestamp == nil {
+			now := metav1.NewTime(time.Now().Truncate(time.Second))
+			ns.DeletionTimestamp = &now
+			ns.DeletionGracePeriodSeconds = new(int64)
+		}
+		ns.Status.Phase = corev1.NamespaceTerminating
+		return ns, nil
+	})
+	if err == nil && finalized {
+		obj, err = r.store.Delete(r.ctx(), r.key(), nil)
+	}
+	r.stored(obj, err)
+	if err != nil {
+		return err
 	}
 	return r.respond(http.StatusOK, obj)
 }
@@ -333,26 +367,4 @@ func (r *request) deleteCollection() error {
 		return err
 	}
 	return writeObject(r.c, http.StatusOK, out.info, r.res.GroupVersion, list)
-}
-
-// emptyNamespace deletes what a deleted namespace held, so nothing is left
-// orphaned in etcd.
-func (a *API) emptyNamespace(r *request, ns string) {
-	for gvr, store := range a.stores {
-		res, _ := a.registry.Lookup(gvr)
-		if !res.Namespaced {
-			continue
-		}
-		list, err := store.List(r.ctx(), storage.ListOptions{Namespace: ns})
-		if err != nil {
-			a.log.Warn("emptying a deleted namespace", "namespace", ns, "resource", gvr.Resource, "err", err)
-			continue
-		}
-		for _, obj := range list.Items {
-			m, _ := meta.Accessor(obj)
-			if _, err := store.Delete(r.ctx(), storage.Key{Namespace: ns, Name: m.GetName()}, nil); err != nil && !apierrors.IsNotFound(err) {
-				a.log.Warn("emptying a deleted namespace", "namespace", ns, "name", m.GetName(), "err", err)
-			}
-		}
-	}
 }

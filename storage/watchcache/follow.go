@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
 )
 
 // follow lists the resource if the cache has no consistent state and
@@ -70,7 +71,13 @@ func (e errCompacted) Error() string {
 // live events find their previous value in the cache itself, which spares
 // etcd a read per event.
 func (c *Cache) watchFrom(ctx context.Context, from int64, replay bool) error {
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	// Each resource watches on a gRPC stream of its own (clientv3 shares a
+	// stream among watches whose contexts carry the same metadata). etcd
+	// answers a progress request only once every watch on the stream has
+	// caught up, so on a shared stream one resource replaying its history
+	// would keep every other resource from confirming it is fresh.
+	streamCtx := metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(ctx), "kubelab-watch-resource", c.cfg.Resource.String())
+	wctx, cancel := context.WithCancel(streamCtx)
 	defer cancel()
 	c.progressMu.Lock()
 	c.progressCtx = wctx

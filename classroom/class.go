@@ -1,0 +1,153 @@
+package classroom
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kubelab/kubelab/pipeline"
+)
+
+// StudentPrefix is where students live in etcd, one key per student,
+// outside the /registry tree the Kubernetes API serves.
+const StudentPrefix = "/kubelab/classroom/students/"
+
+// Student is one signed-in student.
+type Student struct {
+	// Name is both the student's user name and their namespace.
+	Name string `json:"name"`
+	// DisplayName is what the student typed, shown escaped.
+	DisplayName string    `json:"displayName"`
+	Joined      time.Time `json:"joined"`
+}
+
+// User is the identity a student's tokens authenticate as.
+func (s Student) User() pipeline.User {
+	return pipeline.User{Name: s.Name, Groups: []string{StudentGroup, pipeline.AllAuthenticated}}
+}
+
+// Minter mints bearer tokens for a user; pipeline/authn's Authenticator is one.
+type Minter interface {
+	Mint(ctx context.Context, u pipeline.User) (string, error)
+}
+
+// Config is what a Class needs.
+type Config struct {
+	Client *clientv3.Client
+	// JoinCode, if set, must be given to join.
+	JoinCode string
+	Tokens   Minter
+	// Provision gives a new student their world: namespace, RoleBinding,
+	// the lesson's demo pods. It must be safe to call again for the same
+	// student (after a failure part-way).
+	Provision func(ctx context.Context, s Student) error
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Class is the set of students, kept in etcd so that every replica
+// sharing it knows every student.
+type Class struct{ cfg Config }
+
+// New returns the class kept through cfg.Client.
+func New(cfg Config) *Class {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Class{cfg: cfg}
+}
+
+// Errors Join returns for what the student got wrong.
+var (
+	ErrWrongJoinCode = errors.New("that join code is not this class's: ask your instructor for it")
+	ErrClassFull     = errors.New("every name close to that display name is taken: choose another")
+)
+
+// Join signs a student in: it checks the join code and display name,
+// reserves a unique name, provisions the student's namespace, and mints
+// the token their browser session carries.
+func (c *Class) Join(ctx context.Context, displayName, joinCode string) (Student, string, error) {
+	if c.cfg.JoinCode != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(joinCode)), []byte(c.cfg.JoinCode)) != 1 {
+		return Student{}, "", ErrWrongJoinCode
+	}
+	display, err := CleanDisplayName(displayName)
+	if err != nil {
+		return Student{}, "", err
+	}
+	s, err := c.reserve(ctx, display)
+	if err != nil {
+		return Student{}, "", err
+	}
+	if err := c.cfg.Provision(ctx, s); err != nil {
+		// Give the name back, so a retry is not "alice-2".
+		_, _ = c.cfg.Client.Delete(context.WithoutCancel(ctx), StudentPrefix+s.Name)
+		return Student{}, "", fmt.Errorf("preparing the namespace of %s: %w", s.Name, err)
+	}
+	token, err := c.cfg.Tokens.Mint(ctx, s.User())
+	if err != nil {
+		return Student{}, "", err
+	}
+	return s, token, nil
+}
+
+// reserve claims the first free name for display with a create-only
+// transaction, so two students (on two replicas) never share one.
+func (c *Class) reserve(ctx context.Context, display string) (Student, error) {
+	for _, name := range candidates(display) {
+		s := Student{Name: name, DisplayName: display, Joined: c.cfg.Now().UTC().Truncate(time.Second)}
+		data, err := json.Marshal(s)
+		if err != nil {
+			return Student{}, err
+		}
+		key := StudentPrefix + name
+		resp, err := c.cfg.Client.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+			Then(clientv3.OpPut(key, string(data))).
+			Commit()
+		if err != nil {
+			return Student{}, fmt.Errorf("storing the student: %w", err)
+		}
+		if resp.Succeeded {
+			return s, nil
+		}
+	}
+	return Student{}, ErrClassFull
+}
+
+// Get returns the student called name.
+func (c *Class) Get(ctx context.Context, name string) (Student, bool, error) {
+	resp, err := c.cfg.Client.Get(ctx, StudentPrefix+name)
+	if err != nil || len(resp.Kvs) == 0 {
+		return Student{}, false, err
+	}
+	var s Student
+	if err := json.Unmarshal(resp.Kvs[0].Value, &s); err != nil {
+		return Student{}, false, fmt.Errorf("student %s is corrupt in etcd: %w", name, err)
+	}
+	return s, true, nil
+}
+
+// Students lists the class by name.
+func (c *Class) Students(ctx context.Context) ([]Student, error) {
+	resp, err := c.cfg.Client.Get(ctx, StudentPrefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Student, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		var s Student
+		if err := json.Unmarshal(kv.Value, &s); err != nil {
+			return nil, fmt.Errorf("student %s is corrupt in etcd: %w", kv.Key, err)
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}

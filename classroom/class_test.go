@@ -1,0 +1,159 @@
+package classroom
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kubelab/kubelab/pipeline/authn"
+	"github.com/kubelab/kubelab/storage/storagetest"
+)
+
+func TestCleanDisplayName(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+		ok             bool
+	}{
+		{"OK", "  Alice Smith ", "Alice Smith", true},
+		{"OKThai", "สมชาย ใจดี", "สมชาย ใจดี", true},
+		{"OKMarkupKeptForEscaping", `<script>alert(1)</script>`, `<script>alert(1)</script>`, true},
+		{"ErrEmpty", "   ", "", false},
+		{"ErrTooLong", strings.Repeat("a", MaxDisplayNameRunes+1), "", false},
+		{"ErrControl", "bob\x00", "", false},
+		{"ErrNewline", "bob\nalice", "", false},
+		{"ErrRightToLeftOverride", "bob\u202Eecila", "", false},
+		{"ErrZeroWidth", "bo\u200bb", "", false},
+		{"ErrInvalidUTF8", "bob\xff", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := CleanDisplayName(tc.in)
+			if tc.ok != (err == nil) || got != tc.want {
+				t.Fatalf("CleanDisplayName(%q) = %q, %v", tc.in, got, err)
+			}
+			if err != nil && !errors.Is(err, ErrInvalidDisplayName) {
+				t.Fatalf("error %v is not ErrInvalidDisplayName", err)
+			}
+		})
+	}
+}
+
+func TestNamesAreDNSLabelsAndNeverReserved(t *testing.T) {
+	for in, want := range map[string]string{
+		"Alice":                     "alice",
+		"Bob O'Neil":                "bob-o-neil",
+		"สมชาย":                     "student",
+		"42 is the answer":          "student-42-is-the-answer",
+		"kube-system":               "student-kube-system",
+		"default":                   "student-default",
+		"internals-demo":            "student-internals-demo",
+		"System:Masters":            "student-system-masters",
+		strings.Repeat("ab", 60):    strings.Repeat("ab", 20),
+		"---x---":                   "x",
+		"<script>alert(1)</script>": "script-alert-1-script",
+	} {
+		got := candidates(in)
+		if len(got) == 0 || got[0] != want {
+			t.Errorf("first name for %q: %v, want %q", in, got[:min(1, len(got))], want)
+		}
+		for _, n := range got {
+			if reserved(n) {
+				t.Errorf("candidate %q for %q is reserved or not a DNS label", n, in)
+			}
+		}
+	}
+}
+
+func newClass(t *testing.T, code string, provision func(context.Context, Student) error) *Class {
+	t.Helper()
+	m := storagetest.StartEtcd(t)
+	if provision == nil {
+		provision = func(context.Context, Student) error { return nil }
+	}
+	tokens := authn.New(authn.Config{Static: authn.NewStaticTokens(), Store: authn.NewEtcdTokens(m.Client())})
+	return New(Config{Client: m.Client(), JoinCode: code, Tokens: tokens, Provision: provision})
+}
+
+func TestJoin(t *testing.T) {
+	ctx := context.Background()
+	t.Run("OK", func(t *testing.T) {
+		c := newClass(t, "k8s-101", nil)
+		s, token, err := c.Join(ctx, " Alice ", " k8s-101 ")
+		if err != nil || s.Name != "alice" || s.DisplayName != "Alice" {
+			t.Fatalf("Join: %+v %v", s, err)
+		}
+		if u, ok, err := c.cfg.Tokens.(*authn.Authenticator).AuthenticateToken(ctx, token); !ok || err != nil || u.Name != "alice" || !IsStudent(u) {
+			t.Fatalf("the session token authenticates as %+v %v %v", u, ok, err)
+		}
+		if !IsStudent(s.User()) || NamespaceOf(s.User()) != "alice" {
+			t.Fatalf("user %+v", s.User())
+		}
+		got, ok, err := c.Get(ctx, "alice")
+		if err != nil || !ok || got.DisplayName != "Alice" {
+			t.Fatalf("Get: %+v %v %v", got, ok, err)
+		}
+	})
+	t.Run("ErrWrongJoinCode", func(t *testing.T) {
+		c := newClass(t, "k8s-101", nil)
+		if _, _, err := c.Join(ctx, "Alice", "guess"); !errors.Is(err, ErrWrongJoinCode) {
+			t.Fatalf("Join: %v", err)
+		}
+		if list, _ := c.Students(ctx); len(list) != 0 {
+			t.Fatalf("a refused join stored %v", list)
+		}
+	})
+	t.Run("ErrInvalidDisplayName", func(t *testing.T) {
+		c := newClass(t, "", nil)
+		if _, _, err := c.Join(ctx, "\u202E", ""); !errors.Is(err, ErrInvalidDisplayName) {
+			t.Fatalf("Join: %v", err)
+		}
+	})
+	t.Run("ErrProvisionGivesTheNameBack", func(t *testing.T) {
+		fail := true
+		c := newClass(t, "", func(context.Context, Student) error {
+			if fail {
+				return errors.New("etcd is down")
+			}
+			return nil
+		})
+		if _, _, err := c.Join(ctx, "Alice", ""); err == nil || !strings.Contains(err.Error(), "etcd is down") {
+			t.Fatalf("Join: %v", err)
+		}
+		fail = false
+		if s, _, err := c.Join(ctx, "Alice", ""); err != nil || s.Name != "alice" {
+			t.Fatalf("retry: %+v %v", s, err)
+		}
+	})
+	t.Run("OKConcurrentSameNameGetDistinctNames", func(t *testing.T) {
+		c := newClass(t, "", nil)
+		var wg sync.WaitGroup
+		names := make(chan string, 10)
+		for range 10 {
+			wg.Go(func() {
+				s, _, err := c.Join(ctx, "Alice", "")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				names <- s.Name
+			})
+		}
+		wg.Wait()
+		close(names)
+		seen := map[string]bool{}
+		for n := range names {
+			if seen[n] {
+				t.Fatalf("name %s given twice", n)
+			}
+			seen[n] = true
+		}
+		if len(seen) != 10 || !seen["alice"] || !seen["alice-10"] {
+			t.Fatalf("names %v", seen)
+		}
+		list, err := c.Students(ctx)
+		if err != nil || len(list) != 10 {
+			t.Fatalf("Students: %d %v", len(list), err)
+		}
+	})
+}
