@@ -76,7 +76,9 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	u.ctx, u.stop = context.WithCancel(context.Background())
 	go u.hub.runTraces(u.ctx, d.Traces.Subscribe(u.ctx, nil, 1024))
 	go u.hub.runClock(u.ctx, pods.Cache(), 2*time.Second)
-	g := e.Group("", secureHeaders)
+	// Not e.Group with middleware: that would route every unknown path and
+	// method through the group (405s would become 404s for the whole API).
+	g := secured{e}
 	g.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/lesson/") })
 	g.GET("/lesson", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/lesson/") })
 	g.GET("/lesson/", u.lessonPage)
@@ -109,6 +111,12 @@ func (u *UI) Close() {
 	u.stop()
 	u.hub.closeAll()
 }
+
+// secured registers routes whose responses carry secureHeaders.
+type secured struct{ e *echo.Echo }
+
+func (s secured) GET(path string, h echo.HandlerFunc)  { s.e.GET(path, secureHeaders(h)) }
+func (s secured) POST(path string, h echo.HandlerFunc) { s.e.POST(path, secureHeaders(h)) }
 
 func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
