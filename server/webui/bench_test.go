@@ -148,6 +148,9 @@ func fanout(b *testing.B, path, ready string, news [][]byte) {
 	lab := kubelabtest.Start(b)
 	addr := strings.TrimPrefix(lab.URL(), "http://")
 
+	if os.Getenv("KUBELAB_HEAP_PROFILE") != "" {
+		runtime.MemProfileRate = 512
+	}
 	heap0, stack0 := liveBytes()
 	rssBefore, gBefore := rssKB(), runtime.NumGoroutine()
 	conns := make([]*rawWS, clients)
@@ -261,4 +264,30 @@ func BenchmarkLessonRender(b *testing.B) {
 	}
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2])/1e3, "p50-µs")
+}
+
+// BenchmarkLessonPageHTTP fetches a lesson page through the whole server
+// (front door, authentication, authorization, render) over loopback HTTP
+// and reports the median.
+func BenchmarkLessonPageHTTP(b *testing.B) {
+	lab := kubelabtest.Start(b)
+	pages := []string{"/lesson/request-path", "/lesson/resource-version", "/lesson/gone", "/lesson/etcd", "/lesson/extending", "/lesson/model"}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	var times []time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		resp, err := client.Get(lab.URL() + pages[i%len(pages)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.Status)
+		}
+		times = append(times, time.Since(start))
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2])/1e3, "p50-µs")
+	b.ReportMetric(float64(times[len(times)*99/100])/1e3, "p99-µs")
 }

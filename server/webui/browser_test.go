@@ -223,6 +223,19 @@ func TestBrowser(t *testing.T) {
 		shot(t, ctx, "etcd-inspector")
 	})
 
+	t.Run("OK poll vs watch", func(t *testing.T) {
+		do(t, ctx, "open the lab", chromedp.Navigate(lab.URL()+"/lab"))
+		do(t, ctx, "start the race", chromedp.Click(chromedp.CSS(`.pollwatch [data-start]`)))
+		waitJS(t, ctx, "the race to be ready", `!document.querySelector(".pollwatch [data-change]").disabled && +document.querySelector('.pollwatch [data-side="poll"] [data-requests]').textContent > 1`)
+		do(t, ctx, "change the pod", chromedp.Click(chromedp.CSS(`.pollwatch [data-change]`)))
+		waitJS(t, ctx, "both to notice", `document.querySelector(".pollwatch").dataset.done === "1"`)
+		if n := eval[string](t, ctx, `document.querySelector('.pollwatch [data-side="watch"] [data-requests]').textContent`); n != "1" {
+			t.Errorf("the watch made %s requests", n)
+		}
+		do(t, ctx, "scroll to the race", chromedp.ScrollIntoView(chromedp.CSS(".pollwatch")))
+		shot(t, ctx, "lab-poll-vs-watch")
+	})
+
 	t.Run("OK phone", func(t *testing.T) {
 		do(t, ctx, "phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Navigate(lab.URL()+"/lesson/resource-version"))
 		waitJS(t, ctx, "the page", `document.querySelector(".timeline .conn.live") !== null`)
