@@ -13,6 +13,7 @@ import (
 var LiveCommands = map[string]bool{
 	"list-table": true, "list-rv": true, "watch-pods": true, "label-pod": true,
 	"watch-bookmarks": true, "watch-gone": true, "apis": true, "openapi": true,
+	"etcd-get": true,
 }
 
 // inlineText renders lesson text with its inline marks, escaped.

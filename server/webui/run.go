@@ -7,10 +7,14 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/storage"
 )
 
 // tableAccept is what kubectl get sends, as the lesson's -v=9 trace shows.
@@ -119,10 +123,15 @@ func (u *UI) runStream(c echo.Context) error {
 	if !accepted {
 		return nil
 	}
+	me := user(c)
+	etcdGet := c.QueryParam("cmd") == "etcd-get"
 	go func() {
-		if !ok {
+		switch {
+		case etcdGet:
+			u.runEtcdGet(cl, me, ns)
+		case !ok:
 			cl.send(endMsg{T: "error", Message: "no such command"})
-		} else {
+		default:
 			u.runCommand(cl, from, cmd, ns, value)
 		}
 		cl.send(endMsg{T: "end"})
@@ -258,4 +267,48 @@ func showTable(b []byte) ([]string, error) {
 	}
 	tw.Flush()
 	return strings.Split(strings.TrimRight(buf.String(), "\n"), "\n"), nil
+}
+
+// runEtcdGet is the lesson's etcdctl get: a read straight from etcd, past
+// the API (and so past RBAC; mayRead allows a student only their own
+// namespace's keys), shown as etcdctl prints it.
+func (u *UI) runEtcdGet(cl *client, me pipeline.User, ns string) {
+	key := storage.RootPrefix + "pods/" + ns + "/ssa-demo"
+	cl.send(requestMsg{T: "request", Line: "etcd Range " + key, Headers: map[string]string{
+		"Note": "etcdctl get speaks etcd's gRPC API directly: no API server, no RBAC, no admission"}})
+	if !mayRead(me, key) {
+		cl.send(endMsg{T: "error", Message: "you may read only your own namespace's keys"})
+		return
+	}
+	resp, err := u.Etcd.Get(cl.ctx, key)
+	if err != nil {
+		cl.send(endMsg{T: "error", Message: "etcd did not answer"})
+		return
+	}
+	cl.send(responseMsg{T: "response", Status: "200 OK", Code: 200, Headers: map[string]string{
+		"Revision": strconv.FormatInt(resp.Header.Revision, 10), "Count": strconv.FormatInt(resp.Count, 10)}})
+	for _, kv := range resp.Kvs {
+		cl.send(lineMsg{T: "line", Text: string(kv.Key)})
+		for _, l := range strings.Split(escapeBytes(kv.Value), "\n") {
+			if !cl.send(lineMsg{T: "line", Text: l}) {
+				return
+			}
+		}
+	}
+}
+
+// escapeBytes shows a binary value as text: printable ASCII as is, newlines
+// kept, every other byte as \xNN (the k8s\x00 prefix reads as the lesson
+// writes it).
+func escapeBytes(b []byte) string {
+	var sb strings.Builder
+	for _, c := range b {
+		switch {
+		case c == '\n' || (c >= 0x20 && c < 0x7f):
+			sb.WriteByte(c)
+		default:
+			fmt.Fprintf(&sb, "\\x%02x", c)
+		}
+	}
+	return sb.String()
 }

@@ -51,6 +51,11 @@ type UI struct {
 	events  eventCache
 }
 
+// BrowserPaths are the non-resource URLs the web UI serves, as RBAC names
+// them: the front door authorizes them like any path that is not the API,
+// so whoever browses needs get on them (and post, for /ui/compact).
+var BrowserPaths = []string{"/", "/lesson", "/lesson/*", "/lab", "/lang", "/static/*", "/ui/*"}
+
 // LangCookie remembers the reader's language.
 const LangCookie = "kubelab-lang"
 

@@ -238,6 +238,19 @@ func TestRunLive(t *testing.T) {
 		}
 		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" && strings.Contains(m.Text, "<img src=x>") })
 	})
+	t.Run("OK etcdctl get", func(t *testing.T) {
+		c := dial(t, lab, "/ui/ws/run?cmd=etcd-get")
+		req := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "request" })
+		if req.Line != "etcd Range /registry/pods/internals-demo/ssa-demo" {
+			t.Fatalf("request %+v", req)
+		}
+		key := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" })
+		value := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" })
+		if key.Text != "/registry/pods/internals-demo/ssa-demo" || !strings.HasPrefix(value.Text, `k8s\x00`) {
+			t.Fatalf("key %q value %q", key.Text, value.Text)
+		}
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" && strings.Contains(m.Text, "manager-a") })
+	})
 	t.Run("ErrUnknownCommand", func(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=rm-rf")
 		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "error" && m.Message == "no such command" })
