@@ -693,7 +693,7 @@ func command(b Block, lang, ns string) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if LiveCommands[b.ID] {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "<div class=\"pane live\" hidden><h3 class=\"pane-h\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "<div class=\"pane livepane\" hidden><h3 class=\"pane-h\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -144,6 +144,8 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(req, "GET /api/v1/namespaces/internals-demo/pods?limit=500 HTTP/1.1") || !strings.Contains(resp, "HTTP/1.1 200 OK") || !strings.Contains(resp, "ssa-demo") {
 			t.Fatalf("request %q\nresponse %q", req, resp)
 		}
+		do(t, ctx, "scroll to the command", chromedp.ScrollIntoView(chromedp.CSS(`figure[data-cmd="list-table"]`)))
+		shot(t, ctx, "run-it-live")
 		waitJS(t, ctx, "the request in the tracer", `document.querySelector('.trace[data-verb="list"]') !== null`)
 		// The student's own kubectl shows up too, and lights the flowchart to etcd.
 		kubectl(t, lab, "-n", "internals-demo", "label", "pod", "web-86d8686cfb-84dk9", "traced=yes")
@@ -179,6 +181,8 @@ func TestBrowser(t *testing.T) {
 		do(t, ctx, "open the lesson", chromedp.Navigate(lab.URL()+"/lesson/request-path"))
 		do(t, ctx, "switch to Thai", chromedp.Click(chromedp.CSS(`.langs a[lang="th"]`)))
 		waitJS(t, ctx, "the Thai page", `document.documentElement.lang === "th" && document.body.textContent.includes("เส้นทาง request จริง")`)
+		do(t, ctx, "scroll to the flowchart", chromedp.ScrollIntoView(chromedp.CSS(".flow")))
+		shot(t, ctx, "lesson-th-flowchart")
 		do(t, ctx, "open another page", chromedp.Navigate(lab.URL()+"/lesson/resource-version"))
 		waitJS(t, ctx, "Thai again", `document.documentElement.lang === "th"`)
 		shot(t, ctx, "lesson-th")

@@ -12,7 +12,7 @@ export function initRun(fig) {
   const run = fig.querySelector("[data-run]");
   if (!run) return;
   const stop = fig.querySelector("[data-stop]");
-  const pane = fig.querySelector(".pane.live");
+  const pane = fig.querySelector(".pane.livepane");
   const req = fig.querySelector(".live-req code");
   const resp = fig.querySelector(".live-resp code");
   const respPre = fig.querySelector(".live-resp");
