@@ -70,7 +70,7 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 		}
 	}()
 	p := &pipeline.Pipeline{Authn: an, Authz: authz, Traces: bus, Admission: &admission.Chain{
-		Mutating:   []admission.MutatingPlugin{admission.NewNamespaceLifecycle(namespaces), admission.ServiceAccount{}},
+		Mutating:   []admission.MutatingPlugin{admission.NewNamespaceLifecycle(namespaces), admission.ServiceAccount{}, admission.DefaultTolerationSeconds{}},
 		Validating: []admission.ValidatingPlugin{&admission.RequireLimits{Namespaces: namespaces}},
 	}}
 	podTemplate := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"}},

@@ -40,6 +40,22 @@ type Config struct {
 	Profiling bool
 	// Logger receives the server's logs; nil means text logs on stderr at LogLevel.
 	Logger *slog.Logger
+
+	// Classroom turns on classroom mode: students sign in with a display
+	// name and get a namespace of their own; anonymous requests get only
+	// what kube gives them (discovery, health). Off is local mode, where
+	// the local user is cluster-admin, as on a kind cluster.
+	Classroom bool
+	// JoinCode, if set, is what students must type to join the class.
+	JoinCode string
+	// SecureListen is the host:port of the HTTPS listener that classroom
+	// mode adds for kubectl (which sends tokens only over TLS).
+	SecureListen string
+	// InstructorToken and GraderToken, if set, are bearer tokens for the
+	// instructor (class progress and results) and for a grader (the
+	// results endpoint). They are kept only as hashes.
+	InstructorToken string
+	GraderToken     string
 }
 
 // DefaultConfig returns the configuration `go run ./cmd/kubelab` runs with.
@@ -52,6 +68,7 @@ func DefaultConfig() Config {
 		ShutdownTimeout:    10 * time.Second,
 		LogLevel:           "info",
 		Profiling:          true,
+		SecureListen:       ":6443",
 	}
 }
 
@@ -91,6 +108,22 @@ func (c Config) Validate() error {
 	}
 	if _, err := parseLogLevel(c.LogLevel); err != nil {
 		return err
+	}
+	if c.Classroom {
+		if err := validateListen("--secure-listen", c.SecureListen); err != nil {
+			return fmt.Errorf("%w (classroom mode serves kubectl over HTTPS there)", err)
+		}
+		if sameAddr(c.SecureListen, c.Listen) {
+			return fmt.Errorf("--secure-listen %q and --listen %q are the same address", c.SecureListen, c.Listen)
+		}
+	}
+	for flag, token := range map[string]string{"--instructor-token": c.InstructorToken, "--grader-token": c.GraderToken} {
+		if token != "" && len(token) < 16 {
+			return fmt.Errorf("%s is too short to be secret: use at least 16 characters (e.g. openssl rand -hex 16)", flag)
+		}
+	}
+	if c.InstructorToken != "" && c.InstructorToken == c.GraderToken {
+		return errors.New("--instructor-token and --grader-token must differ: they are different roles")
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +29,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 	st.Kind = "Status"
 	st.APIVersion = "v1"
 	st.Status = metav1.StatusFailure
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
 	if r.Method == http.MethodHead {
 		err = c.NoContent(int(st.Code))
 	} else {

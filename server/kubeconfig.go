@@ -40,7 +40,8 @@ type namedCluster struct {
 }
 
 type cluster struct {
-	Server string `json:"server"`
+	Server                   string `json:"server"`
+	CertificateAuthorityData []byte `json:"certificate-authority-data,omitempty"`
 }
 
 type namedUser struct {
@@ -68,7 +69,11 @@ type kubeContext struct {
 // when the existing kubeconfig's token still matches the stored hash, and
 // minted afresh otherwise. Only the hash is kept apart from the kubeconfig, so
 // that deleting the kubeconfig revokes the token it held.
-func adminKubeconfig(dataDir, serverURL string) (tokenHash [sha256.Size]byte, err error) {
+//
+// In classroom mode serverURL is the HTTPS port and caPEM its CA: kubectl
+// sends the token only over TLS, and anonymous requests are no longer
+// cluster-admin there.
+func adminKubeconfig(dataDir, serverURL string, caPEM []byte) (tokenHash [sha256.Size]byte, err error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return tokenHash, err
 	}
@@ -91,7 +96,7 @@ func adminKubeconfig(dataDir, serverURL string) (tokenHash [sha256.Size]byte, er
 	kc := kubeconfig{
 		APIVersion:     "v1",
 		Kind:           "Config",
-		Clusters:       []namedCluster{{Name: clusterName, Cluster: cluster{Server: serverURL}}},
+		Clusters:       []namedCluster{{Name: clusterName, Cluster: cluster{Server: serverURL, CertificateAuthorityData: caPEM}}},
 		Users:          []namedUser{{Name: adminUser, User: authInfo{Token: token}}},
 		Contexts:       []namedContext{{Name: clusterName, Context: kubeContext{Cluster: clusterName, User: adminUser, Namespace: "default"}}},
 		CurrentContext: clusterName,

@@ -36,7 +36,7 @@ func adminToken(t *testing.T, dir string) string {
 
 func TestAdminKubeconfig(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	hash, err := adminKubeconfig(dir, "http://127.0.0.1:8080")
+	hash, err := adminKubeconfig(dir, "http://127.0.0.1:8080", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestAdminKubeconfig(t *testing.T) {
 	}
 
 	t.Run("restart keeps the token and follows the address", func(t *testing.T) {
-		if _, err := adminKubeconfig(dir, "http://127.0.0.1:9090"); err != nil {
+		if _, err := adminKubeconfig(dir, "http://127.0.0.1:9090", nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := adminToken(t, dir); got != token {
@@ -91,7 +91,7 @@ func TestAdminKubeconfig(t *testing.T) {
 		if err := os.WriteFile(path, []byte(forged), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := adminKubeconfig(dir, "http://127.0.0.1:8080"); err != nil {
+		if _, err := adminKubeconfig(dir, "http://127.0.0.1:8080", nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := adminToken(t, dir); got == token || got == strings.Repeat("ab", 32) {
@@ -103,7 +103,7 @@ func TestAdminKubeconfig(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, kubeconfigFile)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := adminKubeconfig(dir, "http://127.0.0.1:8080"); err != nil {
+		if _, err := adminKubeconfig(dir, "http://127.0.0.1:8080", nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := adminToken(t, dir); got == token {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
+	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/pipeline/admission"
 	"github.com/kubelab/kubelab/pipeline/authn"
@@ -29,6 +31,13 @@ import (
 // AdminUser is the local user of the admin kubeconfig: cluster-admin
 // through system:masters, as on a kind cluster.
 var AdminUser = pipeline.User{Name: "kubelab-admin", Groups: []string{pipeline.SystemPrivilegedGroup}}
+
+// InstructorUser and GraderUser are who --instructor-token and
+// --grader-token authenticate as.
+var (
+	InstructorUser = pipeline.User{Name: "kubelab-instructor", Groups: []string{classroom.InstructorGroup, pipeline.AllAuthenticated}}
+	GraderUser     = pipeline.User{Name: "kubelab-grader", Groups: []string{classroom.GraderGroup, pipeline.AllAuthenticated}}
+)
 
 // systemUser is who kubelab's own requests (seeding the demo) act as.
 var systemUser = pipeline.User{Name: "system:kubelab", Groups: []string{pipeline.SystemPrivilegedGroup, pipeline.AllAuthenticated}}
@@ -54,7 +63,7 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	if err := rbac.EnsureBootstrapPolicy(startCtx, clusterRoles, clusterBindings); err != nil {
 		return nil, err
 	}
-	if err := ensureLocalModeBinding(startCtx, clusterBindings); err != nil {
+	if err := setLocalModeBinding(startCtx, clusterBindings, !s.cfg.Classroom); err != nil {
 		return nil, err
 	}
 	s.authz = rbac.New(rbac.Sources{Roles: roles, RoleBindings: bindings, ClusterRoles: clusterRoles, ClusterRoleBindings: clusterBindings}, s.log)
@@ -72,13 +81,19 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 
 	static := authn.NewStaticTokens()
 	static.AddHash(hex.EncodeToString(s.adminTokenHash[:]), AdminUser)
+	if s.cfg.InstructorToken != "" {
+		static.AddToken(s.cfg.InstructorToken, InstructorUser)
+	}
+	if s.cfg.GraderToken != "" {
+		static.AddToken(s.cfg.GraderToken, GraderUser)
+	}
 	s.traces = trace.NewBus(trace.Config{})
 	s.authn = authn.New(authn.Config{Static: static, Store: authn.NewEtcdTokens(s.etcd.Client())})
 	return &pipeline.Pipeline{
 		Authn: s.authn,
 		Authz: s.authz,
 		Admission: &admission.Chain{
-			Mutating:   []admission.MutatingPlugin{admission.NewNamespaceLifecycle(nsCache), admission.ServiceAccount{}},
+			Mutating:   []admission.MutatingPlugin{admission.NewNamespaceLifecycle(nsCache), admission.ServiceAccount{}, admission.DefaultTolerationSeconds{}},
 			Validating: []admission.ValidatingPlugin{&admission.RequireLimits{Namespaces: nsCache}},
 		},
 		Traces: s.traces,
@@ -103,7 +118,12 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 				}
 			}
 			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), tr, user)))
-			if !isAPIPath(r.URL.Path) {
+			if s.cfg.Classroom && user.IsAnonymous() && isPageRequest(r) {
+				// A browser that has not joined the class is sent to join.
+				p.Finish(tr, http.StatusSeeOther)
+				return c.Redirect(http.StatusSeeOther, "/signin?next="+url.QueryEscape(r.URL.RequestURI()))
+			}
+			if isKubeNonResourcePath(r.URL.Path) {
 				verb := strings.ToLower(r.Method)
 				if verb == "head" {
 					verb = "get"
@@ -122,15 +142,33 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 	}
 }
 
-// isAPIPath: /api and /apis are authorized by the API with their resource
-// attributes (discovery among them, as non-resource paths).
-func isAPIPath(path string) bool {
-	for _, prefix := range []string{"/api", "/apis"} {
+// kubeNonResourcePaths are the paths kube-apiserver serves outside /api
+// and /apis; RBAC authorizes them as non-resource URLs, as kube does
+// (system:public-info-viewer lets anyone read /version and health).
+// /api and /apis are authorized by the API with their resource attributes;
+// kubelab's own pages and endpoints decide from the request's user.
+var kubeNonResourcePaths = []string{"/version", "/healthz", "/livez", "/readyz", "/openapi", "/debug", "/metrics", "/.well-known"}
+
+func isKubeNonResourcePath(path string) bool {
+	for _, prefix := range kubeNonResourcePaths {
 		if path == prefix || strings.HasPrefix(path, prefix+"/") {
 			return true
 		}
 	}
 	return false
+}
+
+// isPageRequest: a browser navigating to one of kubelab's pages (not the
+// API, the sign-in page itself, or a static file).
+func isPageRequest(r *http.Request) bool {
+	if r.Method != http.MethodGet || !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		return false
+	}
+	p := r.URL.Path
+	if p == "/signin" || strings.HasPrefix(p, "/static/") || strings.HasSuffix(p, ".css") || strings.HasSuffix(p, ".js") {
+		return false
+	}
+	return !isKubeNonResourcePath(p) && p != "/api" && p != "/apis" && !strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/apis/")
 }
 
 func responseCode(c echo.Context, err error) int {
@@ -170,7 +208,17 @@ func internalUser(r *http.Request) (pipeline.User, bool) {
 // requests cluster-admin. A token's user is authorized by its own bindings.
 const LocalModeBinding = "kubelab-local-mode"
 
-func ensureLocalModeBinding(ctx context.Context, bindings *etcd3.Store) error {
+// setLocalModeBinding creates the local-mode binding, or, for classroom
+// mode, removes it: a data directory first used locally must not leave
+// anonymous requests cluster-admin in a class.
+func setLocalModeBinding(ctx context.Context, bindings *etcd3.Store, local bool) error {
+	if !local {
+		_, err := bindings.Delete(ctx, storage.Key{Name: LocalModeBinding}, nil)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
 	b := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: LocalModeBinding, UID: uuid.NewUUID(), CreationTimestamp: metav1.NewTime(time.Now().Truncate(time.Second)),

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -26,12 +27,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	authorizationv1 "k8s.io/api/authorization/v1"
 
+	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/pipeline/rbac"
 	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/openapi"
+	"github.com/kubelab/kubelab/server/pki"
 	"github.com/kubelab/kubelab/server/webui"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
@@ -62,6 +65,13 @@ type Server struct {
 	traces        *trace.Bus
 	authn         *authn.Authenticator
 	authz         *rbac.Authorizer
+	// Classroom mode: the class, the CA of the HTTPS port, and that port.
+	class      *classroom.Class
+	pki        *pki.Authority
+	tlsLn      net.Listener
+	tlsSrv     *http.Server
+	secureAddr string
+	secureURL  string
 	// background runs goroutines (the compactor) that must end before etcd stops.
 	background     sync.WaitGroup
 	stopBackground context.CancelFunc
@@ -139,11 +149,30 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			s.ln.Close()
 		}
 	}()
+	if cfg.Classroom {
+		if s.pki, err = pki.Load(ctx, s.etcd.Client()); err != nil {
+			return nil, err
+		}
+		if s.tlsLn, err = net.Listen("tcp", cfg.SecureListen); err != nil {
+			return nil, fmt.Errorf("--secure-listen: %w", err)
+		}
+		defer func() {
+			if err != nil {
+				s.tlsLn.Close()
+			}
+		}()
+		s.secureAddr = s.tlsLn.Addr().String()
+		s.secureURL = "https" + strings.TrimPrefix(serverURL(cfg.SecureListen, s.tlsLn.Addr()), "http")
+	}
 	s.etcdCompactor = etcd3.NewCompactor(s.etcd.Client(), s.log)
 	s.compactor = s.etcdCompactor
 	s.url = serverURL(cfg.Listen, s.ln.Addr())
 	s.kubeconfig = filepath.Join(cfg.DataDir, kubeconfigFile)
-	if s.adminTokenHash, err = adminKubeconfig(cfg.DataDir, s.url); err != nil {
+	adminURL, caPEM := s.url, []byte(nil)
+	if s.pki != nil {
+		adminURL, caPEM = s.secureURL, s.pki.CertPEM()
+	}
+	if s.adminTokenHash, err = adminKubeconfig(cfg.DataDir, adminURL, caPEM); err != nil {
 		return nil, fmt.Errorf("admin kubeconfig: %w", err)
 	}
 	s.newEcho()
@@ -190,6 +219,10 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	api.SetPipeline(p)
 	s.echo.Use(s.frontDoor(p))
+	if s.cfg.Classroom {
+		s.class = s.newClass()
+	}
+	s.installClassroom()
 	if err := api.SeedDemo(ctx, s.echo, asInternal); err != nil {
 		api.Stop()
 		return err
@@ -240,11 +273,22 @@ func (s *Server) Start() {
 	case m != nil && m.ClientURL() != "":
 		fmt.Fprintf(s.out, "embedded etcd: %s (etcdctl --endpoints=%s get --prefix /registry/ --keys-only)\n", m.ClientURL(), m.ClientURL())
 	}
+	if s.tlsLn != nil {
+		fmt.Fprintf(s.out, "classroom mode: students sign in at %s/signin; their kubectl uses %s\n", s.url, s.secureURL)
+	}
 	go func() {
 		if err := s.echo.Start(""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.fatal(fmt.Errorf("serving HTTP: %w", err))
 		}
 	}()
+	if s.tlsLn != nil {
+		s.tlsSrv = &http.Server{Handler: s.echo, ReadHeaderTimeout: 30 * time.Second, ErrorLog: s.echo.StdLogger}
+		go func() {
+			if err := s.tlsSrv.Serve(tls.NewListener(s.tlsLn, s.pki.TLSConfig())); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.fatal(fmt.Errorf("serving HTTPS: %w", err))
+			}
+		}()
+	}
 	go func() {
 		select {
 		case err := <-s.etcd.Err():
@@ -320,8 +364,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("stopping HTTP server: %w", err))
 			s.echo.Close()
 		}
+		if s.tlsSrv != nil {
+			if err := s.tlsSrv.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("stopping HTTPS server: %w", err))
+				s.tlsSrv.Close()
+			}
+		}
 		// Shutdown closes the listener only if it was serving.
 		s.ln.Close()
+		if s.tlsLn != nil {
+			s.tlsLn.Close()
+		}
 		s.stopBackground()
 		s.background.Wait()
 		close(s.stopped)
@@ -395,3 +448,9 @@ func pprofHandler(w http.ResponseWriter, r *http.Request) {
 		pprof.Index(w, r)
 	}
 }
+
+// SecureURL is the HTTPS address of classroom mode, or "" in local mode.
+func (s *Server) SecureURL() string { return s.secureURL }
+
+// Class is classroom mode's class of students, or nil in local mode.
+func (s *Server) Class() *classroom.Class { return s.class }

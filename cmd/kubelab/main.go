@@ -54,6 +54,11 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.DurationVar(&cfg.CompactionInterval, "compaction-interval", cfg.CompactionInterval, "how often etcd's history is compacted; 0 disables compaction")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "minimum level logged: debug, info, warn or error")
 	fs.BoolVar(&cfg.Profiling, "profiling", cfg.Profiling, "serve Go's profiler at /debug/pprof/, as kube-apiserver's --profiling does")
+	fs.BoolVar(&cfg.Classroom, "classroom", cfg.Classroom, "classroom mode: students sign in and each gets a namespace; anonymous requests are no longer cluster-admin")
+	fs.StringVar(&cfg.JoinCode, "join-code", cfg.JoinCode, "in classroom mode, the code students must type to join (empty: anyone who reaches the page may join)")
+	fs.StringVar(&cfg.SecureListen, "secure-listen", cfg.SecureListen, "in classroom mode, host:port of the HTTPS listener students' kubectl uses")
+	fs.StringVar(&cfg.InstructorToken, "instructor-token", cfg.InstructorToken, "bearer token of the instructor (at least 16 characters; prefer the environment variable)")
+	fs.StringVar(&cfg.GraderToken, "grader-token", cfg.GraderToken, "bearer token of the grader endpoint's client (at least 16 characters; prefer the environment variable)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: kubelab [flags]\n\nEvery flag can also be set by an environment variable: KUBELAB_ and the flag's\nname in capitals with - as _, e.g. KUBELAB_DATA_DIR for --data-dir.\n\n")
 		fs.PrintDefaults()

@@ -38,6 +38,41 @@ type ReadOnly interface {
 	ReadOnly()
 }
 
+// Describing is implemented by a MutatingPlugin that reports its own
+// change as RFC 6902 operations. The chain then need not encode the object
+// before and after the plugin to diff them, which is most of what
+// admission costs. The operations must be exactly the plugin's change:
+// each such plugin has a test that applies them to the object before and
+// compares the result with the object after.
+type Describing interface {
+	AdmitDescribed(ctx context.Context, a *pipeline.Attributes) ([]PatchOp, error)
+}
+
+// PatchOp is one RFC 6902 operation.
+type PatchOp struct {
+	Op    string
+	Path  string
+	Value any
+}
+
+// MarshalJSON writes "op" and "path" first, as RFC 6902's examples do, and
+// "value" for the operations that have one (even when it is zero).
+func (o PatchOp) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"op":`)
+	writeJSON(&b, o.Op)
+	b.WriteString(`,"path":`)
+	writeJSON(&b, o.Path)
+	if o.Op == "add" || o.Op == "replace" || o.Op == "test" {
+		b.WriteString(`,"value":`)
+		if err := writeJSONValue(&b, o.Value); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
 // Chain is the admission stage: its plugins, in order.
 type Chain struct {
 	Mutating   []MutatingPlugin
@@ -61,6 +96,22 @@ func (c *Chain) Admit(ctx context.Context, a *pipeline.Attributes) ([]pipeline.R
 			if err != nil {
 				return records, err
 			}
+			continue
+		}
+		if d, ok := p.(Describing); ok {
+			ops, err := d.AdmitDescribed(ctx, a)
+			if err != nil {
+				return append(records, sw.Done(err)), err
+			}
+			rec := sw.Record(pipeline.Allow, "")
+			if len(ops) > 0 {
+				if rec.Patch, err = json.Marshal(ops); err != nil {
+					return records, apierrors.NewInternalError(fmt.Errorf("admission: encoding the change %s made: %w", p.Name(), err))
+				}
+				rec.Decision, rec.Reason = pipeline.Mutate, "changed the object"
+				before = nil // stale now: a diffing plugin after this one encodes afresh
+			}
+			records = append(records, rec)
 			continue
 		}
 		if before == nil && a.Object != nil {

@@ -22,20 +22,31 @@ const mirrorPodAnnotation = "kubernetes.io/config.mirror"
 // so it does not.)
 type ServiceAccount struct{}
 
-var _ MutatingPlugin = ServiceAccount{}
+var (
+	_ MutatingPlugin = ServiceAccount{}
+	_ Describing     = ServiceAccount{}
+)
 
 // Name implements MutatingPlugin.
 func (ServiceAccount) Name() string { return "ServiceAccount" }
 
 // Admit implements MutatingPlugin.
-func (ServiceAccount) Admit(_ context.Context, a *pipeline.Attributes) error {
+func (sa ServiceAccount) Admit(ctx context.Context, a *pipeline.Attributes) error {
+	_, err := sa.AdmitDescribed(ctx, a)
+	return err
+}
+
+// AdmitDescribed implements Describing: the pod's two service-account
+// fields, set where they were empty.
+func (ServiceAccount) AdmitDescribed(_ context.Context, a *pipeline.Attributes) ([]PatchOp, error) {
 	if a.Operation != pipeline.Create || a.APIGroup != "" || a.Resource != "pods" || a.Subresource != "" {
-		return nil
+		return nil, nil
 	}
 	pod, ok := a.Object.(*corev1.Pod)
 	if !ok || pod.Annotations[mirrorPodAnnotation] != "" {
-		return nil
+		return nil, nil
 	}
+	name, deprecated := pod.Spec.ServiceAccountName, pod.Spec.DeprecatedServiceAccount
 	if pod.Spec.ServiceAccountName == "" {
 		pod.Spec.ServiceAccountName = pod.Spec.DeprecatedServiceAccount
 	}
@@ -44,5 +55,20 @@ func (ServiceAccount) Admit(_ context.Context, a *pipeline.Attributes) error {
 	}
 	// v1 pods carry the name twice; kube's conversion keeps them equal.
 	pod.Spec.DeprecatedServiceAccount = pod.Spec.ServiceAccountName
-	return nil
+	ops := setString(nil, "/spec/serviceAccount", deprecated, pod.Spec.DeprecatedServiceAccount)
+	return setString(ops, "/spec/serviceAccountName", name, pod.Spec.ServiceAccountName), nil
+}
+
+// setString is the operation that turns an omitempty string field from
+// before into after: none, an add, or a replace.
+func setString(ops []PatchOp, path, before, after string) []PatchOp {
+	switch {
+	case before == after:
+		return ops
+	case before == "":
+		return append(ops, PatchOp{Op: "add", Path: path, Value: after})
+	case after == "":
+		return append(ops, PatchOp{Op: "remove", Path: path})
+	}
+	return append(ops, PatchOp{Op: "replace", Path: path, Value: after})
 }

@@ -1,6 +1,8 @@
 package kubeapi
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -36,13 +38,13 @@ func BuiltinResources() []*Resource {
 			GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true,
 			Verbs: readWrite, ShortNames: []string{"cm"},
 			New: func() runtime.Object { return &corev1.ConfigMap{} }, NewList: func() runtime.Object { return &corev1.ConfigMapList{} },
-			Table: configMapTable,
+			Table: configMapTable, Validate: validateConfigMap,
 		},
 		{
 			GroupVersion: coreV1, Name: "secrets", SingularName: "secret", Kind: "Secret", Namespaced: true,
 			Verbs: readWrite,
 			New:   func() runtime.Object { return &corev1.Secret{} }, NewList: func() runtime.Object { return &corev1.SecretList{} },
-			Attrs: secretAttrs, Table: secretTable, Default: defaultSecret,
+			Attrs: secretAttrs, Table: secretTable, Default: defaultSecret, Validate: validateSecret,
 		},
 		{
 			GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount", Namespaced: true,
@@ -64,10 +66,14 @@ func BuiltinResources() []*Resource {
 }
 
 func rbacResource(name, singular, kind string, namespaced bool, newObj, newList func() runtime.Object, table *TableSpec) *Resource {
-	return &Resource{
+	r := &Resource{
 		GroupVersion: rbacV1, Name: name, SingularName: singular, Kind: kind, Namespaced: namespaced,
 		Verbs: readWrite, New: newObj, NewList: newList, Table: table,
 	}
+	if strings.HasSuffix(kind, "Binding") {
+		r.Validate = validateBinding
+	}
+	return r
 }
 
 func podAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {

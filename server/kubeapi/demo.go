@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,18 +16,26 @@ import (
 // DemoNamespace is the lesson's namespace, with the lesson's pods in it.
 const DemoNamespace = "internals-demo"
 
-// demoRequests build the lesson's world through the API itself, so the
-// objects (and their managedFields) are what those requests make on a real
-// cluster: ssa-demo is applied by manager-a, as the lesson's etcdctl shows.
-var demoRequests = []struct{ method, path, contentType, body string }{
-	{"POST", "/api/v1/namespaces", "application/json", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"internals-demo"}}`},
-	{"PATCH", "/api/v1/namespaces/internals-demo/pods/ssa-demo?fieldManager=manager-a", "application/apply-patch+yaml",
-		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: ssa-demo\n  labels:\n    app: ssa-demo\nspec:\n  containers:\n  - name: main\n    image: nginx:1.27\n"},
-	{"POST", "/api/v1/namespaces/internals-demo/pods", "application/json", demoPod("web-86d8686cfb-84dk9", "web", "nginx:1.27")},
-	{"POST", "/api/v1/namespaces/internals-demo/pods", "application/json", demoPod("gc-demo4-54cd5f4cd9-7jhlq", "gc-demo4", "busybox:1.36")},
-	{"POST", "/api/v1/namespaces/internals-demo/pods", "application/json", demoPod("gc-demo4-54cd5f4cd9-lddmh", "gc-demo4", "busybox:1.36")},
-	{"POST", "/api/v1/namespaces/internals-demo/pods", "application/json", demoPod("ssa-merge-demo-78fd5b47c4-9pk7t", "ssa-merge-demo", "nginx:1.27")},
-	{"POST", "/api/v1/namespaces/internals-demo/pods", "application/json", demoPod("ssa-atomic-demo-864644447-lg556", "ssa-atomic-demo", "nginx:1.27")},
+// SeedRequest is one request that builds lesson state through the API.
+type SeedRequest struct{ Method, Path, ContentType, Body string }
+
+// DemoRequests build the lesson's world in namespace ns through the API
+// itself, so the objects (and their managedFields) are what those requests
+// make on a real cluster: ssa-demo is applied by manager-a, as the lesson's
+// etcdctl shows. labels go on the namespace.
+func DemoRequests(ns string, labels map[string]string) []SeedRequest {
+	nsObj, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns, "labels": labels}})
+	pods := "/api/v1/namespaces/" + ns + "/pods"
+	return []SeedRequest{
+		{"POST", "/api/v1/namespaces", "application/json", string(nsObj)},
+		{"PATCH", pods + "/ssa-demo?fieldManager=manager-a", "application/apply-patch+yaml",
+			"apiVersion: v1\nkind: Pod\nmetadata:\n  name: ssa-demo\n  labels:\n    app: ssa-demo\nspec:\n  containers:\n  - name: main\n    image: nginx:1.27\n"},
+		{"POST", pods, "application/json", demoPod("web-86d8686cfb-84dk9", "web", "nginx:1.27")},
+		{"POST", pods, "application/json", demoPod("gc-demo4-54cd5f4cd9-7jhlq", "gc-demo4", "busybox:1.36")},
+		{"POST", pods, "application/json", demoPod("gc-demo4-54cd5f4cd9-lddmh", "gc-demo4", "busybox:1.36")},
+		{"POST", pods, "application/json", demoPod("ssa-merge-demo-78fd5b47c4-9pk7t", "ssa-merge-demo", "nginx:1.27")},
+		{"POST", pods, "application/json", demoPod("ssa-atomic-demo-864644447-lg556", "ssa-atomic-demo", "nginx:1.27")},
+	}
 }
 
 func demoPod(name, app, image string) string {
@@ -43,17 +52,24 @@ func (a *API) SeedDemo(ctx context.Context, h http.Handler, asSystem func(*http.
 	} else if !apierrors.IsNotFound(err) {
 		return err
 	}
-	for _, d := range demoRequests {
-		req := httptest.NewRequestWithContext(ctx, d.method, d.path, strings.NewReader(d.body))
-		req.Header.Set("Content-Type", d.contentType)
-		req.Header.Set("User-Agent", "kubelab-demo/v1")
+	return Seed(ctx, h, asSystem, DemoRequests(DemoNamespace, nil))
+}
+
+// Seed makes each request through h, as asSystem marks, in order. A
+// Conflict (the object exists: another replica, or an earlier attempt,
+// made it) is not an error, so seeding can be retried.
+func Seed(ctx context.Context, h http.Handler, asSystem func(*http.Request) *http.Request, requests []SeedRequest) error {
+	for _, d := range requests {
+		req := httptest.NewRequestWithContext(ctx, d.Method, d.Path, strings.NewReader(d.Body))
+		req.Header.Set("Content-Type", d.ContentType)
+		req.Header.Set("User-Agent", "kubelab-seed/v1")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, asSystem(req))
 		if rec.Code == http.StatusConflict {
-			continue // another replica sharing this etcd is seeding too
+			continue
 		}
 		if rec.Code >= 300 {
-			return fmt.Errorf("seeding the demo: %s %s: %d %s", d.method, d.path, rec.Code, rec.Body.String())
+			return fmt.Errorf("seeding: %s %s: %d %s", d.Method, d.Path, rec.Code, rec.Body.String())
 		}
 	}
 	return nil

@@ -45,24 +45,6 @@ func defaultPod(obj runtime.Object) {
 	for i := range spec.Containers {
 		defaultContainer(&spec.Containers[i])
 	}
-	// DefaultTolerationSeconds admission: tolerate an unready node for 5 minutes.
-	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
-		if !hasToleration(spec.Tolerations, key) {
-			spec.Tolerations = append(spec.Tolerations, corev1.Toleration{
-				Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
-				TolerationSeconds: ptr.To[int64](300),
-			})
-		}
-	}
-}
-
-func hasToleration(ts []corev1.Toleration, key string) bool {
-	for _, t := range ts {
-		if t.Key == key {
-			return true
-		}
-	}
-	return false
 }
 
 func defaultContainer(c *corev1.Container) {
@@ -116,9 +98,12 @@ func qosClass(pod *corev1.Pod) corev1.PodQOSClass {
 	return corev1.PodQOSBurstable
 }
 
-func validatePod(obj, _ runtime.Object) field.ErrorList {
+func validatePod(obj, old runtime.Object) field.ErrorList {
 	pod := obj.(*corev1.Pod)
 	var errs field.ErrorList
+	if old != nil {
+		errs = validatePodUpdate(pod, old.(*corev1.Pod))
+	}
 	containers := field.NewPath("spec", "containers")
 	if len(pod.Spec.Containers) == 0 {
 		errs = append(errs, field.Required(containers, ""))
