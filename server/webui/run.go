@@ -13,7 +13,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/storage"
 )
 
@@ -123,12 +122,15 @@ func (u *UI) runStream(c echo.Context) error {
 	if !accepted {
 		return nil
 	}
-	me := user(c)
 	etcdGet := c.QueryParam("cmd") == "etcd-get"
+	var reader etcdReader
+	if etcdGet {
+		reader = u.etcdReaderFor(c)
+	}
 	go func() {
 		switch {
 		case etcdGet:
-			u.runEtcdGet(cl, me, ns)
+			u.runEtcdGet(cl, reader, ns)
 		case !ok:
 			cl.send(endMsg{T: "error", Message: "no such command"})
 		default:
@@ -270,13 +272,12 @@ func showTable(b []byte) ([]string, error) {
 }
 
 // runEtcdGet is the lesson's etcdctl get: a read straight from etcd, past
-// the API (and so past RBAC; mayRead allows a student only their own
-// namespace's keys), shown as etcdctl prints it.
-func (u *UI) runEtcdGet(cl *client, me pipeline.User, ns string) {
+// the API (and so past RBAC, which etcdReader asks first), shown as etcdctl prints it.
+func (u *UI) runEtcdGet(cl *client, reader etcdReader, ns string) {
 	key := storage.RootPrefix + "pods/" + ns + "/ssa-demo"
 	cl.send(requestMsg{T: "request", Line: "etcd Range " + key, Headers: map[string]string{
 		"Note": "etcdctl get speaks etcd's gRPC API directly: no API server, no RBAC, no admission"}})
-	if !mayRead(me, key) {
+	if !reader.mayRead(key) {
 		cl.send(endMsg{T: "error", Message: "you may read only your own namespace's keys"})
 		return
 	}

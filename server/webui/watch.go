@@ -274,6 +274,11 @@ func (u *UI) compact(c echo.Context) error {
 	if !sameOrigin(c.Request()) {
 		return c.JSON(http.StatusForbidden, apiStatus{Code: http.StatusForbidden, Reason: "Forbidden", Message: "cross-origin request refused"})
 	}
+	// Compaction is etcd-wide: it is for whoever may watch pods in their
+	// namespace (a student, for the lesson's 410), as RBAC says.
+	if !u.allowed(c, "/api/v1/namespaces/"+url.PathEscape(namespace(c))+"/pods?limit=1") {
+		return c.JSON(http.StatusForbidden, apiStatus{Code: http.StatusForbidden, Reason: "Forbidden", Message: "compacting etcd needs permission to list pods in your namespace"})
+	}
 	u.gate.mu.Lock()
 	defer u.gate.mu.Unlock()
 	if time.Since(u.gate.last) < time.Second {

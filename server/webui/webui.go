@@ -51,11 +51,6 @@ type UI struct {
 	events  eventCache
 }
 
-// BrowserPaths are the non-resource URLs the web UI serves, as RBAC names
-// them: the front door authorizes them like any path that is not the API,
-// so whoever browses needs get on them (and post, for /ui/compact).
-var BrowserPaths = []string{"/", "/lesson", "/lesson/*", "/lab", "/lang", "/static/*", "/ui/*"}
-
 // LangCookie remembers the reader's language.
 const LangCookie = "kubelab-lang"
 
@@ -163,6 +158,13 @@ func Lang(r *http.Request) string {
 func user(c echo.Context) pipeline.User {
 	_, u, _ := pipeline.FromContext(c.Request().Context())
 	return u
+}
+
+// allowed asks the API, with the browser's credentials, whether a GET of
+// path succeeds: RBAC decides what the web UI lets a user do beyond the
+// API, from what the user may do through it.
+func (u *UI) allowed(c echo.Context, path string) bool {
+	return u.do(apiRequest(c.Request().Context(), c.Request(), http.MethodGet, path, "", nil)).Code == http.StatusOK
 }
 
 // namespace is where the reader's live commands run.
