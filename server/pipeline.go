@@ -108,19 +108,23 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
 			tr := pipeline.NewTrace(r)
+			finish := func(code int) {
+				s.observe(r.Context(), tr, r.Method, code)
+				p.Finish(tr, code)
+			}
 			c.Response().Header().Set(pipeline.TraceHeader, tr.ID)
 			user, internal := internalUser(r)
 			if !internal {
 				var err error
 				if user, err = p.Authenticate(tr, r); err != nil {
-					p.Finish(tr, http.StatusUnauthorized)
+					finish(http.StatusUnauthorized)
 					return err
 				}
 			}
 			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), tr, user)))
 			if s.cfg.Classroom && user.IsAnonymous() && isPageRequest(r) {
 				// A browser that has not joined the class is sent to join.
-				p.Finish(tr, http.StatusSeeOther)
+				finish(http.StatusSeeOther)
 				return c.Redirect(http.StatusSeeOther, "/signin?next="+url.QueryEscape(r.URL.RequestURI()))
 			}
 			if isKubeNonResourcePath(r.URL.Path) {
@@ -131,12 +135,12 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 				attrs := &pipeline.Attributes{User: user, Verb: verb, Path: r.URL.Path}
 				tr.Describe(attrs)
 				if err := p.Authorize(tr, attrs); err != nil {
-					p.Finish(tr, http.StatusForbidden)
+					finish(http.StatusForbidden)
 					return err
 				}
 			}
 			err := next(c)
-			p.Finish(tr, responseCode(c, err))
+			finish(responseCode(c, err))
 			return err
 		}
 	}

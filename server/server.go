@@ -33,8 +33,10 @@ import (
 	"github.com/kubelab/kubelab/pipeline/rbac"
 	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/server/metrics"
 	"github.com/kubelab/kubelab/server/openapi"
 	"github.com/kubelab/kubelab/server/pki"
+	"github.com/kubelab/kubelab/server/quizhttp"
 	"github.com/kubelab/kubelab/server/webui"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
@@ -62,6 +64,7 @@ type Server struct {
 	// caches with it, and labs call its CompactNow.
 	etcdCompactor *etcd3.Compactor
 	api           *kubeapi.API
+	metrics       *metrics.Metrics
 	traces        *trace.Bus
 	authn         *authn.Authenticator
 	authz         *rbac.Authorizer
@@ -136,6 +139,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.etcd, err = startEtcd(ctx, cfg, s.log, &s.shuttingDown); err != nil {
 		return nil, err
 	}
+	s.metrics = metrics.New()
+	s.metrics.InstrumentEtcd(s.etcd.Client())
 	defer func() {
 		if err != nil {
 			s.etcd.Stop()
@@ -210,6 +215,10 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	api.Install(s.echo)
 	docs.Register(s.echo)
+	if err := quizhttp.Install(s.echo, quizhttp.Config{Client: s.etcd.Client(), Logger: s.log, RequireSignIn: s.cfg.Classroom}); err != nil {
+		api.Stop()
+		return err
+	}
 	s.api = api
 	s.OnShutdown(func(context.Context) { api.Stop() })
 	p, err := s.buildPipeline(ctx, api)
@@ -219,6 +228,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	api.SetPipeline(p)
 	s.echo.Use(s.frontDoor(p))
+	s.installMetrics()
 	if s.cfg.Classroom {
 		s.class = s.newClass()
 	}
@@ -454,3 +464,6 @@ func (s *Server) SecureURL() string { return s.secureURL }
 
 // Class is classroom mode's class of students, or nil in local mode.
 func (s *Server) Class() *classroom.Class { return s.class }
+
+// Metrics is where kubelab's Prometheus collectors are registered.
+func (s *Server) Metrics() *metrics.Metrics { return s.metrics }

@@ -113,6 +113,15 @@ func (a *API) Store(gvr schema.GroupVersionResource) (*etcd3.Store, bool) {
 	return s, ok
 }
 
+// Stores are the stores of every resource served now.
+func (a *API) Stores() []*etcd3.Store {
+	out := make([]*etcd3.Store, 0, len(a.stores))
+	for _, s := range a.stores {
+		out = append(out, s)
+	}
+	return out
+}
+
 // NamespacedStores are the stores of every namespaced resource served now:
 // what a namespace's deletion must empty.
 func (a *API) NamespacedStores() []*etcd3.Store {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -27,6 +28,8 @@ type Compactor struct {
 
 	mu     sync.Mutex
 	caches map[*watchcache.Cache]struct{}
+
+	compactions atomic.Uint64
 }
 
 // NewCompactor compacts the etcd behind client.
@@ -48,6 +51,9 @@ func (c *Compactor) unregister(cache *watchcache.Cache) {
 	defer c.mu.Unlock()
 	delete(c.caches, cache)
 }
+
+// Compactions counts the compactions this compactor made.
+func (c *Compactor) Compactions() uint64 { return c.compactions.Load() }
 
 // CompactNow compacts etcd at its current revision: no older revision can
 // be read or watched afterwards. It returns that revision.
@@ -72,6 +78,7 @@ func (c *Compactor) compact(ctx context.Context, rev int64) error {
 	for cache := range c.caches {
 		cache.Compacted(rev)
 	}
+	c.compactions.Add(1)
 	c.logger.Info("compacted etcd", "revision", rev)
 	return nil
 }

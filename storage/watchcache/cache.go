@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -83,8 +84,27 @@ type Cache struct {
 	progressMu  sync.Mutex
 	progressCtx context.Context // the etcd watch's context, for RequestProgress
 
+	// stalled counts watchers closed because they could not keep up.
+	stalled atomic.Uint64
+
 	cancel context.CancelFunc
 	done   chan struct{}
+}
+
+// Stats are the cache's figures for monitoring.
+type Stats struct {
+	// Watchers open now.
+	Watchers int
+	// Stalled is how many watchers were closed for not keeping up.
+	Stalled uint64
+}
+
+// Stats reports the open watchers and the stalled ones closed so far.
+func (c *Cache) Stats() Stats {
+	c.mu.Lock()
+	n := len(c.watchers)
+	c.mu.Unlock()
+	return Stats{Watchers: n, Stalled: c.stalled.Load()}
 }
 
 // New starts a cache; it serves watches once it has listed the resource.

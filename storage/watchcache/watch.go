@@ -237,6 +237,7 @@ func (c *Cache) dispatchLocked(w *watcher, e *event) {
 		// the others or grow without bound. Its client resumes from the last
 		// resourceVersion it saw.
 		c.cfg.Logger.Info("closing a watcher that cannot keep up", "resource", c.cfg.Resource.String(), "buffer", c.cfg.WatcherBuffer)
+		c.stalled.Add(1)
 		c.removeLocked(w)
 	}
 }

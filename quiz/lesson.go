@@ -1,0 +1,168 @@
+package quiz
+
+// Anchors of the lesson page that prove each answer live.
+const (
+	anchorResourceVersion = "/lesson#resource-version"
+	anchorWatch           = "/lesson#watch"
+	anchorGone            = "/lesson#gone"
+	anchorEtcd            = "/lesson#etcd"
+	anchorAggregation     = "/lesson#aggregation"
+)
+
+// The lesson's quizzes.
+const (
+	// WatchQuizID is the lesson's five multiple-choice questions.
+	WatchQuizID = "apiserver-watch"
+	// SpotTheBugQuizID is the lesson's spot-the-bug exercise.
+	SpotTheBugQuizID = "spot-the-bug"
+)
+
+// Lesson returns the bank of the lesson "API Server and etcd Watch": its
+// five questions, and its spot-the-bug exercise on waitForPodReady. Each
+// call returns a fresh copy.
+func Lesson() *Bank {
+	b, err := NewBank(watchQuiz(), spotTheBugQuiz())
+	if err != nil {
+		// The bank is data in this file; a mistake in it is a bug that the
+		// package's tests catch.
+		panic(err)
+	}
+	return b
+}
+
+func watchQuiz() *Quiz {
+	return &Quiz{
+		ID: WatchQuizID,
+		Title: Text{
+			EN: "API Server and etcd Watch: check yourself",
+			TH: "API Server and etcd Watch: ทดสอบความเข้าใจ",
+		},
+		Intro: Text{
+			EN: "Five questions on the lesson. Pick one answer each; after you submit, every question shows why, with a link to the live proof in the lesson.",
+			TH: "ห้าคำถามจากบทเรียน เลือกคำตอบเดียวต่อข้อ หลังส่งคำตอบ ทุกข้อจะแสดงเหตุผล พร้อมลิงก์ไปยังส่วนที่พิสูจน์สด ๆ ในบทเรียน",
+		},
+		Questions: []Question{
+			{
+				ID:   "gone-410",
+				Kind: Choice,
+				Prompt: Text{
+					EN: "What does this real response prove, and what should a watch client do next?",
+					TH: "output จริงนี้พิสูจน์อะไร และ watch client ควรทำอะไรต่อ?",
+				},
+				Snippet: `$ kubectl get --raw "/api/v1/namespaces/internals-demo/pods?watch=1&resourceVersion=1&timeoutSeconds=6"
+{"type":"ERROR","object":{"kind":"Status", ..., "message":"too old resource version: 1 (999)","reason":"Expired","code":410}}`,
+				Options: []Option{
+					{ID: "cluster-broken", Text: Text{EN: "The cluster is broken and must be restarted.", TH: "cluster พังต้อง restart"}},
+					{ID: "compacted-relist", Text: Text{
+						EN: "etcd has compacted past resourceVersion 1; the client should fall back to a fresh list() and resume watching from the new list's resourceVersion, exactly what the Reflector's Replaced delta handles.",
+						TH: "etcd compact พ้น resourceVersion 1 ไปแล้ว client ควร fallback ไป list() ใหม่แล้ว resume watch จาก resourceVersion ของ list ใหม่ -- ตรงกับที่ delta Replaced ของ Reflector จัดการเป๊ะ",
+					}},
+					{ID: "pod-gone", Text: Text{EN: "The Pod named in the request no longer exists.", TH: "Pod ที่ระบุใน request ไม่มีอยู่แล้ว"}},
+					{ID: "rbac-revoked", Text: Text{EN: "The client's RBAC permissions have been revoked.", TH: "สิทธิ์ RBAC ของ client ถูกถอนไปแล้ว"}},
+				},
+				Answer: "compacted-relist",
+				Explanation: Text{
+					EN: `410 Expired, "too old resource version: 1 (999)", names the resourceVersion asked for (1) and the oldest one the server can still serve consistently (999): etcd compacted the history in between. Nothing is broken and no permission changed (that would be 403), and the request names no Pod. The server refuses rather than silently under-deliver; the client re-lists and watches from the new list's resourceVersion, which is what client-go's Reflector does.`,
+					TH: `410 Expired "too old resource version: 1 (999)" บอกทั้ง resourceVersion ที่ขอ (1) และเลขเก่าสุดที่ server ยังให้บริการได้อย่างสอดคล้อง (999) คือ etcd compact history ช่วงนั้นทิ้งไปแล้ว ไม่มีอะไรพัง และไม่มีสิทธิ์ใดถูกถอน (นั่นจะเป็น 403) และ request นี้ไม่ได้ระบุ Pod ตัวไหน server ปฏิเสธแทนที่จะส่งข้อมูลไม่ครบแบบเงียบ ๆ client จึง list ใหม่แล้ว watch ต่อจาก resourceVersion ของ list ใหม่ ซึ่งคือสิ่งที่ Reflector ของ client-go ทำ`,
+				},
+				Proof: Proof{Href: anchorGone, Label: Text{EN: "410 Gone, live", TH: "410 Gone แบบสด ๆ"}},
+			},
+			{
+				ID:   "resource-version",
+				Kind: Choice,
+				Prompt: Text{
+					EN: "What does a resourceVersion actually represent?",
+					TH: "resourceVersion แทนอะไรจริง ๆ?",
+				},
+				Options: []Option{
+					{ID: "object-count", Text: Text{EN: "The number of objects in the namespace", TH: "จำนวน object ใน namespace"}},
+					{ID: "etcd-revision", Text: Text{
+						EN: "An opaque, monotonically increasing marker (backed by etcd's own revision) used to order a watch stream and resume it consistently",
+						TH: "marker opaque ที่เพิ่มขึ้นตายตัว (อิง revision ของ etcd เอง) ใช้เรียงลำดับ watch stream และ resume มันได้อย่างสอดคล้อง",
+					}},
+					{ID: "api-version", Text: Text{EN: "The version of the Kubernetes API (e.g. v1, v1beta1)", TH: "เวอร์ชันของ Kubernetes API (เช่น v1, v1beta1)"}},
+					{ID: "write-time", Text: Text{EN: "The timestamp of the last write", TH: "timestamp ของการเขียนล่าสุด"}},
+				},
+				Answer: "etcd-revision",
+				Explanation: Text{
+					EN: "A list's resourceVersion (1994 in the lesson) is etcd's logical clock when the list was read, not a count, a time or an API version (that is apiVersion). watch=1&resourceVersion=1994 means: stream every change after exactly this point, replaying nothing you have and skipping nothing.",
+					TH: "resourceVersion ของ list (1994 ในบทเรียน) คือ logical clock ของ etcd ตอนที่อ่าน list นั้น ไม่ใช่จำนวน ไม่ใช่เวลา และไม่ใช่เวอร์ชันของ API (นั่นคือ apiVersion) watch=1&resourceVersion=1994 หมายถึง stream ทุกการเปลี่ยนแปลงหลังจุดนี้เป๊ะ ไม่ replay สิ่งที่มีแล้ว และไม่ข้ามอะไร",
+				},
+				Proof: Proof{Href: anchorResourceVersion, Label: Text{EN: "resourceVersion, read live", TH: "อ่าน resourceVersion แบบสด ๆ"}},
+			},
+			{
+				ID:   "initial-added",
+				Kind: Choice,
+				Prompt: Text{
+					EN: "Why do ADDED events appear for Pods that already existed before the watch even started?",
+					TH: "ทำไม event ADDED ถึงโผล่มาสำหรับ Pod ที่มีอยู่แล้วก่อน watch จะเริ่มด้วยซ้ำ?",
+				},
+				Snippet: `$ kubectl -n internals-demo get pods --watch --output-watch-events -o json
+ADDED Pod rv=1151 name=gc-demo4-...
+... (more ADDED for existing Pods) ...
+MODIFIED Pod rv=2075 name=ssa-demo`,
+				Options: []Option{
+					{ID: "kubectl-bug", Text: Text{EN: "A kubectl bug", TH: "บั๊กของ kubectl"}},
+					{ID: "initial-replay", Text: Text{
+						EN: "A watch with no starting resourceVersion begins by replaying every existing object as a synthetic ADDED event, the same shape as the Reflector's initial list()",
+						TH: "watch ที่ไม่มี resourceVersion เริ่มต้นเริ่มด้วยการ replay ทุก object ที่มีอยู่ตอนนี้เป็น event ADDED สังเคราะห์ ทรงเดียวกับ list() เริ่มต้นของ Reflector",
+					}},
+					{ID: "recreated", Text: Text{EN: "Those Pods really were created again", TH: "Pod เหล่านั้นถูกสร้างใหม่จริง ๆ"}},
+					{ID: "added-means-new", Text: Text{EN: "ADDED always means an object new to the cluster, no exceptions", TH: "ADDED แปลว่า object ใหม่กับ cluster เสมอ ไม่มีข้อยกเว้น"}},
+				},
+				Answer: "initial-replay",
+				Explanation: Text{
+					EN: "kubectl get --watch sends watch=1 with no resourceVersion, so the server first replays the current state as synthetic ADDED events, one per existing Pod, and then streams real changes (the MODIFIED from the label) on the same connection. Nothing was created and kubectl is doing what it should.",
+					TH: "kubectl get --watch ส่ง watch=1 โดยไม่มี resourceVersion server จึง replay state ปัจจุบันเป็น event ADDED สังเคราะห์ก่อน หนึ่งตัวต่อ Pod ที่มีอยู่ แล้วจึง stream การเปลี่ยนแปลงจริง (MODIFIED จากการ label) บน connection เดิม ไม่มีอะไรถูกสร้าง และ kubectl ทำงานถูกต้องแล้ว",
+				},
+				Proof: Proof{Href: anchorWatch, Label: Text{EN: "a watch and its MODIFIED event, live", TH: "watch และ event MODIFIED แบบสด ๆ"}},
+			},
+			{
+				ID:   "etcd-raw",
+				Kind: Choice,
+				Prompt: Text{
+					EN: "Why can't you simply cat a Pod's data out of etcd and read it like a ConfigMap?",
+					TH: "ทำไมคุณ cat ข้อมูล Pod ออกจาก etcd แล้วอ่านเหมือน ConfigMap ตรง ๆ ไม่ได้?",
+				},
+				Options: []Option{
+					{ID: "encrypted", Text: Text{EN: "etcd encrypts everything by default", TH: "etcd เข้ารหัสทุกอย่างโดย default"}},
+					{ID: "protobuf", Text: Text{
+						EN: `The value is stored as protobuf behind a literal k8s\0 header, not plain text, as a real raw read shows`,
+						TH: `ค่าถูกเก็บเป็น protobuf หลัง header k8s\0 ตรงตัว ไม่ใช่ plain text -- พิสูจน์ข้างบนด้วยการอ่านดิบจริง`,
+					}},
+					{ID: "no-direct-reads", Text: Text{EN: "etcd does not allow direct reads at all", TH: "etcd ไม่อนุญาตการอ่านตรง ๆ เลย"}},
+					{ID: "pods-special", Text: Text{EN: "Pods alone are stored differently from every other resource", TH: "Pod เฉพาะถูกเก็บต่างจาก resource อื่นทุกตัว"}},
+				},
+				Answer: "protobuf",
+				Explanation: Text{
+					EN: `etcdctl get /registry/pods/internals-demo/ssa-demo works (etcd allows the read) and prints a value that starts with k8s\0, a version marker, then binary protobuf: the encoding of every built-in kind, not only Pods, and not encryption. Reading it needs a protobuf decoder, and reading it at all bypasses the API server's RBAC, admission and watch cache.`,
+					TH: `etcdctl get /registry/pods/internals-demo/ssa-demo อ่านได้ (etcd อนุญาต) และแสดงค่าที่ขึ้นต้นด้วย k8s\0 ตามด้วย version marker แล้วเป็น protobuf แบบ binary ซึ่งเป็น encoding ของ built-in kind ทุกตัว ไม่ใช่แค่ Pod และไม่ใช่การเข้ารหัส จะอ่านได้ต้องมี protobuf decoder และการอ่านแบบนี้ก็ข้าม RBAC, admission และ watch cache ของ API server ไปทั้งหมด`,
+				},
+				Proof: Proof{Href: anchorEtcd, Label: Text{EN: "a Pod's raw bytes in etcd, live", TH: "byte ดิบของ Pod ใน etcd แบบสด ๆ"}},
+			},
+			{
+				ID:   "crd-vs-aggregation",
+				Kind: Choice,
+				Prompt: Text{
+					EN: "What is the real structural difference between a CRD and an aggregated APIService?",
+					TH: "ความต่างเชิงโครงสร้างจริงระหว่าง CRD กับ APIService แบบ aggregated คืออะไร?",
+				},
+				Options: []Option{
+					{ID: "same-thing", Text: Text{EN: "There is no real difference; they are two names for the same thing", TH: "ไม่มีความต่างจริง เป็นชื่อสองชื่อของสิ่งเดียวกัน"}},
+					{ID: "where-stored", Text: Text{
+						EN: "A CRD is stored in this cluster's own etcd and served generically by kube-apiserver; an aggregated APIService proxies to a separate server process with its own independent storage",
+						TH: "CRD เก็บใน etcd ของ cluster นี้เองและ serve แบบ generic โดย kube-apiserver ส่วน APIService แบบ aggregated proxy ไปยัง server process แยกที่มี storage อิสระของตัวเอง",
+					}},
+					{ID: "crd-faster", Text: Text{EN: "A CRD is always faster than an aggregated API", TH: "CRD เร็วกว่า aggregated API เสมอ"}},
+					{ID: "no-custom-fields", Text: Text{EN: "An aggregated API cannot have custom fields of its own; only a CRD can", TH: "aggregated API มี custom field ของตัวเองไม่ได้ มีแค่ CRD เท่านั้นที่ทำได้"}},
+				},
+				Answer: "where-stored",
+				Explanation: Text{
+					EN: "Both groups show up in /apis, but they are different mechanisms: apiextensions.k8s.io (CRDs) stores custom resources in this cluster's etcd and serves them from a schema, with no extra process; apiregistration.k8s.io (APIService) proxies a whole group to another server that owns its storage, like metrics-server for metrics.k8s.io. So restoring this cluster's etcd restores CRs, never an aggregated API's data. Neither is always faster, and an aggregated server defines whatever types it likes.",
+					TH: "ทั้งสองกลุ่มโผล่ใน /apis แต่เป็นกลไกต่างกัน apiextensions.k8s.io (CRD) เก็บ custom resource ใน etcd ของ cluster นี้และ serve จาก schema ไม่มี process เพิ่ม ส่วน apiregistration.k8s.io (APIService) proxy ทั้ง group ไปยัง server อื่นที่เป็นเจ้าของ storage เอง เช่น metrics-server สำหรับ metrics.k8s.io ดังนั้น restore etcd ของ cluster นี้ได้ CR กลับมา แต่ไม่เคยได้ข้อมูลของ aggregated API ไม่มีแบบไหนเร็วกว่าเสมอ และ aggregated server กำหนด type ของตัวเองได้ตามใจ",
+				},
+				Proof: Proof{Href: anchorAggregation, Label: Text{EN: "API groups from discovery, live", TH: "API group จาก discovery แบบสด ๆ"}},
+			},
+		},
+	}
+}

@@ -1,0 +1,344 @@
+package quiz_test
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubelab/kubelab/quiz"
+)
+
+// The lesson's answers, from its "Show the answer" and answer key.
+var lessonAnswers = map[string]string{
+	"gone-410":           "compacted-relist",
+	"resource-version":   "etcd-revision",
+	"initial-added":      "initial-replay",
+	"etcd-raw":           "protobuf",
+	"crd-vs-aggregation": "where-stored",
+}
+
+func watchQuiz(t *testing.T) *quiz.Quiz {
+	t.Helper()
+	q, ok := quiz.Lesson().Quiz(quiz.WatchQuizID)
+	if !ok {
+		t.Fatalf("no quiz %q", quiz.WatchQuizID)
+	}
+	return q
+}
+
+func TestLessonBank(t *testing.T) {
+	b := quiz.Lesson()
+	if got := len(b.Quizzes()); got != 2 {
+		t.Fatalf("quizzes: %d, want the five questions and spot-the-bug", got)
+	}
+	q := watchQuiz(t)
+	if len(q.Questions) != 5 {
+		t.Fatalf("questions: %d, want the lesson's 5", len(q.Questions))
+	}
+	for _, qu := range q.Questions {
+		if len(qu.Options) != 4 {
+			t.Errorf("%s: %d options, want 4", qu.ID, len(qu.Options))
+		}
+		for _, text := range []quiz.Text{qu.Prompt, qu.Explanation, qu.Proof.Label} {
+			if text.EN == "" || text.TH == "" {
+				t.Errorf("%s: missing a translation: %+v", qu.ID, text)
+			}
+		}
+		for _, o := range qu.Options {
+			if o.Text.EN == "" || o.Text.TH == "" {
+				t.Errorf("%s/%s: missing a translation", qu.ID, o.ID)
+			}
+		}
+		if !strings.HasPrefix(qu.Proof.Href, "/lesson#") {
+			t.Errorf("%s: proof %q is not a lesson anchor", qu.ID, qu.Proof.Href)
+		}
+	}
+}
+
+func TestGradeEveryQuestion(t *testing.T) {
+	q := watchQuiz(t)
+	for _, qu := range q.Questions {
+		right, ok := lessonAnswers[qu.ID]
+		if !ok {
+			t.Fatalf("question %s is not in the lesson", qu.ID)
+		}
+		for _, o := range qu.Options {
+			t.Run(qu.ID+"/"+o.ID, func(t *testing.T) {
+				r, err := q.Grade([]quiz.Answer{{Question: qu.ID, Choice: o.ID}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				qr := r.Questions[slices.IndexFunc(r.Questions, func(x quiz.QuestionResult) bool { return x.Question == qu.ID })]
+				want := o.ID == right
+				if qr.Correct != want || (qr.ScoreGiven == 1) != want || r.ScoreGiven != qr.ScoreGiven || !qr.Answered {
+					t.Errorf("choice %s: %+v, total %d; want correct=%v", o.ID, qr, r.ScoreGiven, want)
+				}
+			})
+		}
+	}
+}
+
+func TestGradeWholeQuiz(t *testing.T) {
+	q := watchQuiz(t)
+	var all []quiz.Answer
+	for id, choice := range lessonAnswers {
+		all = append(all, quiz.Answer{Question: id, Choice: choice})
+	}
+	r, err := q.Grade(all)
+	if err != nil || r.ScoreGiven != 5 || r.ScoreMaximum != 5 {
+		t.Fatalf("all right: %+v, %v", r, err)
+	}
+	r, err = q.Grade(all[:2])
+	if err != nil || r.ScoreGiven != 2 || len(r.Questions) != 5 {
+		t.Fatalf("two answered: %+v, %v", r, err)
+	}
+	for _, qr := range r.Questions {
+		if !qr.Answered && (qr.Correct || qr.ScoreGiven != 0) {
+			t.Errorf("unanswered %s scored: %+v", qr.Question, qr)
+		}
+	}
+	r, err = q.Grade(nil)
+	if err != nil || r.ScoreGiven != 0 || r.ScoreMaximum != 5 {
+		t.Fatalf("nothing answered: %+v, %v", r, err)
+	}
+}
+
+func TestSpotTheBug(t *testing.T) {
+	q, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
+	qu := q.Questions[0]
+	lines := quiz.SnippetLines(qu.Snippet)
+	if len(lines) != 8 || !strings.Contains(lines[3], "readEtcdDirectly") || !strings.Contains(lines[5], "sleep(500)") {
+		t.Fatalf("snippet lines: %q", lines)
+	}
+	tests := []struct {
+		name  string
+		marks []quiz.Mark
+		score int
+		found []string
+	}{
+		{"both", []quiz.Mark{{4, "etcd-direct"}, {6, "polling"}}, 2, []string{"reads-etcd", "polls"}},
+		{"both, other lines", []quiz.Mark{{5, "etcd-direct"}, {3, "polling"}}, 2, []string{"reads-etcd", "polls"}},
+		{"both, each on both its lines", []quiz.Mark{{4, "etcd-direct"}, {5, "etcd-direct"}, {3, "polling"}, {6, "polling"}}, 2, []string{"reads-etcd", "polls"}},
+		{"etcd only", []quiz.Mark{{4, "etcd-direct"}}, 1, []string{"reads-etcd"}},
+		{"polling only", []quiz.Mark{{6, "polling"}}, 1, []string{"polls"}},
+		{"right line, wrong reason", []quiz.Mark{{4, "wrong-key"}, {6, "interval"}}, 0, nil},
+		{"reasons swapped", []quiz.Mark{{4, "polling"}, {6, "etcd-direct"}}, 0, nil},
+		{"none", nil, 0, nil},
+		{"both and a wrong mark", []quiz.Mark{{4, "etcd-direct"}, {6, "polling"}, {2, "await-in-loop"}}, 1, []string{"reads-etcd", "polls"}},
+		{"one and two wrong marks", []quiz.Mark{{4, "etcd-direct"}, {1, "wrong-key"}, {8, "interval"}}, 0, []string{"reads-etcd"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := q.Grade([]quiz.Answer{{Question: qu.ID, Marks: tt.marks}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			qr := r.Questions[0]
+			if qr.ScoreGiven != tt.score || r.ScoreGiven != tt.score || r.ScoreMaximum != 2 || qr.Correct != (tt.score == 2) {
+				t.Errorf("score %d/%d correct=%v, want %d/2", qr.ScoreGiven, r.ScoreMaximum, qr.Correct, tt.score)
+			}
+			var found []string
+			for _, b := range qr.Bugs {
+				if b.Found {
+					found = append(found, b.Bug)
+				}
+			}
+			if !slices.Equal(found, tt.found) {
+				t.Errorf("found %v, want %v", found, tt.found)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	q := watchQuiz(t)
+	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
+	tests := []struct {
+		name  string
+		quiz  *quiz.Quiz
+		ans   []quiz.Answer
+		field string
+		typ   string
+	}{
+		{"unknown question", q, []quiz.Answer{{Question: "nope", Choice: "x"}}, "answers[0].question", quiz.ProblemNotFound},
+		{"no question", q, []quiz.Answer{{Choice: "protobuf"}}, "answers[0].question", quiz.ProblemRequired},
+		{"unknown option", q, []quiz.Answer{{Question: "etcd-raw", Choice: "bogus"}}, "answers[0].choice", quiz.ProblemNotFound},
+		{"option of another question", q, []quiz.Answer{{Question: "etcd-raw", Choice: "where-stored"}}, "answers[0].choice", quiz.ProblemNotFound},
+		{"no option", q, []quiz.Answer{{Question: "etcd-raw"}}, "answers[0].choice", quiz.ProblemRequired},
+		{"duplicate", q, []quiz.Answer{{Question: "etcd-raw", Choice: "protobuf"}, {Question: "etcd-raw", Choice: "encrypted"}}, "answers[1].question", quiz.ProblemDuplicate},
+		{"marks on a choice", q, []quiz.Answer{{Question: "etcd-raw", Choice: "protobuf", Marks: []quiz.Mark{{1, "x"}}}}, "answers[0].marks", quiz.ProblemInvalid},
+		{"line out of range", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{9, "polling"}}}}, "answers[0].marks[0].line", quiz.ProblemInvalid},
+		{"line zero", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{0, "polling"}}}}, "answers[0].marks[0].line", quiz.ProblemInvalid},
+		{"line twice", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{4, "etcd-direct"}, {4, "polling"}}}}, "answers[0].marks[1].line", quiz.ProblemDuplicate},
+		{"unknown reason", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{4, "slow"}}}}, "answers[0].marks[0].reason", quiz.ProblemNotFound},
+		{"choice on spot-the-bug", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Choice: "polling"}}, "answers[0].choice", quiz.ProblemInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.quiz.Grade(tt.ans)
+			var inv *quiz.InvalidError
+			if !errors.As(err, &inv) {
+				t.Fatalf("got %v, want an InvalidError", err)
+			}
+			if !slices.ContainsFunc(inv.Problems, func(p quiz.Problem) bool { return p.Field == tt.field && p.Type == tt.typ }) {
+				t.Errorf("problems %+v, want %s at %s", inv.Problems, tt.typ, tt.field)
+			}
+		})
+	}
+}
+
+// TestViewHasNoAnswers: what a student sees before submitting holds no
+// explanation and nothing that tells the right option from the others.
+func TestViewHasNoAnswers(t *testing.T) {
+	for _, q := range quiz.Lesson().Quizzes() {
+		for _, lang := range []quiz.Lang{quiz.English, quiz.Thai} {
+			v := q.View(quiz.NewAttemptID(time.Now()), lang)
+			b, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := string(b)
+			for _, qu := range q.Questions {
+				for _, secret := range []string{qu.Explanation.EN, qu.Explanation.TH} {
+					if strings.Contains(s, secret) {
+						t.Errorf("%s/%s: the view holds the explanation", q.ID, qu.ID)
+					}
+				}
+				for _, bug := range qu.Bugs {
+					if strings.Contains(s, bug.Explanation.In(lang)) || strings.Contains(s, `"`+bug.ID+`"`) {
+						t.Errorf("%s/%s: the view names bug %s", q.ID, qu.ID, bug.ID)
+					}
+				}
+			}
+			for _, marker := range []string{"answer", "correct", "explanation", "bugs", "proof"} {
+				if strings.Contains(strings.ToLower(s), `"`+marker) {
+					t.Errorf("%s (%s): the view has a field %q: %s", q.ID, lang, marker, s)
+				}
+			}
+		}
+	}
+}
+
+func TestViewLanguage(t *testing.T) {
+	q := watchQuiz(t)
+	th := q.View("000000000000aaaaaaaaaaaa", quiz.Thai)
+	en := q.View("000000000000aaaaaaaaaaaa", quiz.English)
+	if th.Questions[0].Prompt != q.Questions[0].Prompt.TH || en.Questions[0].Prompt != q.Questions[0].Prompt.EN {
+		t.Errorf("prompts: %q / %q", th.Questions[0].Prompt, en.Questions[0].Prompt)
+	}
+	if quiz.ParseLang("th") != quiz.Thai || quiz.ParseLang("fr") != quiz.English || quiz.ParseLang("") != quiz.English {
+		t.Error("ParseLang")
+	}
+}
+
+// TestShuffle: one attempt always sees the same order; across attempts
+// the right answer moves around, so its position says nothing.
+func TestShuffle(t *testing.T) {
+	q := watchQuiz(t)
+	id := quiz.NewAttemptID(time.Now())
+	ids := func(v quiz.View, i int) []string {
+		var out []string
+		for _, o := range v.Questions[i].Options {
+			out = append(out, o.ID)
+		}
+		return out
+	}
+	a, b := q.View(id, quiz.English), q.View(id, quiz.Thai)
+	for i := range a.Questions {
+		if !slices.Equal(ids(a, i), ids(b, i)) {
+			t.Errorf("question %d: one attempt, two orders: %v and %v", i, ids(a, i), ids(b, i))
+		}
+	}
+	positions := map[int]int{}
+	orders := map[string]bool{}
+	for n := 0; n < 200; n++ {
+		v := q.View(quiz.NewAttemptID(time.Now()), quiz.English)
+		order := ids(v, 0)
+		orders[strings.Join(order, ",")] = true
+		positions[slices.Index(order, lessonAnswers["gone-410"])]++
+		if got := slices.Sorted(slices.Values(order)); !slices.Equal(got, []string{"cluster-broken", "compacted-relist", "pod-gone", "rbac-revoked"}) {
+			t.Fatalf("options lost or duplicated: %v", order)
+		}
+	}
+	if len(positions) != 4 || len(orders) < 12 {
+		t.Errorf("200 attempts: right answer at positions %v, %d distinct orders", positions, len(orders))
+	}
+}
+
+func TestAttemptIDs(t *testing.T) {
+	a, b := quiz.NewAttemptID(time.Now()), quiz.NewAttemptID(time.Now().Add(time.Millisecond))
+	if a == b || !quiz.ValidAttemptID(a) || !quiz.ValidAttemptID(b) || a > b {
+		t.Errorf("ids %q, %q", a, b)
+	}
+	for _, bad := range []string{"", "x", "../../etc", strings.Repeat("a", 25), "ABCDEF000000aaaaaaaaaaaa"} {
+		if quiz.ValidAttemptID(bad) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestNewBankCatchesMistakes(t *testing.T) {
+	bad := []*quiz.Quiz{
+		{ID: "a", Questions: []quiz.Question{{ID: "q", Kind: quiz.Choice, Options: []quiz.Option{{ID: "x"}}, Answer: "y"}}},
+		{ID: "a", Questions: []quiz.Question{{ID: "q", Kind: quiz.SpotTheBug, Snippet: "one line", Options: []quiz.Option{{ID: "r"}}, Bugs: []quiz.Bug{{ID: "b", Lines: []int{2}, Reason: "r"}}}}},
+		{ID: "a", Questions: []quiz.Question{{ID: "q", Kind: quiz.Choice, Options: []quiz.Option{{ID: "x"}, {ID: "x"}}, Answer: "x"}}},
+		{ID: "a", Questions: []quiz.Question{{ID: "q", Kind: "essay"}}},
+	}
+	for i, q := range bad {
+		if _, err := quiz.NewBank(q); err == nil {
+			t.Errorf("bank %d accepted", i)
+		}
+	}
+	ok := &quiz.Quiz{ID: "a", Questions: []quiz.Question{{ID: "q", Kind: quiz.Choice, Options: []quiz.Option{{ID: "x"}}, Answer: "x"}}}
+	if _, err := quiz.NewBank(ok, ok); err == nil {
+		t.Error("two quizzes with one id accepted")
+	}
+}
+
+func TestExplain(t *testing.T) {
+	q := watchQuiz(t)
+	id := quiz.NewAttemptID(time.Now())
+	r, err := q.Grade([]quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}, {Question: "gone-410", Choice: "compacted-relist"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := q.Explain(id, r, quiz.Thai)
+	if e.ScoreGiven != 1 || e.ScoreMaximum != 5 || len(e.Questions) != 5 {
+		t.Fatalf("explained: %+v", e)
+	}
+	view := q.View(id, quiz.Thai)
+	for i, eq := range e.Questions {
+		qu := q.Questions[i]
+		if eq.Explanation != qu.Explanation.TH || eq.Proof.Href != qu.Proof.Href || eq.Proof.Label != qu.Proof.Label.TH {
+			t.Errorf("%s: explanation or proof not in Thai: %+v", qu.ID, eq)
+		}
+		for j, o := range eq.Options {
+			if o.ID != view.Questions[i].Options[j].ID {
+				t.Errorf("%s: options not in the attempt's order", qu.ID)
+			}
+			if o.Right != (o.ID == lessonAnswers[qu.ID]) {
+				t.Errorf("%s/%s: right=%v", qu.ID, o.ID, o.Right)
+			}
+		}
+	}
+	raw := e.Questions[slices.IndexFunc(e.Questions, func(x quiz.ExplainedQuestion) bool { return x.ID == "etcd-raw" })]
+	if raw.Correct || !raw.Answered || !slices.ContainsFunc(raw.Options, func(o quiz.ExplainedOption) bool { return o.ID == "encrypted" && o.Chosen && !o.Right }) {
+		t.Errorf("etcd-raw: %+v", raw)
+	}
+
+	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
+	r, err = spot.Grade([]quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}, {Line: 2, Reason: "polling"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := spot.Explain(id, r, quiz.English).Questions[0]
+	if es.ScoreGiven != 0 || len(es.Lines) != 8 || !es.Lines[3].MarkRight || es.Lines[1].MarkRight || es.Lines[1].Reason != "polling" || !es.Lines[5].Buggy || es.Lines[0].Buggy {
+		t.Errorf("spot-the-bug lines: %+v", es.Lines)
+	}
+	if len(es.Bugs) != 2 || !es.Bugs[0].Found || es.Bugs[1].Found || es.Bugs[1].Proof.Href != "/lesson#watch" {
+		t.Errorf("spot-the-bug bugs: %+v", es.Bugs)
+	}
+}

@@ -1,0 +1,117 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/server"
+)
+
+// syncBuffer is a log sink the server writes from many goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func metric(t *testing.T, body, pattern string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + pattern + ` ([0-9.e+-]+)$`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no sample matches %s", pattern)
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v
+}
+
+func TestMetricsAndRequestLog(t *testing.T) {
+	logs := &syncBuffer{}
+	lab := kubelabtest.Start(t, func(c *server.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	})
+	cs := lab.Clientset(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := cs.CoreV1().Pods("internals-demo").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := cs.CoreV1().ConfigMaps("internals-demo").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if _, err := lab.EtcdCompactor().CompactNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	resp, err := http.Get(lab.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	body := string(b)
+	if resp.StatusCode != 200 {
+		t.Fatalf("/metrics: %d %s", resp.StatusCode, body)
+	}
+	if v := metric(t, body, `apiserver_request_total\{code="200",group="",resource="pods",subresource="",verb="list"\}`); v < 1 {
+		t.Errorf("pod lists counted: %v", v)
+	}
+	if v := metric(t, body, `apiserver_request_duration_seconds_count\{group="",resource="pods",subresource="",verb="list"\}`); v < 1 {
+		t.Errorf("pod list latencies: %v", v)
+	}
+	if v := metric(t, body, `etcd_request_duration_seconds_count\{operation="txn"\}`); v < 1 {
+		t.Errorf("etcd transactions timed: %v", v)
+	}
+	if v := metric(t, body, `kubelab_watchers`); v < 1 {
+		t.Errorf("open watchers: %v, with a watch open", v)
+	}
+	if v := metric(t, body, `kubelab_etcd_compactions_total`); v != 1 {
+		t.Errorf("compactions: %v", v)
+	}
+
+	// One log line per request, carrying the ID the client got.
+	resp, err = http.Get(lab.URL() + "/api/v1/namespaces/internals-demo/pods/ssa-demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	id := resp.Header.Get("Audit-Id")
+	found := false
+	sc := bufio.NewScanner(bytes.NewBufferString(logs.String()))
+	for sc.Scan() {
+		var line struct {
+			Msg, Trace, Path, Verb string
+			Code                   int
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "request" && line.Trace == id {
+			found = line.Code == 200 && line.Verb == "get" && line.Path == "/api/v1/namespaces/internals-demo/pods/ssa-demo"
+		}
+	}
+	if id == "" || !found {
+		t.Fatalf("no request log line for trace %q in:\n%s", id, logs.String())
+	}
+}

@@ -1,0 +1,55 @@
+package quizhttp_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/server/quizhttp"
+)
+
+// TestClassroomMode: in a class nobody takes a quiz anonymously, and the
+// instructor's and grader's tokens read the results.
+func TestClassroomMode(t *testing.T) {
+	lab := kubelabtest.Start(t, func(c *server.Config) {
+		c.Classroom = true
+		c.SecureListen = "127.0.0.1:0"
+		c.GraderToken = "grader-token-0123456789"
+		c.InstructorToken = "instructor-token-0123456789"
+	})
+	anon := as{t: t, lab: lab}
+	resp, body := anon.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", quizhttp.AttemptRequest{Answers: allRight()})
+	wantStatus(t, resp, body, http.StatusUnauthorized, "Unauthorized")
+	resp, body = anon.get(quizhttp.QuizzesPath + "/" + quiz.WatchQuizID)
+	wantStatus(t, resp, body, http.StatusUnauthorized, "Unauthorized")
+	resp, body = anon.postForm("/quiz/"+quiz.WatchQuizID, url.Values{"attempt": {quiz.NewAttemptID(time.Now())}})
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `href="/signin?lang=en"`) {
+		t.Errorf("anonymous form: HTTP %d, want 401 with a way to sign in: %s", resp.StatusCode, body)
+	}
+	resp, _ = anon.do("GET", "/quiz/"+quiz.WatchQuizID, "", nil, "Accept", "text/html")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/signin") {
+		t.Errorf("anonymous browser: HTTP %d to %q, want sent to sign in", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if n := storedAttempts(t, lab); n != 0 {
+		t.Errorf("%d attempts stored", n)
+	}
+
+	alice := student(t, lab, "alice", "a")
+	if resp, body := alice.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", quizhttp.AttemptRequest{Answers: allRight()}); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("alice: HTTP %d: %s", resp.StatusCode, body)
+	}
+	for _, token := range []string{"grader-token-0123456789", "instructor-token-0123456789"} {
+		who := as{t: t, lab: lab, token: token}
+		resp, body := who.get(quizhttp.GraderPath + "/results")
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"student":"alice"`) {
+			t.Errorf("HTTP %d: %s", resp.StatusCode, body)
+		}
+	}
+	resp, body = anon.get(quizhttp.GraderPath + "/results")
+	wantStatus(t, resp, body, http.StatusUnauthorized, "Unauthorized")
+}

@@ -1,0 +1,195 @@
+package quizhttp
+
+import (
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubelab/kubelab/classroom"
+	"github.com/kubelab/kubelab/quiz"
+)
+
+// GraderPath is the grader endpoint's root.
+const GraderPath = "/kubelab/v1/grader"
+
+// APIVersion is the apiVersion of the quiz's JSON documents.
+const APIVersion = "kubelab.io/v1"
+
+// Score is one graded attempt in the shape of an LTI 1.3 (Assignment and
+// Grade Services) score, plus who, which quiz, and each question's result,
+// so a bridge to an LMS only has to forward it.
+type Score struct {
+	AttemptID string `json:"attemptId"`
+	// UserID is the student's user name, as LTI calls it.
+	UserID           string                `json:"userId"`
+	Student          string                `json:"student"`
+	Class            string                `json:"class,omitempty"`
+	Quiz             string                `json:"quiz"`
+	ScoreGiven       int                   `json:"scoreGiven"`
+	ScoreMaximum     int                   `json:"scoreMaximum"`
+	Timestamp        string                `json:"timestamp"`
+	ActivityProgress string                `json:"activityProgress"`
+	GradingProgress  string                `json:"gradingProgress"`
+	Questions        []quiz.QuestionResult `json:"questions"`
+}
+
+// ScoreList is the answer to GET results.
+type ScoreList struct {
+	APIVersion string  `json:"apiVersion"`
+	Kind       string  `json:"kind"`
+	Items      []Score `json:"items"`
+}
+
+// GradeResult is the answer to POST grade: the grade, nothing stored.
+type GradeResult struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	quiz.Result
+	GradingProgress string `json:"gradingProgress"`
+}
+
+// LTI's fixed values: a submitted attempt is complete and, being machine
+// graded, fully graded.
+const (
+	ActivityCompleted = "Completed"
+	FullyGraded       = "FullyGraded"
+)
+
+func scoreOf(a *quiz.Attempt) Score {
+	return Score{
+		AttemptID: a.ID, UserID: a.Student, Student: a.Student, Class: a.Class, Quiz: a.Quiz,
+		ScoreGiven: a.Result.ScoreGiven, ScoreMaximum: a.Result.ScoreMaximum,
+		Timestamp:        a.Submitted.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		ActivityProgress: ActivityCompleted, GradingProgress: FullyGraded,
+		Questions: a.Result.Questions,
+	}
+}
+
+func (h *handlers) routeGrader(e *echo.Echo) {
+	g := e.Group(GraderPath, h.graderOnly)
+	g.GET("/results", h.results)
+	g.GET("/results.csv", h.resultsCSV)
+	g.POST("/grade", h.grade)
+}
+
+// graderOnly: no token is 401, a token of anyone who may not grade
+// (students above all, whatever other groups they are in) is 403.
+func (h *handlers) graderOnly(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := userOf(c)
+		r := c.Request()
+		if u.IsAnonymous() {
+			return errUnauthorized(r.URL.Path)
+		}
+		if !classroom.CanGrade(u) {
+			return errForbidden(u, strings.ToLower(r.Method), r.URL.Path, "only instructors and graders read and grade quiz results")
+		}
+		return next(c)
+	}
+}
+
+// filterOf reads ?class=, ?student= and ?quiz=; a quiz the bank does not
+// have is an error rather than an empty list, to catch typos.
+func (h *handlers) filterOf(c echo.Context) (quiz.Filter, error) {
+	f := quiz.Filter{Class: c.QueryParam("class"), Student: c.QueryParam("student"), Quiz: c.QueryParam("quiz")}
+	if f.Quiz != "" {
+		if _, ok := h.bank.Quiz(f.Quiz); !ok {
+			return f, errUnknownQuiz(f.Quiz)
+		}
+	}
+	return f, nil
+}
+
+func (h *handlers) results(c echo.Context) error {
+	f, err := h.filterOf(c)
+	if err != nil {
+		return err
+	}
+	attempts, err := h.store.List(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	list := ScoreList{APIVersion: APIVersion, Kind: "QuizScoreList", Items: []Score{}}
+	for _, a := range attempts {
+		list.Items = append(list.Items, scoreOf(a))
+	}
+	return c.JSON(http.StatusOK, list)
+}
+
+// resultsCSV writes one row per attempt and a column per question of the
+// quizzes in the export, scored 0 or 1 (spot-the-bug: bugs found, net).
+func (h *handlers) resultsCSV(c echo.Context) error {
+	f, err := h.filterOf(c)
+	if err != nil {
+		return err
+	}
+	attempts, err := h.store.List(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	var cols []string
+	for _, q := range h.bank.Quizzes() {
+		if f.Quiz == "" || f.Quiz == q.ID {
+			for _, qu := range q.Questions {
+				cols = append(cols, q.ID+"/"+qu.ID)
+			}
+		}
+	}
+	resp := c.Response()
+	resp.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	resp.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="quiz-results-%s.csv"`, h.now().UTC().Format("20060102-150405")))
+	resp.WriteHeader(http.StatusOK)
+	w := csv.NewWriter(resp)
+	w.Write(append([]string{"attempt", "student", "class", "quiz", "timestamp", "scoreGiven", "scoreMaximum"}, cols...))
+	for _, a := range attempts {
+		s := scoreOf(a)
+		row := []string{s.AttemptID, cell(s.Student), cell(s.Class), s.Quiz, s.Timestamp, strconv.Itoa(s.ScoreGiven), strconv.Itoa(s.ScoreMaximum)}
+		perQuestion := map[string]string{}
+		for _, qr := range a.Result.Questions {
+			perQuestion[a.Quiz+"/"+qr.Question] = strconv.Itoa(qr.ScoreGiven)
+		}
+		for _, col := range cols {
+			row = append(row, perQuestion[col])
+		}
+		w.Write(row)
+	}
+	w.Flush()
+	return w.Error()
+}
+
+// cell keeps a spreadsheet from running a value as a formula (a student
+// named "=HYPERLINK(...)"), as OWASP advises for CSV exports.
+func cell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// grade grades a submission without storing it, for autograders.
+func (h *handlers) grade(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var sub quiz.Submission
+	if err := decodeJSON(body, &sub); err != nil {
+		return err
+	}
+	if sub.Quiz == "" {
+		return apiBadRequest("name the quiz: {\"quiz\": \"" + quiz.WatchQuizID + "\", \"answers\": [...]}")
+	}
+	q, ok := h.bank.Quiz(sub.Quiz)
+	if !ok {
+		return errUnknownQuiz(sub.Quiz)
+	}
+	r, err := q.Grade(sub.Answers)
+	if err != nil {
+		return gradeError(q.ID, "", err)
+	}
+	return c.JSON(http.StatusOK, GradeResult{APIVersion: APIVersion, Kind: "QuizResult", Result: r, GradingProgress: FullyGraded})
+}

@@ -1,0 +1,136 @@
+package quizhttp_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kubelab/kubelab/classroom"
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/quiz/etcdstore"
+)
+
+// as is an HTTP client of a lab acting as one user (no token: anonymous).
+type as struct {
+	t     *testing.T
+	lab   *kubelabtest.Lab
+	token string
+}
+
+func mint(t *testing.T, lab *kubelabtest.Lab, name string, groups ...string) as {
+	t.Helper()
+	token, err := lab.Authenticator().Mint(context.Background(), pipeline.User{Name: name, Groups: groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as{t: t, lab: lab, token: token}
+}
+
+func student(t *testing.T, lab *kubelabtest.Lab, name, class string) as {
+	return mint(t, lab, name, classroom.StudentGroup, "kubelab:class:"+class)
+}
+
+func grader(t *testing.T, lab *kubelabtest.Lab) as {
+	return mint(t, lab, "lms-bridge", classroom.GraderGroup)
+}
+
+// noRedirects lets a test see a 303 itself.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func (a as) do(method, path, contentType string, body io.Reader, header ...string) (*http.Response, string) {
+	a.t.Helper()
+	req, err := http.NewRequest(method, a.lab.URL()+path, body)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := noRedirects.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+func (a as) get(path string) (*http.Response, string) { return a.do("GET", path, "", nil) }
+
+func (a as) postJSON(path string, v any) (*http.Response, string) {
+	a.t.Helper()
+	var body string
+	if s, ok := v.(string); ok {
+		body = s
+	} else {
+		b, err := json.Marshal(v)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		body = string(b)
+	}
+	return a.do("POST", path, "application/json", strings.NewReader(body))
+}
+
+func (a as) postForm(path string, form url.Values, header ...string) (*http.Response, string) {
+	return a.do("POST", path, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()), header...)
+}
+
+// status decodes a Kubernetes Status and checks its code and reason.
+func wantStatus(t *testing.T, resp *http.Response, body string, code int, reason string) {
+	t.Helper()
+	var st struct {
+		Kind, Status, Reason, Message string
+		Code                          int
+	}
+	if resp.StatusCode != code {
+		t.Fatalf("HTTP %d, want %d: %s", resp.StatusCode, code, body)
+	}
+	if err := json.Unmarshal([]byte(body), &st); err != nil || st.Kind != "Status" || st.Code != code || st.Status != "Failure" || (reason != "" && st.Reason != reason) || st.Message == "" {
+		t.Fatalf("not a Status %d %s: %s (%v)", code, reason, body, err)
+	}
+}
+
+// storedAttempts counts the keys under the attempts' prefix in etcd.
+func storedAttempts(t *testing.T, lab *kubelabtest.Lab) int64 {
+	t.Helper()
+	resp, err := lab.EtcdClient().Get(context.Background(), etcdstore.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Count
+}
+
+var attemptField = regexp.MustCompile(`name="attempt" value="([0-9a-f]+)"`)
+
+// formOf reads a rendered quiz form: its attempt id, and every choice
+// and reason offered, in the order shown.
+func formOf(t *testing.T, page string) (attempt string, options map[string][]string) {
+	t.Helper()
+	m := attemptField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no attempt id in the page:\n%s", page)
+	}
+	options = map[string][]string{}
+	for _, o := range regexp.MustCompile(`name="q:([^"]+)" value="([^"]+)"`).FindAllStringSubmatch(page, -1) {
+		options[o[1]] = append(options[o[1]], o[2])
+	}
+	return m[1], options
+}

@@ -1,0 +1,208 @@
+package quizhttp_test
+
+import (
+	"html"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/pipeline/authn"
+	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/server/quizhttp"
+)
+
+// secrets are what must not be served before an attempt is submitted:
+// every explanation and proof, in both languages, and the result page's
+// answer marker.
+func secrets() []string {
+	out := []string{"/lesson#", "right answer", "คำตอบที่ถูก"}
+	for _, q := range quiz.Lesson().Quizzes() {
+		for _, qu := range q.Questions {
+			out = append(out, qu.Explanation.EN, qu.Explanation.TH, qu.Proof.Label.EN, qu.Proof.Label.TH)
+			for _, b := range qu.Bugs {
+				out = append(out, b.Explanation.EN, b.Explanation.TH, b.Proof.Label.EN, b.Proof.Label.TH)
+			}
+		}
+	}
+	return out
+}
+
+// TestNothingGivenAwayBeforeSubmitting renders every page and document a
+// student can get before submitting and looks for any answer in it.
+func TestNothingGivenAwayBeforeSubmitting(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	alice := student(t, lab, "alice", "a")
+	for _, q := range quiz.Lesson().Quizzes() {
+		for _, lang := range []string{"en", "th"} {
+			for path, want := range map[string]string{
+				"/quiz/" + q.ID + "?lang=" + lang:                   html.EscapeString(q.Questions[0].Prompt.In(quiz.Lang(lang))),
+				quizhttp.QuizzesPath + "/" + q.ID + "?lang=" + lang: q.Questions[0].Prompt.In(quiz.Lang(lang)),
+				"/quiz?lang=" + lang:                                html.EscapeString(q.Title.In(quiz.Lang(lang))),
+				quizhttp.QuizzesPath + "?lang=" + lang:              q.Title.In(quiz.Lang(lang)),
+			} {
+				resp, body := alice.get(path)
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("%s: HTTP %d: %s", path, resp.StatusCode, body)
+				}
+				if !strings.Contains(body, want) {
+					t.Errorf("%s does not show %q", path, want)
+				}
+				for _, s := range secrets() {
+					if strings.Contains(body, s) || strings.Contains(body, html.EscapeString(s)) {
+						t.Errorf("%s gives away %q", path, s)
+					}
+				}
+				for _, marker := range []string{`"answer"`, `"correct"`, `"explanation"`, `"bugs"`, `class="good"`, `class="bad"`} {
+					if strings.Contains(body, marker) {
+						t.Errorf("%s has %s", path, marker)
+					}
+				}
+				if strings.HasPrefix(path, "/quiz/") {
+					for _, qu := range q.Questions {
+						for _, o := range qu.Options {
+							if !strings.Contains(body, `value="`+o.ID+`"`) {
+								t.Errorf("%s does not offer %s/%s", path, qu.ID, o.ID)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestShuffledPerAttempt(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	alice := student(t, lab, "alice", "a")
+	orders, attempts := map[string]bool{}, map[string]bool{}
+	for range 20 {
+		_, page := alice.get("/quiz/" + quiz.WatchQuizID)
+		attempt, options := formOf(t, page)
+		attempts[attempt] = true
+		orders[strings.Join(options["gone-410"], ",")] = true
+		if len(options) != 5 || len(options["gone-410"]) != 4 {
+			t.Fatalf("form options: %v", options)
+		}
+	}
+	if len(attempts) != 20 || len(orders) < 3 {
+		t.Errorf("20 pages: %d attempts, %d orders of one question", len(attempts), len(orders))
+	}
+}
+
+func TestTakeQuizInThai(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	alice := student(t, lab, "alice", "a")
+	resp, page := alice.do("GET", "/quiz/"+quiz.WatchQuizID, "", nil, "Cookie", "lang=th")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `lang="th"`) || !strings.Contains(page, "ส่งคำตอบ") {
+		t.Fatalf("the lang cookie did not give a Thai page: HTTP %d", resp.StatusCode)
+	}
+	attempt, _ := formOf(t, page)
+	form := formValues(attempt)
+	for q, o := range right {
+		form.Set("q:"+q, o)
+	}
+	resp, body := alice.postForm("/quiz/"+quiz.WatchQuizID+"?lang=th", form)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("submit: HTTP %d: %s", resp.StatusCode, body)
+	}
+	loc := resp.Header.Get("Location")
+	if loc != "/quiz/"+quiz.WatchQuizID+"/attempts/"+attempt+"?lang=th" {
+		t.Fatalf("redirected to %q", loc)
+	}
+	resp, body = alice.get(loc)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "5 / 5") {
+		t.Fatalf("result: HTTP %d: %s", resp.StatusCode, body)
+	}
+	q, _ := quiz.Lesson().Quiz(quiz.WatchQuizID)
+	for _, qu := range q.Questions {
+		if !strings.Contains(body, html.EscapeString(qu.Explanation.TH)) || !strings.Contains(body, `href="`+qu.Proof.Href+`"`) {
+			t.Errorf("%s: the result lacks the Thai explanation or the proof link", qu.ID)
+		}
+		if strings.Contains(body, html.EscapeString(qu.Explanation.EN)) {
+			t.Errorf("%s: English explanation on the Thai page", qu.ID)
+		}
+	}
+	// A reload of the POST does not store the attempt twice.
+	resp, body = alice.postForm("/quiz/"+quiz.WatchQuizID+"?lang=th", form)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "ส่งคำตอบของรอบนี้ไปแล้ว") || !strings.Contains(body, `href="`+loc+`"`) {
+		t.Errorf("resubmitted: HTTP %d, want 409 in Thai with a link to the result: %s", resp.StatusCode, body)
+	}
+	if n := storedAttempts(t, lab); n != 1 {
+		t.Errorf("%d attempts stored, want 1", n)
+	}
+	// The list page links the attempt with its score.
+	if _, body := alice.get("/quiz?lang=th"); !strings.Contains(body, attempt) || !strings.Contains(body, "5/5") {
+		t.Errorf("the list does not show the attempt")
+	}
+}
+
+func TestSpotTheBugForm(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	alice := student(t, lab, "alice", "a")
+	cases := []struct {
+		marks []string // line, reason, ...
+		score string
+		shows string
+	}{
+		{[]string{"4", "etcd-direct", "6", "polling"}, "2 / 2", "Correct"},
+		{[]string{"4", "etcd-direct", "6", ""}, "1 / 2", "Partly right"},
+		{[]string{"2", "await-in-loop"}, "0 / 2", "not a bug, or not this reason"},
+		{nil, "0 / 2", "Not answered"},
+	}
+	for _, c := range cases {
+		_, page := alice.get("/quiz/" + quiz.SpotTheBugQuizID)
+		attempt, _ := formOf(t, page)
+		if !strings.Contains(page, `name="line:wait-for-pod-ready:8"`) || strings.Contains(page, `name="line:wait-for-pod-ready:9"`) {
+			t.Fatal("the form does not offer lines 1 to 8")
+		}
+		form := formValues(attempt)
+		for i := 0; i+1 < len(c.marks); i += 2 {
+			form.Set("line:wait-for-pod-ready:"+c.marks[i], c.marks[i+1])
+		}
+		for n := 1; n <= 8; n++ {
+			if !form.Has("line:wait-for-pod-ready:" + string(rune('0'+n))) {
+				form.Set("line:wait-for-pod-ready:"+string(rune('0'+n)), "") // as a browser sends unmarked lines
+			}
+		}
+		resp, body := alice.postForm("/quiz/"+quiz.SpotTheBugQuizID, form)
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("%v: HTTP %d: %s", c.marks, resp.StatusCode, body)
+		}
+		_, body = alice.get(resp.Header.Get("Location"))
+		if !strings.Contains(body, c.score) || !strings.Contains(body, c.shows) {
+			t.Errorf("%v: want %q and %q in the result", c.marks, c.score, c.shows)
+		}
+		for _, href := range []string{`href="/lesson#etcd"`, `href="/lesson#watch"`} {
+			if !strings.Contains(body, href) {
+				t.Errorf("%v: no link %s", c.marks, href)
+			}
+		}
+	}
+}
+
+// TestBrowserSession: a student's browser, signed in with the session
+// cookie, takes a quiz and sees the result as theirs.
+func TestBrowserSession(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	s := student(t, lab, "alice-7f3a", "a")
+	cookie := authn.SessionCookie + "=" + s.token
+	browser := as{t: t, lab: lab}
+	resp, page := browser.do("GET", "/quiz/"+quiz.WatchQuizID, "", nil, "Cookie", cookie)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("HTTP %d: %s", resp.StatusCode, page)
+	}
+	attempt, _ := formOf(t, page)
+	form := formValues(attempt, "q:etcd-raw", "protobuf")
+	resp, body := browser.postForm("/quiz/"+quiz.WatchQuizID, form, "Cookie", cookie, "Sec-Fetch-Site", "same-origin", "Origin", lab.URL())
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("submit: HTTP %d: %s", resp.StatusCode, body)
+	}
+	if _, body := browser.do("GET", "/quiz", "", nil, "Cookie", cookie); !strings.Contains(body, "alice-7f3a") || !strings.Contains(body, attempt) {
+		t.Errorf("the list is not alice's: %s", body)
+	}
+	_, body = grader(t, lab).get(quizhttp.GraderPath + "/results?student=alice-7f3a")
+	if !strings.Contains(body, attempt) || !strings.Contains(body, `"class":"a"`) {
+		t.Errorf("the grader does not see alice's attempt: %s", body)
+	}
+}

@@ -1,0 +1,133 @@
+// Package quizhttp serves the lesson's quizzes over HTTP: the quiz pages
+// at /quiz (templ views, English and Thai), the same quizzes as JSON for
+// API clients at /kubelab/v1/quizzes, and the grader endpoint at
+// /kubelab/v1/grader for instructors, graders and LMS bridges.
+//
+// Identity always comes from the front door (pipeline.FromContext), never
+// from a request body. Answers and explanations leave the server only in
+// a graded attempt's result.
+package quizhttp
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kubelab/kubelab/classroom"
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/quiz/etcdstore"
+)
+
+// ClassGroupPrefix marks the group that names a student's class: a
+// student in "kubelab:class:k8s-101" is in class "k8s-101". A student in
+// no such group is in no class.
+const ClassGroupPrefix = "kubelab:class:"
+
+// MaxBodyBytes bounds a submission: the longest honest one is a few KiB.
+const MaxBodyBytes = 64 << 10
+
+// Layout wraps a page's body in the site's layout. lang is "en" or "th".
+type Layout func(title, lang string, body templ.Component) templ.Component
+
+// Config is what the quiz handlers need.
+type Config struct {
+	// Client is the etcd client attempts are stored with.
+	Client *clientv3.Client
+	// RequireSignIn refuses anonymous users (classroom mode, where
+	// everyone takes quizzes as themselves); off, the anonymous local user
+	// takes them as system:anonymous.
+	RequireSignIn bool
+	// Bank is the quizzes offered; nil is the lesson's.
+	Bank *quiz.Bank
+	// Store overrides where attempts are kept; nil keeps them in etcd
+	// through Client.
+	Store quiz.Store
+	// Layout is the site's page layout; nil is a plain one of our own.
+	Layout Layout
+	Logger *slog.Logger
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+type handlers struct {
+	signIn bool
+	bank   *quiz.Bank
+	store  quiz.Store
+	layout Layout
+	log    *slog.Logger
+	now    func() time.Time
+	csrf   *http.CrossOriginProtection
+}
+
+// Install routes the quiz pages, the quiz API and the grader endpoint on
+// e. The front door has authenticated every request; these handlers decide
+// what each user may do.
+func Install(e *echo.Echo, cfg Config) error {
+	h := &handlers{signIn: cfg.RequireSignIn, bank: cfg.Bank, store: cfg.Store, layout: cfg.Layout, log: cfg.Logger, now: cfg.Now,
+		csrf: http.NewCrossOriginProtection()}
+	if h.bank == nil {
+		h.bank = quiz.Lesson()
+	}
+	if h.store == nil {
+		if cfg.Client == nil {
+			return fmt.Errorf("quiz: an etcd client or a store is required")
+		}
+		h.store = etcdstore.New(cfg.Client)
+	}
+	if h.layout == nil {
+		h.layout = plainLayout
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	h.routePages(e)
+	h.routeAPI(e)
+	h.routeGrader(e)
+	return nil
+}
+
+// userOf is the request's user as the front door authenticated it.
+func userOf(c echo.Context) pipeline.User {
+	_, u, ok := pipeline.FromContext(c.Request().Context())
+	if !ok {
+		// No front door (a router without the pipeline): nobody.
+		return pipeline.Anonymous()
+	}
+	return u
+}
+
+// classOf is the class named by the user's ClassGroupPrefix group.
+func classOf(u pipeline.User) string {
+	for _, g := range u.Groups {
+		if c, ok := strings.CutPrefix(g, ClassGroupPrefix); ok && c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// langOf: ?lang= first, then the lang cookie, then English.
+func langOf(c echo.Context) quiz.Lang {
+	if l := c.QueryParam("lang"); l != "" {
+		return quiz.ParseLang(l)
+	}
+	if ck, err := c.Cookie("lang"); err == nil {
+		return quiz.ParseLang(ck.Value)
+	}
+	return quiz.English
+}
+
+// canSeeAttempt: a student sees their own attempts; graders see all.
+func canSeeAttempt(u pipeline.User, a *quiz.Attempt) bool {
+	return a.Student == u.Name || classroom.CanGrade(u)
+}

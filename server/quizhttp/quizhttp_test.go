@@ -1,0 +1,244 @@
+package quizhttp_test
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubelab/kubelab/classroom"
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/server/quizhttp"
+)
+
+// The lesson's answers, from its answer key.
+var right = map[string]string{
+	"gone-410":           "compacted-relist",
+	"resource-version":   "etcd-revision",
+	"initial-added":      "initial-replay",
+	"etcd-raw":           "protobuf",
+	"crd-vs-aggregation": "where-stored",
+}
+
+func allRight() []quiz.Answer {
+	var out []quiz.Answer
+	for q, o := range right {
+		out = append(out, quiz.Answer{Question: q, Choice: o})
+	}
+	return out
+}
+
+func TestGraderAuth(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	anon := as{t: t, lab: lab}
+	admin := as{t: t, lab: lab}
+	if b, err := readAdminToken(lab); err != nil {
+		t.Fatal(err)
+	} else {
+		admin.token = b
+	}
+	grade := quiz.Submission{Quiz: quiz.WatchQuizID, Answers: allRight()}
+	calls := []struct {
+		name string
+		do   func(a as) (*http.Response, string)
+	}{
+		{"results", func(a as) (*http.Response, string) { return a.get(quizhttp.GraderPath + "/results") }},
+		{"csv", func(a as) (*http.Response, string) { return a.get(quizhttp.GraderPath + "/results.csv") }},
+		{"grade", func(a as) (*http.Response, string) { return a.postJSON(quizhttp.GraderPath+"/grade", grade) }},
+	}
+	for _, call := range calls {
+		t.Run(call.name, func(t *testing.T) {
+			anon.t, admin.t = t, t
+			resp, body := call.do(anon)
+			wantStatus(t, resp, body, http.StatusUnauthorized, "Unauthorized")
+			resp, body = call.do(student(t, lab, "alice", "k8s-101"))
+			wantStatus(t, resp, body, http.StatusForbidden, "Forbidden")
+			resp, body = call.do(mint(t, lab, "someone"))
+			wantStatus(t, resp, body, http.StatusForbidden, "Forbidden")
+			for _, who := range []as{grader(t, lab), mint(t, lab, "teacher", classroom.InstructorGroup), admin} {
+				if resp, body := call.do(who); resp.StatusCode != http.StatusOK {
+					t.Errorf("HTTP %d: %s", resp.StatusCode, body)
+				}
+			}
+		})
+	}
+}
+
+// A student put in the graders' group by mistake still cannot grade.
+func TestGraderRefusesStudentsInTheGraderGroup(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	alice := mint(t, lab, "alice", classroom.StudentGroup, classroom.GraderGroup)
+	resp, body := alice.get(quizhttp.GraderPath + "/results")
+	wantStatus(t, resp, body, http.StatusForbidden, "Forbidden")
+	if !strings.Contains(body, "only instructors and graders") {
+		t.Errorf("not the grader's own check: %s", body)
+	}
+}
+
+func TestResultsAndCSV(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	alice, bob, carol := student(t, lab, "alice", "a"), student(t, lab, "bob", "a"), student(t, lab, "carol", "b")
+	submit := func(s as, quizID string, answers []quiz.Answer) quiz.Explained {
+		t.Helper()
+		resp, body := s.postJSON(quizhttp.QuizzesPath+"/"+quizID+"/attempts", quizhttp.AttemptRequest{Answers: answers})
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("submit: HTTP %d: %s", resp.StatusCode, body)
+		}
+		var e quiz.Explained
+		if err := json.Unmarshal([]byte(body), &e); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	submit(alice, quiz.WatchQuizID, allRight())
+	submit(alice, quiz.WatchQuizID, allRight()[:2])
+	submit(bob, quiz.SpotTheBugQuizID, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}}}})
+	submit(carol, quiz.WatchQuizID, nil)
+
+	g := grader(t, lab)
+	list := func(query string) quizhttp.ScoreList {
+		t.Helper()
+		resp, body := g.get(quizhttp.GraderPath + "/results" + query)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+		}
+		var l quizhttp.ScoreList
+		if err := json.Unmarshal([]byte(body), &l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	all := list("")
+	if len(all.Items) != 4 {
+		t.Fatalf("all results: %+v", all)
+	}
+	first := all.Items[0]
+	if first.Student != "alice" || first.UserID != "alice" || first.Class != "a" || first.Quiz != quiz.WatchQuizID ||
+		first.ScoreMaximum != 5 || first.GradingProgress != "FullyGraded" || first.ActivityProgress != "Completed" || len(first.Questions) != 5 {
+		t.Errorf("first score: %+v", first)
+	}
+	if all.Items[0].ScoreGiven+all.Items[1].ScoreGiven != 7 {
+		t.Errorf("alice's scores: %d and %d, want 5 and 2", all.Items[0].ScoreGiven, all.Items[1].ScoreGiven)
+	}
+	for _, s := range all.Items {
+		if !strings.HasSuffix(s.Timestamp, "Z") || len(s.Timestamp) != len("2006-01-02T15:04:05.000Z") {
+			t.Errorf("timestamp %q is not ISO 8601 UTC with milliseconds", s.Timestamp)
+		}
+	}
+	for query, want := range map[string][]string{
+		"?class=a":                         {"alice", "alice", "bob"},
+		"?class=b":                         {"carol"},
+		"?student=bob":                     {"bob"},
+		"?quiz=" + quiz.WatchQuizID:        {"alice", "alice", "carol"},
+		"?class=a&quiz=spot-the-bug":       {"bob"},
+		"?student=alice&quiz=spot-the-bug": nil,
+	} {
+		var got []string
+		for _, s := range list(query).Items {
+			got = append(got, s.Student)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", query, got, want)
+		}
+	}
+	resp, body := g.get(quizhttp.GraderPath + "/results?quiz=nope")
+	wantStatus(t, resp, body, http.StatusNotFound, "NotFound")
+
+	resp, body = g.get(quizhttp.GraderPath + "/results.csv?quiz=" + quiz.WatchQuizID)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/csv") {
+		t.Fatalf("csv: HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || rows[0][1] != "student" || len(rows[0]) != 7+5 || rows[0][7] != quiz.WatchQuizID+"/gone-410" {
+		t.Fatalf("csv rows: %q", rows)
+	}
+	if rows[1][1] != "alice" || rows[1][5] != "5" || rows[1][6] != "5" || rows[3][1] != "carol" || rows[3][5] != "0" {
+		t.Errorf("csv rows: %q", rows)
+	}
+}
+
+func TestGradeStoresNothing(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	g := grader(t, lab)
+	resp, body := g.postJSON(quizhttp.GraderPath+"/grade", quiz.Submission{Quiz: quiz.SpotTheBugQuizID, Answers: []quiz.Answer{
+		{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}, {Line: 6, Reason: "polling"}}},
+	}})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+	}
+	var r quizhttp.GradeResult
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.ScoreGiven != 2 || r.ScoreMaximum != 2 || !r.Questions[0].Correct || r.GradingProgress != "FullyGraded" {
+		t.Errorf("graded: %+v", r)
+	}
+	if n := storedAttempts(t, lab); n != 0 {
+		t.Errorf("grading stored %d attempts", n)
+	}
+}
+
+func TestAttemptsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	onDir := func(c *server.Config) { c.DataDir = dir }
+	lab := kubelabtest.Start(t, onDir)
+	alice := student(t, lab, "alice", "a")
+	resp, body := alice.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", quizhttp.AttemptRequest{Answers: allRight()})
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+	}
+	var e quiz.Explained
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		t.Fatal(err)
+	}
+	shutdown(t, lab)
+
+	lab = kubelabtest.Start(t, onDir)
+	resp, body = grader(t, lab).get(quizhttp.GraderPath + "/results?student=alice")
+	var l quizhttp.ScoreList
+	if err := json.Unmarshal([]byte(body), &l); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+	}
+	if len(l.Items) != 1 || l.Items[0].AttemptID != e.Attempt || l.Items[0].ScoreGiven != 5 {
+		t.Errorf("after restart: %+v, want attempt %s scoring 5", l.Items, e.Attempt)
+	}
+	// Alice's token was minted into etcd too, so she reads her result.
+	alice.lab = lab
+	resp, body = alice.get("/quiz/" + quiz.WatchQuizID + "/attempts/" + e.Attempt)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "5 / 5") {
+		t.Errorf("result page after restart: HTTP %d", resp.StatusCode)
+	}
+}
+
+func formValues(attempt string, kv ...string) url.Values {
+	v := url.Values{"attempt": {attempt}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Add(kv[i], kv[i+1])
+	}
+	return v
+}
+
+// A name a spreadsheet would run as a formula is exported as text.
+func TestCSVDoesNotExportFormulas(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	mallory := student(t, lab, "=HYPERLINK(\"http://evil.example\")", "a")
+	if resp, body := mallory.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", quizhttp.AttemptRequest{}); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+	}
+	_, body := grader(t, lab).get(quizhttp.GraderPath + "/results.csv")
+	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("csv: %q, %v", rows, err)
+	}
+	if rows[1][1] != `'=HYPERLINK("http://evil.example")` {
+		t.Errorf("student cell %q", rows[1][1])
+	}
+}

@@ -1,0 +1,99 @@
+package quizhttp
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/kubelab/kubelab/quiz"
+)
+
+// ui is the pages' own wording, in each language.
+type ui struct {
+	Lang         string
+	QuizzesTitle string
+	Quizzes      string
+	Submit       string
+	YourScore    string
+	YourAttempts string
+	NoAttempts   string
+	Correct      string
+	Partly       string
+	Incorrect    string
+	NotAnswered  string
+	YourAnswer   string
+	RightAnswer  string
+	Why          string
+	SeeLive      string
+	TryAgain     string
+	Line         string
+	LineFine     string
+	YourMark     string
+	BugFound     string
+	BugMissed    string
+	WrongMark    string
+	Problems     string
+	Back         string
+	SignedInAs   string
+	NotGraded    string
+	SignIn       string
+	// Errors titles an error page by its HTTP status.
+	Errors map[int]string
+}
+
+var uiText = map[quiz.Lang]ui{
+	quiz.English: {
+		Lang: "en", QuizzesTitle: "Quizzes: API Server and etcd Watch", Quizzes: "All quizzes",
+		Submit: "Submit answers", YourScore: "Your score", YourAttempts: "Your attempts", NoAttempts: "Not attempted yet",
+		Correct: "Correct", Partly: "Partly right", Incorrect: "Not right", NotAnswered: "Not answered",
+		YourAnswer: "your answer", RightAnswer: "right answer", Why: "Why:", SeeLive: "Proof in the lesson",
+		TryAgain: "Try again", Line: "Line", LineFine: "— this line is fine —", YourMark: "your mark",
+		BugFound: "Found", BugMissed: "Missed", WrongMark: "not a bug, or not this reason",
+		Problems: "What is wrong", Back: "Back", SignedInAs: "Signed in as",
+		NotGraded: "These answers could not be graded, and nothing was saved.",
+		SignIn:    "Sign in to take a quiz: your session may have expired. Nothing was saved.",
+		Errors: map[int]string{
+			400: "The answers could not be read", 401: "Please sign in", 403: "Not allowed", 404: "Not found",
+			409: "This attempt was already submitted", 413: "Too much to submit", 422: "Some answers are not valid",
+			500: "Something went wrong",
+		},
+	},
+	quiz.Thai: {
+		Lang: "th", QuizzesTitle: "แบบทดสอบ: API Server and etcd Watch", Quizzes: "แบบทดสอบทั้งหมด",
+		Submit: "ส่งคำตอบ", YourScore: "คะแนนของคุณ", YourAttempts: "การทำแบบทดสอบของคุณ", NoAttempts: "ยังไม่ได้ทำ",
+		Correct: "ถูกต้อง", Partly: "ถูกบางส่วน", Incorrect: "ยังไม่ถูก", NotAnswered: "ไม่ได้ตอบ",
+		YourAnswer: "คำตอบของคุณ", RightAnswer: "คำตอบที่ถูก", Why: "เพราะ:", SeeLive: "หลักฐานในบทเรียน",
+		TryAgain: "ทำอีกครั้ง", Line: "บรรทัด", LineFine: "— บรรทัดนี้ไม่มีปัญหา —", YourMark: "ที่คุณทำเครื่องหมาย",
+		BugFound: "หาเจอ", BugMissed: "พลาด", WrongMark: "ไม่ใช่ bug หรือเหตุผลไม่ตรง",
+		Problems: "สิ่งที่ผิด", Back: "กลับ", SignedInAs: "เข้าสู่ระบบเป็น",
+		NotGraded: "ตรวจคำตอบชุดนี้ไม่ได้ และไม่มีอะไรถูกบันทึก",
+		SignIn:    "เข้าสู่ระบบก่อนทำแบบทดสอบ: session ของคุณอาจหมดอายุแล้ว ไม่มีอะไรถูกบันทึก",
+		Errors: map[int]string{
+			400: "อ่านคำตอบไม่ได้", 401: "กรุณาเข้าสู่ระบบ", 403: "ไม่ได้รับอนุญาต", 404: "ไม่พบ",
+			409: "ส่งคำตอบของรอบนี้ไปแล้ว", 413: "ข้อมูลที่ส่งมาใหญ่เกินไป", 422: "มีคำตอบที่ไม่ถูกต้องตามรูปแบบ",
+			500: "เกิดข้อผิดพลาด",
+		},
+	},
+}
+
+func uiFor(lang quiz.Lang) ui { return uiText[lang] }
+
+func (s ui) verdict(q quiz.ExplainedQuestion) string {
+	switch {
+	case !q.Answered:
+		return s.NotAnswered
+	case q.Correct:
+		return s.Correct
+	case q.ScoreGiven > 0:
+		return s.Partly
+	}
+	return s.Incorrect
+}
+
+// lines lists line numbers for a person: "3, 6".
+func lines(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ", ")
+}
