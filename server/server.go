@@ -39,6 +39,7 @@ import (
 	"github.com/kubelab/kubelab/server/quizhttp"
 	"github.com/kubelab/kubelab/server/webui"
 	"github.com/kubelab/kubelab/storage/etcd3"
+	"github.com/kubelab/kubelab/web"
 )
 
 // Server is a running kubelab: its etcd, its listener and its Echo router.
@@ -215,7 +216,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	api.Install(s.echo)
 	docs.Register(s.echo)
-	if err := quizhttp.Install(s.echo, quizhttp.Config{Client: s.etcd.Client(), Logger: s.log, RequireSignIn: s.cfg.Classroom}); err != nil {
+	if err := quizhttp.Install(s.echo, quizhttp.Config{Client: s.etcd.Client(), Logger: s.log, RequireSignIn: s.cfg.Classroom, Layout: web.SectionPage("quiz")}); err != nil {
 		api.Stop()
 		return err
 	}

@@ -36,3 +36,12 @@ func inlineText(text string) templ.Component {
 		return nil
 	})
 }
+
+// SectionPage is Page for the pages of one section of the top navigation
+// ("quiz"), which it marks as current: the layout other packages' pages
+// are given.
+func SectionPage(section string) func(title, lang string, body templ.Component) templ.Component {
+	return func(title, lang string, body templ.Component) templ.Component {
+		return PageWith(Meta{Title: title, Lang: lang, Section: section}, body)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,13 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
+// scrollTo brings the element to the top of the viewport, by script: the
+// page may have navigated since chromedp last looked at its DOM.
+func scrollTo(t *testing.T, ctx context.Context, selector string) {
+	t.Helper()
+	eval[bool](t, ctx, `(document.querySelector(`+strconv.Quote(selector)+`).scrollIntoView({block: "start"}), window.scrollBy(0, -70), true)`)
+}
+
 // shot keeps a screenshot of the viewport under testdata/screenshots.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
@@ -144,14 +152,14 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(req, "GET /api/v1/namespaces/internals-demo/pods?limit=500 HTTP/1.1") || !strings.Contains(resp, "HTTP/1.1 200 OK") || !strings.Contains(resp, "ssa-demo") {
 			t.Fatalf("request %q\nresponse %q", req, resp)
 		}
-		do(t, ctx, "scroll to the command", chromedp.ScrollIntoView(chromedp.CSS(`figure[data-cmd="list-table"]`)))
+		scrollTo(t, ctx, `figure[data-cmd="list-table"]`)
 		shot(t, ctx, "run-it-live")
 		waitJS(t, ctx, "the request in the tracer", `document.querySelector('.trace[data-verb="list"]') !== null`)
 		// The student's own kubectl shows up too, and lights the flowchart to etcd.
 		kubectl(t, lab, "-n", "internals-demo", "label", "pod", "web-86d8686cfb-84dk9", "traced=yes")
 		waitJS(t, ctx, "kubectl's patch in the tracer", `document.querySelector('.trace[data-verb="patch"]') !== null`)
 		waitJS(t, ctx, "the flowchart to light up", `document.querySelector('.flow-node[data-stage="storage"].allow') !== null && document.querySelector('.flow-node[data-stage="watch"].allow') !== null`)
-		do(t, ctx, "scroll to the flowchart", chromedp.ScrollIntoView(chromedp.CSS(".flow")))
+		scrollTo(t, ctx, ".flow")
 		shot(t, ctx, "lesson-en-tracer")
 	})
 
@@ -173,7 +181,7 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(log, "ERROR 410 Expired: too old resource version:") {
 			t.Fatalf("event log:\n%s", log)
 		}
-		do(t, ctx, "scroll to the timeline", chromedp.ScrollIntoView(chromedp.CSS(".timeline")))
+		scrollTo(t, ctx, ".timeline")
 		shot(t, ctx, "timeline-410-relist")
 	})
 
@@ -181,7 +189,7 @@ func TestBrowser(t *testing.T) {
 		do(t, ctx, "open the lesson", chromedp.Navigate(lab.URL()+"/lesson/request-path"))
 		do(t, ctx, "switch to Thai", chromedp.Click(chromedp.CSS(`.langs a[lang="th"]`)))
 		waitJS(t, ctx, "the Thai page", `document.documentElement.lang === "th" && document.body.textContent.includes("เส้นทาง request จริง")`)
-		do(t, ctx, "scroll to the flowchart", chromedp.ScrollIntoView(chromedp.CSS(".flow")))
+		scrollTo(t, ctx, ".flow")
 		shot(t, ctx, "lesson-th-flowchart")
 		do(t, ctx, "open another page", chromedp.Navigate(lab.URL()+"/lesson/resource-version"))
 		waitJS(t, ctx, "Thai again", `document.documentElement.lang === "th"`)
@@ -223,7 +231,7 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("decoded fields lack %q", want)
 			}
 		}
-		do(t, ctx, "scroll to the inspector", chromedp.ScrollIntoView(chromedp.CSS(".inspector")))
+		scrollTo(t, ctx, ".inspector")
 		shot(t, ctx, "etcd-inspector")
 	})
 
@@ -236,8 +244,14 @@ func TestBrowser(t *testing.T) {
 		if n := eval[string](t, ctx, `document.querySelector('.pollwatch [data-side="watch"] [data-requests]').textContent`); n != "1" {
 			t.Errorf("the watch made %s requests", n)
 		}
-		do(t, ctx, "scroll to the race", chromedp.ScrollIntoView(chromedp.CSS(".pollwatch")))
+		scrollTo(t, ctx, ".pollwatch")
 		shot(t, ctx, "lab-poll-vs-watch")
+	})
+
+	t.Run("OK quiz in the site's layout", func(t *testing.T) {
+		do(t, ctx, "open the quiz", chromedp.Navigate(lab.URL()+"/quiz"))
+		waitJS(t, ctx, "the quiz page", `document.querySelector('.mainnav a[href="/quiz"][aria-current="page"]') !== null`)
+		shot(t, ctx, "quiz")
 	})
 
 	t.Run("OK phone", func(t *testing.T) {

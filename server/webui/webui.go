@@ -51,8 +51,9 @@ type UI struct {
 	events  eventCache
 }
 
-// LangCookie remembers the reader's language.
-const LangCookie = "kubelab-lang"
+// LangCookie remembers the reader's language, for every page of the site
+// (the quiz reads it too).
+const LangCookie = "lang"
 
 // csp allows nothing from other hosts and no inline script or style.
 const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +

@@ -156,6 +156,12 @@ func TestPages(t *testing.T) {
 			t.Fatal("Thai reader got English")
 		}
 	})
+	t.Run("OK the quiz wears the site's layout", func(t *testing.T) {
+		resp, body := get("/quiz")
+		if resp.StatusCode != 200 || !strings.Contains(body, `class="topbar"`) || !strings.Contains(body, `<a href="/quiz" aria-current="page">`) {
+			t.Fatalf("%d %.400s", resp.StatusCode, body)
+		}
+	})
 	t.Run("OK static", func(t *testing.T) {
 		resp, body := get("/static/js/main.js?v=x")
 		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Control"), "immutable") || !strings.Contains(body, "initTimeline") {
