@@ -125,6 +125,19 @@ func kubectl(t *testing.T, lab *kubelabtest.Lab, args ...string) string {
 	return out
 }
 
+// kubectlFails runs kubectl as kubectl does, expecting it to fail, and
+// returns what it said.
+func kubectlFails(t *testing.T, lab *kubelabtest.Lab, args ...string) string {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "config")
+	os.WriteFile(cfg, []byte("apiVersion: v1\nkind: Config\n"), 0o600)
+	_, stderr, err := clitest.Run(t, clitest.Kubectl(t), append([]string{"--kubeconfig", cfg, "-s", lab.URL()}, args...)...)
+	if err == nil {
+		t.Fatalf("kubectl %v succeeded", args)
+	}
+	return stderr
+}
+
 // onlyThisHost checks that the page loaded nothing from another host.
 func onlyThisHost(t *testing.T, ctx context.Context, lab *kubelabtest.Lab) {
 	t.Helper()
@@ -161,6 +174,13 @@ func TestBrowser(t *testing.T) {
 		waitJS(t, ctx, "the flowchart to light up", `document.querySelector('.flow-node[data-stage="storage"].allow') !== null && document.querySelector('.flow-node[data-stage="watch"].allow') !== null`)
 		scrollTo(t, ctx, ".flow")
 		shot(t, ctx, "lesson-en-tracer")
+		// A request RBAC or admission stops shows where and why.
+		if out := kubectlFails(t, lab, "-n", "no-such-namespace", "create", "configmap", "c", "--from-literal=a=b"); !strings.Contains(out, "not found") {
+			t.Fatalf("kubectl said %q", out)
+		}
+		waitJS(t, ctx, "the denied request", `document.querySelector('.trace.failed .trace-why') !== null`)
+		scrollTo(t, ctx, ".tracer")
+		shot(t, ctx, "tracer-denied")
 	})
 
 	t.Run("OK watch timeline, compaction, 410 and relist", func(t *testing.T) {
