@@ -15,14 +15,14 @@ import (
 // non-resource URL) and registers the figures only kubelab has.
 func (s *Server) installMetrics() {
 	m := s.metrics
-	m.Gauge("kubelab_watchers", "Watches open on the watch caches (HTTP watches, informers, websockets).", func() float64 {
+	m.Gauge("kubelab_watch_cache_watchers", "Watches open on the watch caches (HTTP watches, informers, websockets).", func() float64 {
 		n := 0
 		for _, st := range s.api.Stores() {
 			n += st.Cache().Stats().Watchers
 		}
 		return float64(n)
 	})
-	m.Counter("kubelab_watchers_stalled_total", "Watchers closed because they could not keep up (they resume from their last resourceVersion).", func() float64 {
+	m.Counter("kubelab_watch_cache_stalled_watchers_total", "Watchers closed because they could not keep up (they resume from their last resourceVersion).", func() float64 {
 		var n uint64
 		for _, st := range s.api.Stores() {
 			n += st.Cache().Stats().Stalled

@@ -86,7 +86,7 @@ func TestMetricsAndRequestLog(t *testing.T) {
 	if v := metric(t, body, `etcd_request_duration_seconds_count\{operation="txn"\}`); v < 1 {
 		t.Errorf("etcd transactions timed: %v", v)
 	}
-	if v := metric(t, body, `kubelab_watchers`); v < 1 {
+	if v := metric(t, body, `kubelab_watch_cache_watchers`); v < 1 {
 		t.Errorf("open watchers: %v, with a watch open", v)
 	}
 	if v := metric(t, body, `kubelab_etcd_compactions_total`); v != 1 {
