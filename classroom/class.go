@@ -26,11 +26,17 @@ type Student struct {
 	// DisplayName is what the student typed, shown escaped.
 	DisplayName string    `json:"displayName"`
 	Joined      time.Time `json:"joined"`
+	// Class is the class the student joined, if it has a name.
+	Class string `json:"class,omitempty"`
 }
 
 // User is the identity a student's tokens authenticate as.
 func (s Student) User() pipeline.User {
-	return pipeline.User{Name: s.Name, Groups: []string{StudentGroup, pipeline.AllAuthenticated}}
+	groups := []string{StudentGroup, pipeline.AllAuthenticated}
+	if s.Class != "" {
+		groups = append(groups, ClassGroupPrefix+s.Class)
+	}
+	return pipeline.User{Name: s.Name, Groups: groups}
 }
 
 // Minter mints bearer tokens for a user; pipeline/authn's Authenticator is one.
@@ -43,7 +49,9 @@ type Config struct {
 	Client *clientv3.Client
 	// JoinCode, if set, must be given to join.
 	JoinCode string
-	Tokens   Minter
+	// ClassName, if set, names the class students join.
+	ClassName string
+	Tokens    Minter
 	// Provision gives a new student their world: namespace, RoleBinding,
 	// the lesson's demo pods. It must be safe to call again for the same
 	// student (after a failure part-way).
@@ -101,7 +109,7 @@ func (c *Class) Join(ctx context.Context, displayName, joinCode string) (Student
 // transaction, so two students (on two replicas) never share one.
 func (c *Class) reserve(ctx context.Context, display string) (Student, error) {
 	for _, name := range candidates(display) {
-		s := Student{Name: name, DisplayName: display, Joined: c.cfg.Now().UTC().Truncate(time.Second)}
+		s := Student{Name: name, DisplayName: display, Joined: c.cfg.Now().UTC().Truncate(time.Second), Class: c.cfg.ClassName}
 		data, err := json.Marshal(s)
 		if err != nil {
 			return Student{}, err

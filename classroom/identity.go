@@ -15,6 +15,10 @@ const (
 	// GraderGroup is the group of graders (an LMS bridge, an autograder):
 	// they read quiz results and grade submissions.
 	GraderGroup = "kubelab:graders"
+	// ClassGroupPrefix marks the group that names a student's class: a
+	// student in "kubelab:class:k8s-101" is in class "k8s-101", which is
+	// what graders filter results by.
+	ClassGroupPrefix = "kubelab:class:"
 	// DemoNamespace is the lesson's own namespace, seeded with its demo
 	// pods: the working namespace of everyone who is not a student.
 	DemoNamespace = "internals-demo"

@@ -45,9 +45,10 @@ const maxTraces = 200
 // namespace with the lesson's pods and an edit RoleBinding there.
 func (s *Server) newClass() *classroom.Class {
 	return classroom.New(classroom.Config{
-		Client:   s.etcd.Client(),
-		JoinCode: s.cfg.JoinCode,
-		Tokens:   s.authn,
+		Client:    s.etcd.Client(),
+		JoinCode:  s.cfg.JoinCode,
+		ClassName: s.cfg.ClassName,
+		Tokens:    s.authn,
 		Provision: func(ctx context.Context, st classroom.Student) error {
 			requests := kubeapi.DemoRequests(st.Name, map[string]string{"kubelab.io/student": st.Name})
 			requests = append(requests, kubeapi.SeedRequest{

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,6 +34,7 @@ func classroomLab(t *testing.T) *kubelabtest.Lab {
 	return kubelabtest.Start(t, func(c *server.Config) {
 		c.Classroom = true
 		c.JoinCode = joinCode
+		c.ClassName = "k8s-101"
 		c.SecureListen = "127.0.0.1:0"
 		c.GraderToken = "grader-token-0123456789"
 	})
@@ -100,6 +102,18 @@ func TestClassroomStudentsAreConfinedToTheirNamespace(t *testing.T) {
 	ctx := context.Background()
 	a := alice.clientset(t)
 
+	resp, err := alice.browser.Get(lab.URL() + "/kubelab/v1/whoami")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var who server.Whoami
+	json.NewDecoder(resp.Body).Decode(&who)
+	resp.Body.Close()
+	if who.User.Name != "alice" || who.Namespace != "alice" || !who.Student || !who.Classroom || who.DisplayName != "Alice" ||
+		!slices.Contains(who.User.Groups, "kubelab:class:k8s-101") || !strings.HasPrefix(who.KubectlServer, "https://127.0.0.1:") {
+		t.Fatalf("whoami: %+v", who)
+	}
+
 	// Her own namespace has the lesson's pods, and her kubeconfig's token
 	// and namespace reach them over HTTPS.
 	pods, err := a.CoreV1().Pods("alice").List(ctx, metav1.ListOptions{})
@@ -145,7 +159,7 @@ func TestClassroomStudentsAreConfinedToTheirNamespace(t *testing.T) {
 	}
 
 	// Her traces name the stage and the reason of the refusal.
-	resp, err := alice.browser.Get(lab.URL() + "/kubelab/v1/traces")
+	resp, err = alice.browser.Get(lab.URL() + "/kubelab/v1/traces")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Config is everything kubelab needs to start. main fills it from flags and
@@ -41,6 +43,14 @@ type Config struct {
 	// Logger receives the server's logs; nil means text logs on stderr at LogLevel.
 	Logger *slog.Logger
 
+	// MaxRequestsInflight and MaxMutatingRequestsInflight cap the
+	// requests served at once, as kube-apiserver's flags of those names;
+	// more are refused with 429. Watches are not counted.
+	MaxRequestsInflight         int
+	MaxMutatingRequestsInflight int
+	// RequestTimeout bounds every request that is not long-running.
+	RequestTimeout time.Duration
+
 	// Classroom turns on classroom mode: students sign in with a display
 	// name and get a namespace of their own; anonymous requests get only
 	// what kube gives them (discovery, health). Off is local mode, where
@@ -48,6 +58,8 @@ type Config struct {
 	Classroom bool
 	// JoinCode, if set, is what students must type to join the class.
 	JoinCode string
+	// ClassName names the class students join; graders filter results by it.
+	ClassName string
 	// SecureListen is the host:port of the HTTPS listener that classroom
 	// mode adds for kubectl (which sends tokens only over TLS).
 	SecureListen string
@@ -69,6 +81,10 @@ func DefaultConfig() Config {
 		LogLevel:           "info",
 		Profiling:          true,
 		SecureListen:       ":6443",
+
+		MaxRequestsInflight:         400,
+		MaxMutatingRequestsInflight: 200,
+		RequestTimeout:              time.Minute,
 	}
 }
 
@@ -109,6 +125,12 @@ func (c Config) Validate() error {
 	if _, err := parseLogLevel(c.LogLevel); err != nil {
 		return err
 	}
+	if c.MaxRequestsInflight < 1 || c.MaxMutatingRequestsInflight < 1 {
+		return fmt.Errorf("--max-requests-inflight and --max-mutating-requests-inflight must be at least 1, got %d and %d", c.MaxRequestsInflight, c.MaxMutatingRequestsInflight)
+	}
+	if c.RequestTimeout <= 0 {
+		return fmt.Errorf("--request-timeout must be positive, got %s", c.RequestTimeout)
+	}
 	if c.Classroom {
 		if err := validateListen("--secure-listen", c.SecureListen); err != nil {
 			return fmt.Errorf("%w (classroom mode serves kubectl over HTTPS there)", err)
@@ -121,6 +143,9 @@ func (c Config) Validate() error {
 		if token != "" && len(token) < 16 {
 			return fmt.Errorf("%s is too short to be secret: use at least 16 characters (e.g. openssl rand -hex 16)", flag)
 		}
+	}
+	if c.ClassName != "" && len(validation.IsDNS1123Label(c.ClassName)) > 0 {
+		return fmt.Errorf("--class-name %q: use lower-case letters, digits and '-', as in k8s-101", c.ClassName)
 	}
 	if c.InstructorToken != "" && c.InstructorToken == c.GraderToken {
 		return errors.New("--instructor-token and --grader-token must differ: they are different roles")

@@ -16,7 +16,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/server/quizhttp"
 )
 
 // syncBuffer is a log sink the server writes from many goroutines.
@@ -67,29 +69,50 @@ func TestMetricsAndRequestLog(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// One quiz attempt, through the JSON API as a student's client would.
+	q, _ := quiz.Lesson().Quiz(quiz.WatchQuizID)
+	var answers []quiz.Answer
+	for _, question := range q.Questions {
+		if question.Kind == quiz.Choice {
+			answers = append(answers, quiz.Answer{Question: question.ID, Choice: question.Options[0].ID})
+		}
+	}
+	body, _ := json.Marshal(quizhttp.AttemptRequest{Answers: answers})
+	submit, err := http.Post(lab.URL()+quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	submit.Body.Close()
+	if submit.StatusCode != http.StatusCreated {
+		t.Fatalf("quiz attempt: %d", submit.StatusCode)
+	}
+
 	resp, err := http.Get(lab.URL() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	body := string(b)
+	metrics := string(b)
 	if resp.StatusCode != 200 {
-		t.Fatalf("/metrics: %d %s", resp.StatusCode, body)
+		t.Fatalf("/metrics: %d %s", resp.StatusCode, metrics)
 	}
-	if v := metric(t, body, `apiserver_request_total\{code="200",group="",resource="pods",subresource="",verb="list"\}`); v < 1 {
+	if v := metric(t, metrics, `apiserver_request_total\{code="200",group="",resource="pods",subresource="",verb="list"\}`); v < 1 {
 		t.Errorf("pod lists counted: %v", v)
 	}
-	if v := metric(t, body, `apiserver_request_duration_seconds_count\{group="",resource="pods",subresource="",verb="list"\}`); v < 1 {
+	if v := metric(t, metrics, `apiserver_request_duration_seconds_count\{group="",resource="pods",subresource="",verb="list"\}`); v < 1 {
 		t.Errorf("pod list latencies: %v", v)
 	}
-	if v := metric(t, body, `etcd_request_duration_seconds_count\{operation="txn"\}`); v < 1 {
+	if v := metric(t, metrics, `etcd_request_duration_seconds_count\{operation="txn"\}`); v < 1 {
 		t.Errorf("etcd transactions timed: %v", v)
 	}
-	if v := metric(t, body, `kubelab_watch_cache_watchers`); v < 1 {
+	if v := metric(t, metrics, `kubelab_watch_cache_watchers`); v < 1 {
 		t.Errorf("open watchers: %v, with a watch open", v)
 	}
-	if v := metric(t, body, `kubelab_etcd_compactions_total`); v != 1 {
+	if v := metric(t, metrics, `kubelab_quiz_submissions_total`); v != 1 {
+		t.Errorf("quiz submissions: %v", v)
+	}
+	if v := metric(t, metrics, `kubelab_etcd_compactions_total`); v != 1 {
 		t.Errorf("compactions: %v", v)
 	}
 

@@ -32,6 +32,8 @@ import (
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/pipeline/rbac"
 	"github.com/kubelab/kubelab/pipeline/trace"
+	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/quiz/etcdstore"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/metrics"
 	"github.com/kubelab/kubelab/server/openapi"
@@ -216,7 +218,9 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	api.Install(s.echo)
 	docs.Register(s.echo)
-	if err := quizhttp.Install(s.echo, quizhttp.Config{Client: s.etcd.Client(), Logger: s.log, RequireSignIn: s.cfg.Classroom, Layout: web.SectionPage("quiz")}); err != nil {
+	attempts := &countedAttempts{Store: etcdstore.New(s.etcd.Client())}
+	s.metrics.Counter("kubelab_quiz_submissions_total", "Quiz attempts submitted and stored.", func() float64 { return float64(attempts.n.Load()) })
+	if err := quizhttp.Install(s.echo, quizhttp.Config{Store: attempts, Logger: s.log, RequireSignIn: s.cfg.Classroom, Layout: web.SectionPage("quiz")}); err != nil {
 		api.Stop()
 		return err
 	}
@@ -229,6 +233,11 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	api.SetPipeline(p)
 	s.echo.Use(s.frontDoor(p))
+	perUser := 0
+	if s.cfg.Classroom {
+		perUser = MaxUserInflight
+	}
+	s.echo.Use(limit(newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser), s.cfg.RequestTimeout))
 	s.installMetrics()
 	if s.cfg.Classroom {
 		s.class = s.newClass()
@@ -468,3 +477,17 @@ func (s *Server) Class() *classroom.Class { return s.class }
 
 // Metrics is where kubelab's Prometheus collectors are registered.
 func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
+
+// countedAttempts counts the quiz attempts stored, for /metrics.
+type countedAttempts struct {
+	quiz.Store
+	n atomic.Uint64
+}
+
+func (c *countedAttempts) Create(ctx context.Context, a *quiz.Attempt) error {
+	err := c.Store.Create(ctx, a)
+	if err == nil {
+		c.n.Add(1)
+	}
+	return err
+}

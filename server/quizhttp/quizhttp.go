@@ -25,10 +25,9 @@ import (
 	"github.com/kubelab/kubelab/quiz/etcdstore"
 )
 
-// ClassGroupPrefix marks the group that names a student's class: a
-// student in "kubelab:class:k8s-101" is in class "k8s-101". A student in
-// no such group is in no class.
-const ClassGroupPrefix = "kubelab:class:"
+// ClassGroupPrefix marks the group that names a student's class (see
+// classroom.ClassGroupPrefix).
+const ClassGroupPrefix = classroom.ClassGroupPrefix
 
 // MaxBodyBytes bounds a submission: the longest honest one is a few KiB.
 const MaxBodyBytes = 64 << 10
