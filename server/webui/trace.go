@@ -26,6 +26,6 @@ func (u *UI) traceStream(c echo.Context) error {
 		}
 	}
 	u.hub.addTracer(me.Name, cl)
-	u.serve(cl, nil)
+	u.detach(cl, nil)
 	return nil
 }

@@ -138,10 +138,8 @@ func (u *UI) watchStream(c echo.Context) error {
 		return nil
 	}
 	u.hub.addTimeline(cl)
-	var wg sync.WaitGroup
-	wg.Go(func() { u.followPods(cl, from, ns, max(rv, 0)) })
-	u.serve(cl, nil)
-	wg.Wait()
+	go u.followPods(cl, from, ns, max(rv, 0))
+	u.detach(cl, nil)
 	return nil
 }
 

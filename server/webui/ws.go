@@ -1,9 +1,13 @@
 package webui
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -44,7 +48,7 @@ var errTooSlow = errors.New("too slow: the send queue is full")
 // (the Origin check), and starts the writer. The returned context ends
 // when the browser goes away or the client is closed.
 func accept(c echo.Context) (*client, error) {
-	conn, err := websocket.Accept(c.Response(), c.Request(), &websocket.AcceptOptions{
+	conn, err := websocket.Accept(smallBuffers{c.Response()}, c.Request(), &websocket.AcceptOptions{
 		// No OriginPatterns: only pages of this host may connect.
 		CompressionMode: websocket.CompressionDisabled,
 	})
@@ -52,7 +56,10 @@ func accept(c echo.Context) (*client, error) {
 		return nil, err
 	}
 	conn.SetReadLimit(4096)
-	ctx, cancel := context.WithCancelCause(c.Request().Context())
+	// The connection is hijacked: it outlives the handler when a stream
+	// runs on goroutines of its own (see detach), so its context must not
+	// end when the handler returns.
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.Request().Context()))
 	cl := &client{conn: conn, queue: make(chan []byte, sendQueue), ctx: ctx, cancel: cancel,
 		code: websocket.StatusNormalClosure}
 	return cl, nil
@@ -178,8 +185,36 @@ func (u *UI) accept(c echo.Context) (*client, bool) {
 	return cl, true
 }
 
+// detach serves the client on goroutines of its own and lets the handler
+// return: the goroutine that ran the handler, whose stack the whole
+// middleware chain grew, ends instead of waiting as the writer for the
+// life of the connection. That is most of an idle connection's memory.
+func (u *UI) detach(cl *client, onMessage func([]byte)) {
+	go u.serve(cl, onMessage)
+}
+
 // serve runs the client until it ends and forgets it.
 func (u *UI) serve(cl *client, onMessage func([]byte)) {
 	defer u.hub.remove(cl)
 	cl.run(onMessage)
+}
+
+// smallBuffers hands the websocket smaller buffers than net/http's 4 KB
+// pair: the views send small messages and browsers send nearly nothing,
+// and on a thousand idle connections the buffers are most of the memory.
+type smallBuffers struct{ http.ResponseWriter }
+
+// Hijack implements http.Hijacker.
+func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	// Keep whatever the browser sent after its handshake.
+	var r io.Reader = conn
+	if n := brw.Reader.Buffered(); n > 0 {
+		b, _ := brw.Reader.Peek(n)
+		r = io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn)
+	}
+	return conn, bufio.NewReadWriter(bufio.NewReaderSize(r, 512), bufio.NewWriterSize(conn, 1024)), nil
 }
