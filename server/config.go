@@ -51,6 +51,11 @@ type Config struct {
 	// RequestTimeout bounds every request that is not long-running.
 	RequestTimeout time.Duration
 
+	// SimulatedNode runs a simulated node, scheduler and kubelet: pods are
+	// bound to node kubelab-node and reported Running after PodStartDelay.
+	SimulatedNode bool
+	PodStartDelay time.Duration
+
 	// Classroom turns on classroom mode: students sign in with a display
 	// name and get a namespace of their own; anonymous requests get only
 	// what kube gives them (discovery, health). Off is local mode, where
@@ -85,6 +90,9 @@ func DefaultConfig() Config {
 		MaxRequestsInflight:         400,
 		MaxMutatingRequestsInflight: 200,
 		RequestTimeout:              time.Minute,
+
+		SimulatedNode: true,
+		PodStartDelay: 2 * time.Second,
 	}
 }
 
@@ -127,6 +135,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxRequestsInflight < 1 || c.MaxMutatingRequestsInflight < 1 {
 		return fmt.Errorf("--max-requests-inflight and --max-mutating-requests-inflight must be at least 1, got %d and %d", c.MaxRequestsInflight, c.MaxMutatingRequestsInflight)
+	}
+	if c.PodStartDelay < 0 {
+		return fmt.Errorf("--pod-start-delay must not be negative, got %s", c.PodStartDelay)
 	}
 	if c.RequestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout must be positive, got %s", c.RequestTimeout)

@@ -57,6 +57,8 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", cfg.MaxRequestsInflight, "most non-mutating requests served at once (watches not counted); more get 429, as in kube-apiserver")
 	fs.IntVar(&cfg.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", cfg.MaxMutatingRequestsInflight, "most mutating requests served at once; more get 429")
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", cfg.RequestTimeout, "time limit of every request but watches; past it the client gets 504")
+	fs.BoolVar(&cfg.SimulatedNode, "simulated-node", cfg.SimulatedNode, "run a simulated node (kubelab-node) on which pods are scheduled and reported Running; no container runs")
+	fs.DurationVar(&cfg.PodStartDelay, "pod-start-delay", cfg.PodStartDelay, "how long the simulated node keeps a new pod Pending before it reports it Running")
 	fs.BoolVar(&cfg.Classroom, "classroom", cfg.Classroom, "classroom mode: students sign in and each gets a namespace; anonymous requests are no longer cluster-admin")
 	fs.StringVar(&cfg.JoinCode, "join-code", cfg.JoinCode, "in classroom mode, the code students must type to join (empty: anyone who reaches the page may join)")
 	fs.StringVar(&cfg.ClassName, "class-name", cfg.ClassName, "in classroom mode, the class's name (e.g. k8s-101), which graders filter results by")
