@@ -69,7 +69,6 @@ func (s *Server) installClassroom() {
 	e := s.echo
 	limits := &signinLimits{m: map[string]*rate.Limiter{}}
 	e.GET("/signin", s.signinPage)
-	e.GET("/signin.css", serveSigninCSS)
 	e.POST("/signin", func(c echo.Context) error { return s.signin(c, limits) })
 	e.POST("/signout", s.signout)
 	e.GET("/kubelab/v1/whoami", s.whoami)
@@ -123,17 +122,17 @@ func (s *Server) signin(c echo.Context, limits *signinLimits) error {
 	}
 	if !limits.allow(clientAddr(r)) {
 		err := apierrors.NewTooManyRequests("too many sign-in attempts from this address: wait a few seconds and try again", 2)
-		return s.signinFailed(c, http.StatusTooManyRequests, err)
+		return s.signinFailed(c, http.StatusTooManyRequests, err, "tooMany")
 	}
 	st, token, err := s.class.Join(r.Context(), c.FormValue("name"), c.FormValue("code"))
 	switch {
 	case errors.Is(err, classroom.ErrWrongJoinCode):
-		return s.signinFailed(c, http.StatusForbidden, apierrors.NewForbidden(schemaless("signin"), "", err))
+		return s.signinFailed(c, http.StatusForbidden, apierrors.NewForbidden(schemaless("signin"), "", err), "wrongCode")
 	case errors.Is(err, classroom.ErrInvalidDisplayName), errors.Is(err, classroom.ErrClassFull):
 		return s.signinFailed(c, http.StatusUnprocessableEntity, &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid, Message: err.Error(),
 			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "name", Message: err.Error()}}},
-		}})
+		}}, "")
 	case err != nil:
 		return err
 	}
@@ -148,12 +147,20 @@ func (s *Server) signin(c echo.Context, limits *signinLimits) error {
 	return c.Redirect(http.StatusSeeOther, safeNext(c.FormValue("next")))
 }
 
-func (s *Server) signinFailed(c echo.Context, code int, err *apierrors.StatusError) error {
+// signinFailed answers a refused sign-in: a Status for API clients, the
+// page again for a browser, with the message in the page's language
+// where there is a translation (key), else the error's own words.
+func (s *Server) signinFailed(c echo.Context, code int, err *apierrors.StatusError, key string) error {
 	if wantsJSON(c.Request()) {
 		return err
 	}
+	lang := pageLang(c)
+	msg := err.ErrStatus.Message
+	if t, ok := signinText[lang][key]; ok && key != "" {
+		msg = t
+	}
 	return renderSignin(c, code, signinView{
-		Error: err.ErrStatus.Message, Name: c.FormValue("name"), Next: safeNext(c.FormValue("next")),
+		Error: msg, Name: c.FormValue("name"), Next: safeNext(c.FormValue("next")),
 		NeedsCode: s.cfg.JoinCode != "", Lang: pageLang(c),
 	})
 }

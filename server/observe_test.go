@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/coder/websocket"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
@@ -87,6 +89,13 @@ func TestMetricsAndRequestLog(t *testing.T) {
 		t.Fatalf("quiz attempt: %d", submit.StatusCode)
 	}
 
+	// A live view open in a browser.
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(lab.URL(), "http")+"/ui/ws/trace", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {lab.URL()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+
 	resp, err := http.Get(lab.URL() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +117,9 @@ func TestMetricsAndRequestLog(t *testing.T) {
 	}
 	if v := metric(t, metrics, `kubelab_watch_cache_watchers`); v < 1 {
 		t.Errorf("open watchers: %v, with a watch open", v)
+	}
+	if v := metric(t, metrics, `kubelab_websocket_clients`); v != 1 {
+		t.Errorf("websocket clients: %v, with one live view open", v)
 	}
 	if v := metric(t, metrics, `kubelab_quiz_submissions_total`); v != 1 {
 		t.Errorf("quiz submissions: %v", v)

@@ -260,6 +260,10 @@ func (s *Server) installAPI(ctx context.Context) error {
 		return err
 	}
 	s.OnShutdown(func(context.Context) { ui.Close() })
+	s.metrics.Gauge("kubelab_websocket_clients", "Browser websockets open (live views).", func() float64 { return float64(ui.Stats().Clients) })
+	s.metrics.Counter("kubelab_websocket_slow_clients_total", "Browser websockets closed for not keeping up (they resume by resourceVersion).", func() float64 {
+		return float64(ui.Stats().TooSlow)
+	})
 	return nil
 }
 

@@ -1,25 +1,17 @@
 package server
 
 import (
-	_ "embed"
-	"net/http"
-
 	"github.com/labstack/echo/v4"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubelab/kubelab/web"
 )
 
-//go:embed signin.css
-var signinCSS []byte
-
+// renderSignin draws the sign-in page in the site's layout.
 func renderSignin(c echo.Context, code int, v signinView) error {
 	c.Response().Header().Set("Content-Type", "text/html; charset=utf-8")
 	c.Response().WriteHeader(code)
-	return signinPage(v).Render(c.Request().Context(), c.Response())
-}
-
-func serveSigninCSS(c echo.Context) error {
-	c.Response().Header().Set("Cache-Control", "public, max-age=3600")
-	return c.Blob(http.StatusOK, "text/css; charset=utf-8", signinCSS)
+	return web.Page(v.t("title"), v.Lang, signinForm(v)).Render(c.Request().Context(), c.Response())
 }
 
 // schemaless names a kubelab endpoint in a Status, which wants a resource.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -22,6 +23,8 @@ type hub struct {
 	timelines map[*client]struct{}
 	all       map[*client]struct{}
 	closed    bool
+	// tooSlow counts clients closed for not keeping up.
+	tooSlow atomic.Uint64
 }
 
 func newHub() *hub {
@@ -42,6 +45,9 @@ func (h *hub) add(cl *client) bool {
 func (h *hub) remove(cl *client) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if _, ok := h.all[cl]; ok && cl.code == StatusTooSlow {
+		h.tooSlow.Add(1)
+	}
 	delete(h.all, cl)
 	delete(h.timelines, cl)
 	for name, set := range h.tracers {

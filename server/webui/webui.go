@@ -209,3 +209,19 @@ func (u *UI) setLang(c echo.Context) error {
 	}
 	return c.Redirect(http.StatusSeeOther, back)
 }
+
+// Stats are the live views' figures for monitoring.
+type Stats struct {
+	// Clients is the websockets open now.
+	Clients int
+	// TooSlow is how many were closed for not keeping up.
+	TooSlow uint64
+}
+
+// Stats reports the open websockets and the slow ones closed so far.
+func (u *UI) Stats() Stats {
+	u.hub.mu.Lock()
+	n := len(u.hub.all)
+	u.hub.mu.Unlock()
+	return Stats{Clients: n, TooSlow: u.hub.tooSlow.Load()}
+}

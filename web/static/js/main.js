@@ -5,8 +5,10 @@ import { initTimeline } from "./timeline.js";
 import { initRun } from "./run.js";
 import { initInspector } from "./inspector.js";
 import { initPollWatch } from "./pollwatch.js";
+import { initAccount } from "./account.js";
 
 initTheme();
+for (const el of document.querySelectorAll("[data-account]")) initAccount(el);
 for (const el of document.querySelectorAll("[data-live=tracer]")) initTracer(el);
 for (const el of document.querySelectorAll("[data-live=timeline]")) initTimeline(el);
 for (const el of document.querySelectorAll("figure.cmd[data-cmd]")) initRun(el);
