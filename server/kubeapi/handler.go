@@ -98,8 +98,9 @@ func (a *API) Store(gvr schema.GroupVersionResource) (*etcd3.Store, bool) {
 
 // Stores are the stores of every resource served now.
 func (a *API) Stores() []*etcd3.Store {
-	out := make([]*etcd3.Store, 0, len(a.stores))
-	for _, s := range a.stores {
+	stores := a.storesSnapshot()
+	out := make([]*etcd3.Store, 0, len(stores))
+	for _, s := range stores {
 		out = append(out, s)
 	}
 	return out
