@@ -154,8 +154,14 @@ func TestBinary(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		if !strings.Contains(stderr.String(), "kubelab is serving on http://"+listen) {
-			t.Errorf("stderr does not say where kubelab serves")
+		// The banner is printed before /readyz can answer, but reaches the
+		// buffer through exec's copying goroutine: give it a moment.
+		for wait := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "kubelab is serving on http://"+listen); {
+			if time.Now().After(wait) {
+				t.Errorf("stderr does not say where kubelab serves")
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 		if _, err := os.Stat(filepath.Join(dataDir, "kubeconfig")); err != nil {
 			t.Errorf("no admin kubeconfig: %v", err)
