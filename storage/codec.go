@@ -58,8 +58,17 @@ func (c *ProtobufCodec) Decode(data []byte, into runtime.Object) error {
 	if !bytes.HasPrefix(data, ProtobufPrefix) {
 		return fmt.Errorf("value does not start with %q, so it is not a Kubernetes protobuf object", ProtobufPrefix)
 	}
-	_, _, err := c.decoder.Decode(data, nil, into)
-	return err
+	// Given a value of another kind, the serializer decodes into a new
+	// object of that kind and leaves into empty: refuse it rather than hand
+	// back an empty object as if it were stored.
+	obj, gvk, err := c.decoder.Decode(data, nil, into)
+	if err != nil {
+		return err
+	}
+	if obj != into {
+		return fmt.Errorf("value holds a %s, not a %T", gvk.Kind, into)
+	}
+	return nil
 }
 
 // JSONCodec stores custom resources as plain JSON, as kube-apiserver does,
