@@ -16,6 +16,11 @@ import (
 // kube-apiserver writes to etcd: "k8s" and a zero byte.
 var ProtobufPrefix = []byte("k8s\x00")
 
+// MaxObjectBytes is the largest encoded object storage writes: etcd's
+// default --max-request-bytes, 1.5 MiB. A larger one is refused before it
+// is sent, rather than failing in etcd or in the client's transport.
+const MaxObjectBytes = 3 << 19
+
 // Codec turns objects into etcd values and back.
 type Codec interface {
 	// Encode returns the etcd value for obj. It must not keep obj.
