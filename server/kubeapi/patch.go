@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -57,6 +58,7 @@ func (r *request) patch() error {
 		var err error
 		if apply {
 			next, err = r.fields.forSubresource(r.info.Subresource).Apply(cur, applied.DeepCopy(), r.manager(), force)
+			err = applyError(err)
 		} else {
 			next, err = r.applyPatch(pt, body, cur)
 		}
@@ -84,7 +86,7 @@ func (r *request) createByApply(applied *unstructured.Unstructured, force bool) 
 	m.SetNamespace(r.info.Namespace)
 	obj, err := r.fields.main.Apply(empty, applied, r.manager(), force)
 	if err != nil {
-		return err
+		return applyError(err)
 	}
 	if err := r.prepareCreate(obj); err != nil {
 		return err
@@ -96,6 +98,19 @@ func (r *request) createByApply(applied *unstructured.Unstructured, force bool) 
 		return err
 	}
 	return r.storeCreate(obj)
+}
+
+// applyError: the field manager reports an applied object that does not
+// fit the kind's schema (a boolean where a string belongs, two entries with
+// one key in a keyed list) as a plain error, which kube-apiserver answers
+// with a 500 (kubernetes/kubernetes#139253). It is the client's input, so
+// here it is a 400 with the same message.
+func applyError(err error) error {
+	var st apierrors.APIStatus
+	if err == nil || errors.As(err, &st) || !strings.HasPrefix(err.Error(), "failed to create typed patch object") {
+		return err
+	}
+	return apierrors.NewBadRequest(err.Error())
 }
 
 func patchType(contentType string) (types.PatchType, error) {
