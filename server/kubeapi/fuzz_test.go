@@ -231,3 +231,42 @@ func FuzzListWatchParams(f *testing.F) {
 		checkAnswer(t, rec, "GET "+path)
 	})
 }
+
+// FuzzRequestPath: any path under /api or /apis, read or dry-run deleted:
+// names with "..", encoded slashes, NUL, unknown groups and subresources.
+func FuzzRequestPath(f *testing.F) {
+	lab := kubelabtest.Start(f)
+	h := lab.Echo()
+	for _, p := range []string{
+		"/api/v1/namespaces/internals-demo/pods/ssa-demo", "/api/v1/namespaces/internals-demo/pods/..",
+		"/api/v1/namespaces/%2E%2E/pods", "/api/v1/namespaces/internals-demo/pods/a%2Fb/status",
+		"/apis/rbac.authorization.k8s.io/v1/clusterroles/admin", "/api/v1/watch/namespaces/internals-demo/pods",
+		"/api/v1/namespaces/internals-demo/pods/a%00b", "/apis//v1//pods", "/api/v1/namespaces/internals-demo/finalize",
+		"/api/v1/namespaces/internals-demo/pods/ssa-demo/status/extra/%",
+	} {
+		f.Add(false, p)
+	}
+	f.Fuzz(func(t *testing.T, del bool, path string) {
+		if !strings.HasPrefix(path, "/api") {
+			path = "/api/" + path
+		}
+		u, err := url.Parse(path)
+		if err != nil || u.Host != "" || u.Scheme != "" {
+			return // not a path a client can send
+		}
+		q := u.Query()
+		method := "GET"
+		if del {
+			method = "DELETE"
+			q.Set("dryRun", "All")
+		} else if q.Has("watch") {
+			q.Set("timeoutSeconds", "1")
+		}
+		u.RawQuery = q.Encode()
+		req := httptest.NewRequest(method, "/", nil)
+		req.URL = u
+		req.RequestURI = u.RequestURI()
+		rec := serveBounded(t, h, req)
+		checkAnswer(t, rec, method+" "+u.String())
+	})
+}
