@@ -159,20 +159,31 @@ func (r *request) applyPatch(pt types.PatchType, patch []byte, cur runtime.Objec
 	if err := Codecs.EncoderForVersion(serializerFor(runtime.ContentTypeJSON).Serializer, r.res.GroupVersion).Encode(cur, &buf); err != nil {
 		return nil, err
 	}
-	var patched []byte
-	var err error
-	switch pt {
-	case types.JSONPatchType:
-		var p jsonpatch.Patch
-		if p, err = jsonpatch.DecodePatch(patch); err != nil {
+	var jsonPatch jsonpatch.Patch
+	if pt == types.JSONPatchType {
+		var err error
+		if jsonPatch, err = jsonpatch.DecodePatch(patch); err != nil {
 			return nil, apierrors.NewBadRequest("the JSON patch could not be decoded: " + err.Error())
 		}
-		patched, err = p.Apply(buf.Bytes())
-	case types.MergePatchType:
-		patched, err = jsonpatch.MergePatch(buf.Bytes(), patch)
-	case types.StrategicMergePatchType:
-		patched, err = strategicpatch.StrategicMergePatch(buf.Bytes(), patch, r.res.New())
 	}
+	patched, err := func() (patched []byte, err error) {
+		// The patch libraries panic on some malformed patches (json-patch
+		// v4 on a "test" of the whole document without a value): that is
+		// the client's patch failing, not the server.
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("the patch could not be applied: %v", p)
+			}
+		}()
+		switch pt {
+		case types.JSONPatchType:
+			return jsonPatch.Apply(buf.Bytes())
+		case types.MergePatchType:
+			return jsonpatch.MergePatch(buf.Bytes(), patch)
+		default:
+			return strategicpatch.StrategicMergePatch(buf.Bytes(), patch, r.res.New())
+		}
+	}()
 	if err != nil {
 		return nil, apierrors.NewInvalid(r.res.GroupVersionKind().GroupKind(), r.info.Name,
 			field.ErrorList{field.Invalid(field.NewPath("patch"), string(patch), err.Error())})
