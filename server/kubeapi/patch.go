@@ -21,6 +21,16 @@ import (
 	"github.com/kubelab/kubelab/pipeline"
 )
 
+// maxJSONPatchOperations is kube-apiserver's limit on a JSON patch's operations.
+const maxJSONPatchOperations = 10000
+
+func init() {
+	// As kube-apiserver does (its --json-patch-max-copy-bytes): without a
+	// limit, a few dozen "copy" operations doubling a field grow an object
+	// without bound.
+	jsonpatch.AccumulatedCopySizeLimit = MaxBodyBytes
+}
+
 var patchTypes = []types.PatchType{types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType}
 
 // patch applies one of the four patch types to the current object, with
@@ -164,6 +174,10 @@ func (r *request) applyPatch(pt types.PatchType, patch []byte, cur runtime.Objec
 		var err error
 		if jsonPatch, err = jsonpatch.DecodePatch(patch); err != nil {
 			return nil, apierrors.NewBadRequest("the JSON patch could not be decoded: " + err.Error())
+		}
+		if len(jsonPatch) > maxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(jsonPatch)))
 		}
 	}
 	patched, err := func() (patched []byte, err error) {

@@ -6,6 +6,7 @@ package hostile_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -72,6 +73,16 @@ func nested(depth int) string {
 		strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`
 }
 
+// copyBomb is a JSON patch whose copies double an annotation n times: 1 KiB
+// becomes 2^n KiB.
+func copyBomb(n int) string {
+	ops := []string{`{"op":"add","path":"/metadata/annotations","value":{"a0":"` + strings.Repeat("x", 1024) + `"}}`}
+	for i := 1; i <= n; i++ {
+		ops = append(ops, fmt.Sprintf(`{"op":"copy","from":"/metadata/annotations","path":"/metadata/annotations/a%d"}`, i))
+	}
+	return "[" + strings.Join(ops, ",") + "]"
+}
+
 // TestHostileRequests: each hostile request gets exactly this Status, and
 // etcd's revision does not move.
 func TestHostileRequests(t *testing.T) {
@@ -94,6 +105,9 @@ func TestHostileRequests(t *testing.T) {
 		{"ErrLabelValue1MiB", "POST", pods, "application/json", pod(`"lbl"`, `"a":"`+strings.Repeat("v", 1<<20)+`"`), 422, "Invalid", "must be no more than 63 bytes"},
 		{"ErrNestedJSONPatch", "PATCH", pods + "/ssa-demo", "application/json-patch+json", `[{"op":"add","path":"/metadata/annotations","value":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}]`, 400, "BadRequest", "the JSON patch could not be decoded: invalid character '[' exceeded max depth"},
 		{"ErrNestedApply", "PATCH", pods + "/ssa-demo?fieldManager=x", "application/apply-patch+yaml", `{"apiVersion":"v1","kind":"Pod","x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, 400, "BadRequest", "error decoding YAML: error converting YAML to JSON: yaml: exceeded max depth of 10000"},
+		{"ErrJSONPatchCopyBomb", "PATCH", pods + "/ssa-demo", "application/json-patch+json", copyBomb(16), 422, "Invalid", "exceeding the limit 3145728"},
+		{"ErrJSONPatchTooManyOps", "PATCH", pods + "/ssa-demo", "application/json-patch+json", "[" + strings.Repeat(`{"op":"test","path":"/kind","value":"Pod"},`, 10000) + `{"op":"test","path":"/kind","value":"Pod"}]`, 413, "RequestEntityTooLarge", "The allowed maximum operations in a JSON patch is 10000, got 10001"},
+		{"ErrJSONPatchTestWholeDocument", "PATCH", pods + "/ssa-demo", "application/json-patch+json", `[{"op":"test","path":""}]`, 422, "Invalid", "the patch could not be applied"},
 		{"ErrNestedLabelSelector", "GET", pods + "?labelSelector=" + strings.Repeat("(", 10000), "", "", 400, "BadRequest", "found '(', expected: !, identifier, or 'end of string'"},
 		{"ErrHugeLabelSelector", "GET", pods + "?labelSelector=a%3D" + strings.Repeat("v", 1<<16), "", "", 400, "BadRequest", "unable to parse requirement: values[0][a]: Invalid value"},
 		// Deeply nested JSON.
