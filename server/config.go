@@ -43,6 +43,19 @@ type Config struct {
 	// Logger receives the server's logs; nil means text logs on stderr at LogLevel.
 	Logger *slog.Logger
 
+	// MaxRequestsInflight and MaxMutatingRequestsInflight cap the
+	// requests served at once, as kube-apiserver's flags of those names;
+	// more are refused with 429. Watches are not counted.
+	MaxRequestsInflight         int
+	MaxMutatingRequestsInflight int
+	// RequestTimeout bounds every request that is not long-running.
+	RequestTimeout time.Duration
+
+	// SimulatedNode runs a simulated node, scheduler and kubelet: pods are
+	// bound to node kubelab-node and reported Running after PodStartDelay.
+	SimulatedNode bool
+	PodStartDelay time.Duration
+
 	// Classroom turns on classroom mode: students sign in with a display
 	// name and get a namespace of their own; anonymous requests get only
 	// what kube gives them (discovery, health). Off is local mode, where
@@ -73,6 +86,13 @@ func DefaultConfig() Config {
 		LogLevel:           "info",
 		Profiling:          true,
 		SecureListen:       ":6443",
+
+		MaxRequestsInflight:         400,
+		MaxMutatingRequestsInflight: 200,
+		RequestTimeout:              time.Minute,
+
+		SimulatedNode: true,
+		PodStartDelay: 2 * time.Second,
 	}
 }
 
@@ -112,6 +132,15 @@ func (c Config) Validate() error {
 	}
 	if _, err := parseLogLevel(c.LogLevel); err != nil {
 		return err
+	}
+	if c.MaxRequestsInflight < 1 || c.MaxMutatingRequestsInflight < 1 {
+		return fmt.Errorf("--max-requests-inflight and --max-mutating-requests-inflight must be at least 1, got %d and %d", c.MaxRequestsInflight, c.MaxMutatingRequestsInflight)
+	}
+	if c.PodStartDelay < 0 {
+		return fmt.Errorf("--pod-start-delay must not be negative, got %s", c.PodStartDelay)
+	}
+	if c.RequestTimeout <= 0 {
+		return fmt.Errorf("--request-timeout must be positive, got %s", c.RequestTimeout)
 	}
 	if c.Classroom {
 		if err := validateListen("--secure-listen", c.SecureListen); err != nil {

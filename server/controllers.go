@@ -5,22 +5,29 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubelab/kubelab/controller/kubelet"
 	"github.com/kubelab/kubelab/controller/namespace"
 	"github.com/kubelab/kubelab/controller/serviceaccount"
 	"github.com/kubelab/kubelab/server/kubeapi"
 )
 
 // startControllers runs what kube-controller-manager would for the
-// resources kubelab serves: namespace deletion and default service
-// accounts. They stop with ctx. Several replicas may run them at once:
+// resources kubelab serves (namespace deletion, default service
+// accounts) and, unless turned off, the simulated node. They stop with ctx. Several replicas may run them at once:
 // every write they make is conditional, so they cannot fight.
 func (s *Server) startControllers(ctx context.Context, api *kubeapi.API) {
 	namespaces, _ := api.Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	accounts, _ := api.Store(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
-	for _, c := range []interface{ Run(context.Context) }{
+	controllers := []interface{ Run(context.Context) }{
 		namespace.New(namespaces, api.NamespacedStores, s.log),
 		serviceaccount.New(namespaces, accounts, s.log),
-	} {
+	}
+	if s.cfg.SimulatedNode {
+		nodes, _ := api.Store(corev1.SchemeGroupVersion.WithResource("nodes"))
+		pods, _ := api.Store(corev1.SchemeGroupVersion.WithResource("pods"))
+		controllers = append(controllers, kubelet.New(kubelet.Config{Nodes: nodes, Pods: pods, StartDelay: s.cfg.PodStartDelay, Logger: s.log}))
+	}
+	for _, c := range controllers {
 		s.background.Add(1)
 		go func() {
 			defer s.background.Done()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -47,6 +48,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 // the reason kube-apiserver gives for their code, and anything else is
 // logged and answered as an internal error without its details.
 func (s *Server) statusFor(err error, c echo.Context) metav1.Status {
+	if errors.Is(err, context.DeadlineExceeded) && c.Request().Context().Err() != nil {
+		// The request's own deadline (--request-timeout), not etcd's.
+		return apierrors.NewTimeoutError("the server was unable to return a response in the time allotted, but may still be processing the request", 0).Status()
+	}
 	var withStatus apierrors.APIStatus
 	if errors.As(err, &withStatus) {
 		return withStatus.Status()

@@ -39,7 +39,9 @@ import (
 	"github.com/kubelab/kubelab/server/openapi"
 	"github.com/kubelab/kubelab/server/pki"
 	"github.com/kubelab/kubelab/server/quizhttp"
+	"github.com/kubelab/kubelab/server/webui"
 	"github.com/kubelab/kubelab/storage/etcd3"
+	"github.com/kubelab/kubelab/web"
 )
 
 // Server is a running kubelab: its etcd, its listener and its Echo router.
@@ -218,7 +220,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	docs.Register(s.echo)
 	attempts := &countedAttempts{Store: etcdstore.New(s.etcd.Client())}
 	s.metrics.Counter("kubelab_quiz_submissions_total", "Quiz attempts submitted and stored.", func() float64 { return float64(attempts.n.Load()) })
-	if err := quizhttp.Install(s.echo, quizhttp.Config{Store: attempts, Logger: s.log, RequireSignIn: s.cfg.Classroom}); err != nil {
+	if err := quizhttp.Install(s.echo, quizhttp.Config{Store: attempts, Logger: s.log, RequireSignIn: s.cfg.Classroom, Layout: web.SectionPage("quiz")}); err != nil {
 		api.Stop()
 		return err
 	}
@@ -231,6 +233,11 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	api.SetPipeline(p)
 	s.echo.Use(s.frontDoor(p))
+	perUser := 0
+	if s.cfg.Classroom {
+		perUser = MaxUserInflight
+	}
+	s.echo.Use(limit(newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser), s.cfg.RequestTimeout))
 	s.installMetrics()
 	if s.cfg.Classroom {
 		s.class = s.newClass()
@@ -240,6 +247,12 @@ func (s *Server) installAPI(ctx context.Context) error {
 		api.Stop()
 		return err
 	}
+	ui, err := webui.Install(s.echo, webui.Deps{API: api, Traces: s.traces, Compactor: s.etcdCompactor, Etcd: s.etcd.Client(), Logger: s.log})
+	if err != nil {
+		api.Stop()
+		return err
+	}
+	s.OnShutdown(func(context.Context) { ui.Close() })
 	return nil
 }
 

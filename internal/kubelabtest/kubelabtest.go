@@ -35,6 +35,9 @@ func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 	cfg.DataDir = t.TempDir()
 	cfg.EtcdListenClient = etcdAddr
 	cfg.CompactionInterval = 0
+	// Off unless a test asks: then a test's watch sees its own writes only,
+	// not the simulated kubelet's.
+	cfg.SimulatedNode = false
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, o := range options {
 		o(&cfg)

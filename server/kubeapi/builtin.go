@@ -19,7 +19,7 @@ var (
 // BuiltinResources are the kinds kubelab serves out of the box: the core
 // kinds the lesson touches and RBAC's four.
 func BuiltinResources() []*Resource {
-	return []*Resource{
+	return append([]*Resource{
 		{
 			GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace",
 			Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}, ShortNames: []string{"ns"},
@@ -33,6 +33,12 @@ func BuiltinResources() []*Resource {
 			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} },
 			Attrs: podAttrs, Table: podTable, HasStatus: true,
 			Default: defaultPod, Validate: validatePod, PrepareForCreate: preparePodForCreate,
+		},
+		{
+			GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node",
+			Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}, ShortNames: []string{"no"},
+			New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
+			Table: nodeTable, HasStatus: true,
 		},
 		{
 			GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true,
@@ -62,7 +68,7 @@ func BuiltinResources() []*Resource {
 		rbacResource("rolebindings", "rolebinding", "RoleBinding", true, func() runtime.Object { return &rbacv1.RoleBinding{} }, func() runtime.Object { return &rbacv1.RoleBindingList{} }, roleBindingTable),
 		rbacResource("clusterroles", "clusterrole", "ClusterRole", false, func() runtime.Object { return &rbacv1.ClusterRole{} }, func() runtime.Object { return &rbacv1.ClusterRoleList{} }, roleTable),
 		rbacResource("clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false, func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} }, roleBindingTable),
-	}
+	}, workloadResources()...)
 }
 
 func rbacResource(name, singular, kind string, namespaced bool, newObj, newList func() runtime.Object, table *TableSpec) *Resource {

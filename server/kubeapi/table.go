@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -230,5 +231,56 @@ var roleBindingTable = &TableSpec{
 			}
 		}
 		return []any{ref.Kind + "/" + ref.Name, age(obj, now), strings.Join(users, ", "), strings.Join(groups, ", "), strings.Join(sas, ", ")}
+	},
+}
+
+var nodeTable = &TableSpec{
+	Columns: []metav1.TableColumnDefinition{
+		column("Status", "string", "The status of the node", 0),
+		column("Roles", "string", "The roles of the node", 0),
+		ageColumn(),
+		column("Version", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["kubeletVersion"], 0),
+		column("Internal-IP", "string", "The internal IP of the node", 1),
+		column("External-IP", "string", "The external IP of the node", 1),
+		column("OS-Image", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["osImage"], 1),
+		column("Kernel-Version", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["kernelVersion"], 1),
+		column("Container-Runtime", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["containerRuntimeVersion"], 1),
+	},
+	Cells: func(obj runtime.Object, now time.Time) []any {
+		n := obj.(*corev1.Node)
+		status := "Unknown"
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				status = map[corev1.ConditionStatus]string{corev1.ConditionTrue: "Ready", corev1.ConditionFalse: "NotReady"}[c.Status]
+				if status == "" {
+					status = "Unknown"
+				}
+			}
+		}
+		if n.Spec.Unschedulable {
+			status += ",SchedulingDisabled"
+		}
+		var roles []string
+		for k := range n.Labels {
+			if r, ok := strings.CutPrefix(k, "node-role.kubernetes.io/"); ok {
+				roles = append(roles, r)
+			}
+		}
+		sort.Strings(roles)
+		roleCell := "<none>"
+		if len(roles) > 0 {
+			roleCell = strings.Join(roles, ",")
+		}
+		internal, external := "<none>", "<none>"
+		for _, a := range n.Status.Addresses {
+			switch a.Type {
+			case corev1.NodeInternalIP:
+				internal = a.Address
+			case corev1.NodeExternalIP:
+				external = a.Address
+			}
+		}
+		info := n.Status.NodeInfo
+		return []any{status, roleCell, age(n, now), info.KubeletVersion, internal, external, info.OSImage, info.KernelVersion, info.ContainerRuntimeVersion}
 	},
 }

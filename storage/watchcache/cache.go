@@ -222,18 +222,21 @@ func (c *Cache) recordLocked(e *event) {
 	if evicted := c.history.push(e); evicted != nil && evicted.rev > c.historyStart {
 		c.historyStart = evicted.rev
 	}
-	if e.rev <= c.listRev {
-		// Replayed history: the list already reflects it, and no watcher
-		// is registered yet to receive it.
-		return
+	// A replayed event (at or before the list) is already in the objects.
+	if e.rev > c.listRev {
+		if e.typ == watch.Deleted {
+			delete(c.objects, e.key)
+		} else {
+			c.objects[e.key] = e.cur
+		}
 	}
-	if e.typ == watch.Deleted {
-		delete(c.objects, e.key)
-	} else {
-		c.objects[e.key] = e.cur
-	}
+	// Watchers get what their start did not cover: normally every event
+	// recorded after they registered, and, should one register while
+	// etcd's history is still being replayed, the rest of the replay.
 	for _, w := range c.watchers {
-		c.dispatchLocked(w, e)
+		if e.rev > w.seen {
+			c.dispatchLocked(w, e)
+		}
 	}
 }
 

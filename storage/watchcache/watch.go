@@ -59,11 +59,14 @@ func (c *Cache) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Int
 	var initial []watch.Event
 	if plan.initialState {
 		initial = c.stateEventsLocked(w)
+		w.seen = max(c.rv, c.listRev)
 	} else {
+		w.seen = plan.fromRV
 		for _, e := range c.history.since(plan.fromRV) {
 			if ev, ok := w.convert(e); ok {
 				initial = append(initial, ev)
 			}
+			w.seen = e.rev
 		}
 	}
 	if plan.initialEventsEnd {
@@ -311,6 +314,10 @@ type watcher struct {
 	deadline     time.Time
 	nextBookmark time.Time
 	queue        chan watch.Event
+	// seen is the revision of the newest event the watcher's start
+	// covered (its initial state, or the history it was given): later
+	// events are sent to it, older ones never again.
+	seen int64
 }
 
 // ResultChan implements watch.Interface.

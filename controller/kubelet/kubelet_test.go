@@ -1,0 +1,79 @@
+package kubelet_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubelab/kubelab/controller/kubelet"
+	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/server"
+)
+
+// TestPodGoesPendingToRunningOnAWatch is the lesson's waitForPodReady done
+// right: a watch from the create's resourceVersion sees the pod scheduled,
+// then Running and Ready, as MODIFIED events.
+func TestPodGoesPendingToRunningOnAWatch(t *testing.T) {
+	lab := kubelabtest.Start(t, func(c *server.Config) {
+		c.SimulatedNode = true
+		c.PodStartDelay = 300 * time.Millisecond
+	})
+	cs := lab.Clientset(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}}}
+	created, err := cs.CoreV1().Pods("internals-demo").Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Status.Phase != corev1.PodPending {
+		t.Fatalf("a new pod is %q, want Pending", created.Status.Phase)
+	}
+	w, err := cs.CoreV1().Pods("internals-demo").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=web", ResourceVersion: created.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var scheduled bool
+	for ev := range w.ResultChan() {
+		if ev.Type != watch.Modified {
+			t.Fatalf("unexpected %s", ev.Type)
+		}
+		p := ev.Object.(*corev1.Pod)
+		if p.Spec.NodeName == kubelet.NodeName && p.Status.Phase == corev1.PodPending {
+			scheduled = true
+			continue
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		if !scheduled {
+			t.Error("the pod ran without a MODIFIED for its scheduling first")
+		}
+		ready := false
+		for _, c := range p.Status.Conditions {
+			ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
+		}
+		cs := p.Status.ContainerStatuses
+		if !ready || p.Status.PodIP == "" || p.Status.HostIP != "10.0.0.10" || p.Status.StartTime == nil ||
+			len(cs) != 1 || !cs[0].Ready || cs[0].Image != "nginx:1.27" || cs[0].State.Running == nil || !strings.HasPrefix(cs[0].ContainerID, "containerd://") {
+			t.Fatalf("Running, but not as a kubelet reports it: %+v", p.Status)
+		}
+		break
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the pod never ran")
+	}
+
+	// The node, as kubectl shows it.
+	out, stderr, err := clitest.Run(t, clitest.Kubectl(t), "--kubeconfig", lab.KubeconfigPath(), "get", "nodes")
+	if err != nil || !strings.Contains(out, "kubelab-node") || !strings.Contains(out, "Ready") || !strings.Contains(out, "v1.37.2") {
+		t.Fatalf("kubectl get nodes: %v\n%s%s", err, out, stderr)
+	}
+}

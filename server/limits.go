@@ -1,0 +1,113 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubelab/kubelab/pipeline"
+)
+
+// MaxUserInflight is classroom mode's share of the in-flight requests for
+// one user: a student's runaway script cannot take the whole class's
+// capacity. (The totals are Config.MaxRequestsInflight and
+// MaxMutatingRequestsInflight, as kube-apiserver's flags; a request over
+// a limit is refused at once with 429 and Retry-After, never queued.)
+const MaxUserInflight = 50
+
+// inflight counts the requests being served, by kind and by user.
+type inflight struct {
+	reads, mutations chan struct{}
+	perUser          int // 0: no per-user limit
+
+	mu    sync.Mutex
+	users map[string]int
+}
+
+func newInflight(reads, mutations, perUser int) *inflight {
+	return &inflight{reads: make(chan struct{}, reads), mutations: make(chan struct{}, mutations), perUser: perUser, users: map[string]int{}}
+}
+
+// limit is the middleware: after authentication (it needs the user), before
+// the handlers. Long-running requests (watches, websockets, profiles) hold
+// no slot and get no timeout, as in kube-apiserver; they have limits of
+// their own (a watch's timeoutSeconds, bounded per-watcher queues).
+func limit(in *inflight, timeout time.Duration) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if isLongRunning(r) {
+				return next(c)
+			}
+			slots := in.reads
+			if isMutating(r.Method) {
+				slots = in.mutations
+			}
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+			default:
+				return tooManyRequests()
+			}
+			if in.perUser > 0 {
+				_, u, _ := pipeline.FromContext(r.Context())
+				if !in.enter(u.Name) {
+					return tooManyRequests()
+				}
+				defer in.leave(u.Name)
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), timeout)
+			defer cancel()
+			c.SetRequest(r.WithContext(ctx))
+			return next(c)
+		}
+	}
+}
+
+func (in *inflight) enter(user string) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.users[user] >= in.perUser {
+		return false
+	}
+	in.users[user]++
+	return true
+}
+
+func (in *inflight) leave(user string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.users[user]--; in.users[user] <= 0 {
+		delete(in.users, user)
+	}
+}
+
+// tooManyRequests is kube-apiserver's refusal, word for word.
+func tooManyRequests() error {
+	return apierrors.NewTooManyRequests("Too many requests, please try again later.", 1)
+}
+
+func isMutating(method string) bool {
+	switch method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// isLongRunning: a watch (?watch=1 or a /watch/ path), a websocket, or a
+// profile (which runs for as long as it was asked to).
+func isLongRunning(r *http.Request) bool {
+	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
+		return true
+	}
+	if w := r.URL.Query().Get("watch"); w == "1" || w == "true" {
+		return true
+	}
+	return strings.Contains(r.URL.Path, "/watch/")
+}

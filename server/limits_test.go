@@ -1,0 +1,122 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/server"
+)
+
+// stalledPost sends a create's headers and the start of its body over a
+// raw connection, so the server starts serving it (and holds its in-flight
+// slot) while the rest of the body waits for finish.
+type stalledPost struct {
+	conn net.Conn
+	rest string
+}
+
+func startStalledPost(t *testing.T, baseURL, path, body string) *stalledPost {
+	t.Helper()
+	u, _ := url.Parse(baseURL)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", path, u.Host, len(body), body[:10])
+	return &stalledPost{conn: conn, rest: body[10:]}
+}
+
+// finish sends the rest of the body and returns the response's code.
+func (p *stalledPost) finish(t *testing.T) int {
+	t.Helper()
+	if _, err := io.WriteString(p.conn, p.rest); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(p.conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+const configMap = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"slow"}}`
+
+func TestOverloadIsRefusedAtOnceWith429(t *testing.T) {
+	lab := kubelabtest.Start(t, func(c *server.Config) { c.MaxMutatingRequestsInflight = 1 })
+	const path = "/api/v1/namespaces/internals-demo/configmaps"
+	stalled := startStalledPost(t, lab.URL(), path, configMap)
+	// Once the server reads the stalled create, it holds the only slot.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		start := time.Now()
+		resp, err := http.Post(lab.URL()+path, "application/json", strings.NewReader(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"second-"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		elapsed := time.Since(start)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			var st struct{ Message, Reason string }
+			json.Unmarshal(body, &st)
+			if st.Message != "Too many requests, please try again later." || st.Reason != "TooManyRequests" || resp.Header.Get("Retry-After") != "1" {
+				t.Fatalf("429: %s, Retry-After %q", body, resp.Header.Get("Retry-After"))
+			}
+			if elapsed > time.Second {
+				t.Fatalf("the refusal took %v: it must not wait for a slot", elapsed)
+			}
+			break
+		}
+		if resp.StatusCode != http.StatusCreated || time.Now().After(deadline) {
+			t.Fatalf("never refused while the only mutation slot was held: %d %s", resp.StatusCode, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Reads have their own slots and still pass.
+	if resp, err := http.Get(lab.URL() + path); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a read while mutations are full: %v %v", resp.StatusCode, err)
+	}
+	if code := stalled.finish(t); code != http.StatusCreated {
+		t.Fatalf("the stalled create finished with %d", code)
+	}
+}
+
+func TestRequestTimeoutIs504AndWritesNothing(t *testing.T) {
+	lab := kubelabtest.Start(t, func(c *server.Config) { c.RequestTimeout = 300 * time.Millisecond })
+	ctx := context.Background()
+	before, _ := lab.EtcdClient().Get(ctx, "/registry/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	stalled := startStalledPost(t, lab.URL(), "/api/v1/namespaces/internals-demo/configmaps", configMap)
+	time.Sleep(time.Second) // past the request's deadline
+	if code := stalled.finish(t); code != http.StatusGatewayTimeout {
+		t.Fatalf("a create that outlived its deadline: %d", code)
+	}
+	after, _ := lab.EtcdClient().Get(ctx, "/registry/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if after.Header.Revision != before.Header.Revision {
+		t.Fatal("a timed-out create was written")
+	}
+	// A watch is long-running: no timeout but its own.
+	w, err := http.Get(lab.URL() + "/api/v1/namespaces/internals-demo/configmaps?watch=1&timeoutSeconds=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	io.Copy(io.Discard, w.Body)
+	w.Body.Close()
+	if w.StatusCode != 200 || time.Since(start) < 900*time.Millisecond {
+		t.Fatalf("watch: %d after %v", w.StatusCode, time.Since(start))
+	}
+}

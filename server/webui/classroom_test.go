@@ -1,0 +1,97 @@
+package webui_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/server"
+)
+
+// In classroom mode the inspector and "compact now" go by what RBAC lets
+// the browser's user do: nothing for a browser that has not joined, and
+// only their own namespace's keys for a student.
+func TestClassroomEtcdAccess(t *testing.T) {
+	lab := kubelabtest.Start(t, func(c *server.Config) {
+		c.Classroom = true
+		c.JoinCode = "k8s-101"
+		c.SecureListen = "127.0.0.1:0"
+	})
+	get := func(b *http.Client, path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", lab.URL()+path, nil)
+		resp, err := b.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	compact := func(b *http.Client) int {
+		req, _ := http.NewRequest("POST", lab.URL()+"/ui/compact", nil)
+		req.Header.Set("Origin", lab.URL())
+		resp, err := b.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	t.Run("ErrAnonymous", func(t *testing.T) {
+		if code, body := get(http.DefaultClient, "/ui/etcd/keys?prefix=/registry/"); code != http.StatusForbidden {
+			t.Fatalf("%d %.200s", code, body)
+		}
+		if code, _ := get(http.DefaultClient, "/ui/etcd/value?key=/registry/pods/internals-demo/ssa-demo"); code != http.StatusForbidden {
+			t.Fatalf("value: %d", code)
+		}
+		if code := compact(http.DefaultClient); code != http.StatusForbidden {
+			t.Fatalf("compact: %d", code)
+		}
+	})
+
+	jar, _ := cookiejar.New(nil)
+	alice := &http.Client{Jar: jar}
+	req, _ := http.NewRequest("POST", lab.URL()+"/signin", strings.NewReader(url.Values{"name": {"Alice"}, "code": {"k8s-101"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	resp, err := alice.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var who struct{ Name string }
+	json.NewDecoder(resp.Body).Decode(&who)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || who.Name == "" {
+		t.Fatalf("join: %d %+v", resp.StatusCode, who)
+	}
+
+	t.Run("OK student reads own namespace only", func(t *testing.T) {
+		code, body := get(alice, "/ui/etcd/keys?prefix=/registry/")
+		if code != 200 {
+			t.Fatalf("%d %s", code, body)
+		}
+		var keys struct{ Keys []string }
+		json.Unmarshal([]byte(body), &keys)
+		for _, k := range keys.Keys {
+			if !strings.Contains(k, "/"+who.Name+"/") {
+				t.Errorf("a student sees %s", k)
+			}
+		}
+		if code, _ := get(alice, "/ui/etcd/value?key=/registry/pods/internals-demo/ssa-demo"); code != http.StatusForbidden {
+			t.Fatalf("another namespace's key: %d", code)
+		}
+		if code, _ := get(alice, "/ui/etcd/keys?prefix=/registry/secrets/"); code != 200 {
+			t.Fatalf("secrets prefix: %d", code)
+		}
+		if code := compact(alice); code != 200 {
+			t.Fatalf("a student cannot compact for the lesson's 410: %d", code)
+		}
+	})
+}

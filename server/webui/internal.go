@@ -1,0 +1,111 @@
+package webui
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+)
+
+// apiRequest builds a request to the API on behalf of the browser's
+// request from: it carries the browser's credentials (session cookie or
+// bearer token), so it is authenticated, authorized, admitted and traced
+// exactly as the same request from kubectl would be.
+func apiRequest(ctx context.Context, from *http.Request, method, target, contentType string, body []byte) *http.Request {
+	var rd io.Reader = http.NoBody
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	r, err := http.NewRequestWithContext(ctx, method, target, rd)
+	if err != nil {
+		// target is built by this package from escaped parts; it parses.
+		panic(err)
+	}
+	r.RequestURI = target
+	r.RemoteAddr = from.RemoteAddr
+	r.Host = from.Host
+	for _, h := range []string{"Cookie", "Authorization"} {
+		if v := from.Header.Get(h); v != "" {
+			r.Header.Set(h, v)
+		}
+	}
+	r.Header.Set("User-Agent", "kubelab-web/v1 (browser)")
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	return r
+}
+
+// do serves r with the router and returns the whole response.
+func (u *UI) do(r *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	u.router.ServeHTTP(rec, r)
+	return rec
+}
+
+// lineWriter is the ResponseWriter of a streamed API request (a watch):
+// every complete line written is handed to onLine as it arrives, with no
+// goroutine or pipe in between.
+type lineWriter struct {
+	header   http.Header
+	code     int
+	onHeader func(code int, h http.Header)
+	onLine   func(line []byte) bool
+	buf      []byte
+	stopped  bool
+}
+
+func newLineWriter(onHeader func(int, http.Header), onLine func([]byte) bool) *lineWriter {
+	return &lineWriter{header: http.Header{}, onHeader: onHeader, onLine: onLine}
+}
+
+func (w *lineWriter) Header() http.Header { return w.header }
+
+func (w *lineWriter) WriteHeader(code int) {
+	if w.code != 0 {
+		return
+	}
+	w.code = code
+	if w.onHeader != nil {
+		w.onHeader(code, w.header)
+	}
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.stopped {
+		return 0, io.ErrClosedPipe
+	}
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := w.buf[:i]
+		if !w.onLine(line) {
+			w.stopped = true
+			return 0, io.ErrClosedPipe
+		}
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) == 0 {
+		w.buf = nil // give back the memory of a burst between events
+	}
+	return len(p), nil
+}
+
+// Flush implements http.Flusher: lines are delivered as written.
+func (w *lineWriter) Flush() {}
+
+// rest delivers a last line without a newline, if any.
+func (w *lineWriter) rest() {
+	if s := strings.TrimSpace(string(w.buf)); s != "" && !w.stopped {
+		w.onLine([]byte(s))
+	}
+	w.buf = nil
+}

@@ -1,0 +1,304 @@
+package webui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
+)
+
+// podRef is one pod of a list, for the timeline.
+type podRef struct {
+	Name string `json:"name"`
+	RV   string `json:"rv"`
+}
+
+type listMsg struct {
+	T       string   `json:"t"`
+	RV      int64    `json:"rv"`
+	Relist  bool     `json:"relist,omitempty"`
+	Request string   `json:"request"`
+	Items   []podRef `json:"items"`
+	Head    int64    `json:"head"`
+	Oldest  int64    `json:"oldest"`
+}
+
+type watchingMsg struct {
+	T       string `json:"t"`
+	Request string `json:"request"`
+	RV      int64  `json:"rv"`
+}
+
+type eventMsg struct {
+	T    string `json:"t"`
+	Type string `json:"type"`
+	RV   int64  `json:"rv"`
+	Name string `json:"name,omitempty"`
+}
+
+// timelineEvent is a watch line as the timeline needs it, with the
+// message for the browser already encoded.
+type timelineEvent struct {
+	ev  wireEvent
+	rv  int64
+	msg []byte
+}
+
+// eventCache translates watch lines into timeline messages once for all
+// the browsers that get the same event: the API writes one shared line to
+// every watcher, and parsing it a thousand times would be most of the cost
+// of a fan-out.
+type eventCache struct {
+	mu      sync.RWMutex
+	entries map[string]*timelineEvent
+}
+
+const eventCacheSize = 512
+
+func (c *eventCache) translate(line []byte) (*timelineEvent, error) {
+	c.mu.RLock()
+	e, ok := c.entries[string(line)]
+	c.mu.RUnlock()
+	if ok {
+		return e, nil
+	}
+	e = &timelineEvent{}
+	if err := json.Unmarshal(line, &e.ev); err != nil {
+		return nil, err
+	}
+	e.rv, _ = strconv.ParseInt(e.ev.Object.Metadata.ResourceVersion, 10, 64)
+	e.msg, _ = json.Marshal(eventMsg{T: "event", Type: e.ev.Type, RV: e.rv, Name: e.ev.Object.Metadata.Name})
+	if e.ev.Type == "ERROR" {
+		return e, nil // per watcher; not worth keeping
+	}
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= eventCacheSize {
+		c.entries = make(map[string]*timelineEvent, eventCacheSize)
+	}
+	c.entries[string(line)] = e
+	c.mu.Unlock()
+	return e, nil
+}
+
+type goneMsg struct {
+	T       string `json:"t"`
+	Code    int32  `json:"code"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+	RV      int64  `json:"rv"`
+}
+
+// wireEvent is the part of a watch event (or a Status) the views use.
+type wireEvent struct {
+	Type   string `json:"type"`
+	Object struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name            string `json:"name"`
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Code    int32  `json:"code"`
+		Reason  string `json:"reason"`
+		Message string `json:"message"`
+	} `json:"object"`
+}
+
+// apiStatus is a Status error body.
+type apiStatus struct {
+	Code    int32  `json:"code"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+func statusError(code int, body []byte) error {
+	var st apiStatus
+	if json.Unmarshal(body, &st) == nil && st.Message != "" {
+		return fmt.Errorf("%d %s: %s", code, st.Reason, st.Message)
+	}
+	return fmt.Errorf("%d %s", code, http.StatusText(code))
+}
+
+// watchStream is one lane of the watch timeline: a Reflector drawn. It
+// lists the user's pods (unless it resumes from rv), watches from the
+// list's resourceVersion, and on 410 Gone relists and watches again, each
+// step a real request through the API.
+func (u *UI) watchStream(c echo.Context) error {
+	ns := namespace(c)
+	rv, _ := strconv.ParseInt(c.QueryParam("rv"), 10, 64)
+	from := c.Request()
+	cl, ok := u.accept(c)
+	if !ok {
+		return nil
+	}
+	u.hub.addTimeline(cl)
+	go u.followPods(cl, from, ns, max(rv, 0))
+	u.detach(cl, nil)
+	return nil
+}
+
+func (u *UI) followPods(cl *client, from *http.Request, ns string, rv int64) {
+	relist := false
+	for cl.ctx.Err() == nil {
+		if rv == 0 {
+			var err error
+			if rv, err = u.listPods(cl, from, ns, relist); err != nil {
+				cl.close(websocket.StatusPolicyViolation, trimReason(err.Error()))
+				return
+			}
+		}
+		next, gone, err := u.watchPods(cl, from, ns, rv)
+		switch {
+		case cl.ctx.Err() != nil:
+			return
+		case err != nil:
+			cl.close(websocket.StatusPolicyViolation, trimReason(err.Error()))
+			return
+		case gone:
+			rv, relist = 0, true
+		default:
+			rv = next // the watch timed out: resume where it was
+		}
+	}
+}
+
+// trimReason keeps a close reason within the websocket limit of 123 bytes.
+func trimReason(s string) string {
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+func (u *UI) listPods(cl *client, from *http.Request, ns string, relist bool) (int64, error) {
+	target := "/api/v1/namespaces/" + url.PathEscape(ns) + "/pods"
+	rec := u.do(apiRequest(cl.ctx, from, http.MethodGet, target, "", nil))
+	if rec.Code != http.StatusOK {
+		return 0, statusError(rec.Code, rec.Body.Bytes())
+	}
+	var list struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Items []struct {
+			Metadata struct {
+				Name            string `json:"name"`
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
+		return 0, err
+	}
+	rv, err := strconv.ParseInt(list.Metadata.ResourceVersion, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("list resourceVersion %q: %w", list.Metadata.ResourceVersion, err)
+	}
+	items := make([]podRef, 0, len(list.Items))
+	for _, it := range list.Items {
+		items = append(items, podRef{Name: it.Metadata.Name, RV: it.Metadata.ResourceVersion})
+	}
+	cache := u.pods.Cache()
+	cl.send(listMsg{T: "list", RV: rv, Relist: relist, Request: "GET " + target, Items: items,
+		Head: cache.ResourceVersion(), Oldest: cache.OldestResourceVersion()})
+	return rv, nil
+}
+
+var errStopped = errors.New("stopped")
+
+// watchPods watches from rv until the watch ends; it returns the last
+// resourceVersion seen and whether the watch ended with 410 Gone.
+func (u *UI) watchPods(cl *client, from *http.Request, ns string, rv int64) (last int64, gone bool, err error) {
+	target := "/api/v1/namespaces/" + url.PathEscape(ns) + "/pods?watch=1&allowWatchBookmarks=true&resourceVersion=" + strconv.FormatInt(rv, 10)
+	last = rv
+	var failed []byte
+	code := 0
+	w := newLineWriter(func(c int, _ http.Header) {
+		code = c
+		if c == http.StatusOK {
+			cl.send(watchingMsg{T: "watching", Request: "GET " + target, RV: rv})
+		}
+	}, func(line []byte) bool {
+		if code != http.StatusOK {
+			failed = append(failed, line...)
+			return true
+		}
+		te, perr := u.events.translate(line)
+		if perr != nil {
+			return false
+		}
+		ev := &te.ev
+		if ev.Type == "ERROR" {
+			if ev.Object.Code == http.StatusGone {
+				gone = true
+				cl.send(goneMsg{T: "gone", Code: ev.Object.Code, Reason: ev.Object.Reason, Message: ev.Object.Message, RV: rv})
+			} else {
+				err = fmt.Errorf("watch error %d: %s", ev.Object.Code, ev.Object.Message)
+			}
+			return false
+		}
+		if te.rv > 0 {
+			last = te.rv
+		}
+		return cl.sendRaw(te.msg)
+	})
+	u.router.ServeHTTP(w, apiRequest(cl.ctx, from, http.MethodGet, target, "", nil))
+	w.rest()
+	if code != http.StatusOK && code != 0 {
+		return last, false, statusError(code, failed)
+	}
+	if err == nil && cl.ctx.Err() != nil {
+		err = errStopped
+	}
+	return last, gone, err
+}
+
+// compactGate allows one compaction at a time and at most one a second:
+// a compaction is etcd-wide.
+type compactGate struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// compact compacts etcd at its current revision, for the timeline's
+// "compact now": watchers behind it then get 410 Gone.
+func (u *UI) compact(c echo.Context) error {
+	if !sameOrigin(c.Request()) {
+		return c.JSON(http.StatusForbidden, apiStatus{Code: http.StatusForbidden, Reason: "Forbidden", Message: "cross-origin request refused"})
+	}
+	// Compaction is etcd-wide: it is for whoever may watch pods in their
+	// namespace (a student, for the lesson's 410), as RBAC says.
+	if !u.allowed(c, "/api/v1/namespaces/"+url.PathEscape(namespace(c))+"/pods?limit=1") {
+		return c.JSON(http.StatusForbidden, apiStatus{Code: http.StatusForbidden, Reason: "Forbidden", Message: "compacting etcd needs permission to list pods in your namespace"})
+	}
+	u.gate.mu.Lock()
+	defer u.gate.mu.Unlock()
+	if time.Since(u.gate.last) < time.Second {
+		return c.JSON(http.StatusTooManyRequests, apiStatus{Code: http.StatusTooManyRequests, Reason: "TooManyRequests", Message: "etcd was compacted less than a second ago"})
+	}
+	rev, err := u.Compactor.CompactNow(c.Request().Context())
+	if err != nil {
+		u.Logger.Warn("compact now", "error", err)
+		return c.JSON(http.StatusInternalServerError, apiStatus{Code: http.StatusInternalServerError, Reason: "InternalError", Message: "compaction failed"})
+	}
+	u.gate.last = time.Now()
+	u.Logger.Info("compacted etcd from the web UI", "revision", rev, "user", user(c).Name)
+	return c.JSON(http.StatusOK, map[string]int64{"revision": rev})
+}
+
+// sameOrigin reports whether a state-changing request came from a page of
+// this host: browsers always send Origin on a cross-origin POST.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return r.Header.Get("Sec-Fetch-Site") == "" || r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	o, err := url.Parse(origin)
+	return err == nil && o.Host == r.Host
+}

@@ -1,0 +1,211 @@
+// Package webui serves kubelab to browsers: the lesson's pages in English
+// and Thai, and the live views (pipeline tracer, watch timeline, etcd
+// inspector, poll vs watch) as websocket streams of the real API server.
+// Whatever a page does to the cluster it does through the API's own
+// router, with the browser's credentials, so it passes authentication,
+// RBAC, admission and the trace bus as kubectl's requests do.
+package webui
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubelab/kubelab/classroom"
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/pipeline/trace"
+	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/storage/etcd3"
+	"github.com/kubelab/kubelab/web"
+)
+
+// Deps is what the web UI needs from the server.
+type Deps struct {
+	API       *kubeapi.API
+	Traces    *trace.Bus
+	Compactor *etcd3.Compactor
+	Etcd      *clientv3.Client
+	Logger    *slog.Logger
+}
+
+// UI serves the pages and live views.
+type UI struct {
+	Deps
+	router  http.Handler
+	lessons map[string]*web.Lesson
+	hub     *hub
+	pods    *etcd3.Store
+	ctx     context.Context
+	stop    context.CancelFunc
+	gate    compactGate
+	events  eventCache
+}
+
+// LangCookie remembers the reader's language, for every page of the site
+// (the quiz reads it too).
+const LangCookie = "lang"
+
+// csp allows nothing from other hosts and no inline script or style.
+const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
+	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// Install adds the web UI's routes to e; API requests made for the browser
+// are served by e itself.
+func Install(e *echo.Echo, d Deps) (*UI, error) {
+	lessons, err := web.LoadLessons()
+	if err != nil {
+		return nil, err
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	pods, ok := d.API.Store(corev1.SchemeGroupVersion.WithResource("pods"))
+	if !ok {
+		return nil, errors.New("web UI: the API serves no pods")
+	}
+	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub(), pods: pods}
+	u.ctx, u.stop = context.WithCancel(context.Background())
+	go u.hub.runTraces(u.ctx, d.Traces.Subscribe(u.ctx, nil, 1024))
+	go u.hub.runClock(u.ctx, pods.Cache(), 2*time.Second)
+	// Not e.Group with middleware: that would route every unknown path and
+	// method through the group (405s would become 404s for the whole API).
+	g := secured{e}
+	g.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/lesson/") })
+	g.GET("/lesson", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/lesson/") })
+	g.GET("/lesson/", u.lessonPage)
+	g.GET("/lesson/:slug", u.lessonPage)
+	g.GET("/lab", u.labPage)
+	g.GET("/lang", u.setLang)
+	static := http.StripPrefix("/static/", http.FileServerFS(web.Static))
+	g.GET("/static/*", func(c echo.Context) error {
+		if _, err := fs.Stat(web.Static, strings.TrimPrefix(c.Request().URL.Path, "/static/")); err != nil {
+			return u.notFound(c)
+		}
+		if c.QueryParam("v") != "" {
+			c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		}
+		static.ServeHTTP(c.Response(), c.Request())
+		return nil
+	})
+	g.GET("/ui/ws/trace", u.traceStream)
+	g.GET("/ui/ws/watch", u.watchStream)
+	g.GET("/ui/ws/run", u.runStream)
+	g.GET("/ui/ws/pollwatch", u.pollWatchStream)
+	g.POST("/ui/compact", u.compact)
+	g.GET("/ui/etcd/keys", u.etcdKeys)
+	g.GET("/ui/etcd/value", u.etcdValue)
+	return u, nil
+}
+
+// Close ends every live view: the server is shutting down.
+func (u *UI) Close() {
+	u.stop()
+	u.hub.closeAll()
+}
+
+// secured registers routes whose responses carry secureHeaders.
+type secured struct{ e *echo.Echo }
+
+func (s secured) GET(path string, h echo.HandlerFunc)  { s.e.GET(path, secureHeaders(h)) }
+func (s secured) POST(path string, h echo.HandlerFunc) { s.e.POST(path, secureHeaders(h)) }
+
+func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		return next(c)
+	}
+}
+
+// Render writes component as a complete HTML page with the given status.
+func Render(c echo.Context, status int, component templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return component.Render(c.Request().Context(), c.Response())
+}
+
+// Lang is the reader's language: the remembered choice, else the
+// browser's preference, else English.
+func Lang(r *http.Request) string {
+	if ck, err := r.Cookie(LangCookie); err == nil {
+		return web.NormalizeLang(ck.Value)
+	}
+	for _, part := range strings.Split(r.Header.Get("Accept-Language"), ",") {
+		tag, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		base, _, _ := strings.Cut(tag, "-")
+		for _, l := range web.Langs {
+			if strings.EqualFold(base, l) {
+				return l
+			}
+		}
+	}
+	return web.Langs[0]
+}
+
+// user is who the front door authenticated the request as.
+func user(c echo.Context) pipeline.User {
+	_, u, _ := pipeline.FromContext(c.Request().Context())
+	return u
+}
+
+// allowed asks the API, with the browser's credentials, whether a GET of
+// path succeeds: RBAC decides what the web UI lets a user do beyond the
+// API, from what the user may do through it.
+func (u *UI) allowed(c echo.Context, path string) bool {
+	return u.do(apiRequest(c.Request().Context(), c.Request(), http.MethodGet, path, "", nil)).Code == http.StatusOK
+}
+
+// namespace is where the reader's live commands run.
+func namespace(c echo.Context) string { return classroom.NamespaceOf(user(c)) }
+
+func (u *UI) lessonPage(c echo.Context) error {
+	lang := Lang(c.Request())
+	l := u.lessons[lang]
+	slug := c.Param("slug")
+	if slug == "" {
+		slug = l.Pages[0].Slug
+	}
+	p, idx := l.Page(slug)
+	if p == nil {
+		return u.notFound(c)
+	}
+	m := web.Meta{Title: p.Title, Lang: lang, Section: "lesson"}
+	return Render(c, http.StatusOK, web.PageWith(m, web.LessonView(l, idx, namespace(c))))
+}
+
+func (u *UI) labPage(c echo.Context) error {
+	lang := Lang(c.Request())
+	m := web.Meta{Title: web.T(lang, "lab.title"), Lang: lang, Section: "lab"}
+	return Render(c, http.StatusOK, web.PageWith(m, web.LabView(lang, namespace(c))))
+}
+
+// notFound is the friendly page for a browser at an unknown address.
+func (u *UI) notFound(c echo.Context) error {
+	lang := Lang(c.Request())
+	return Render(c, http.StatusNotFound, web.Page(web.T(lang, "notfound.title"), lang, web.NotFound(lang)))
+}
+
+// setLang remembers the chosen language and goes back to the page the
+// reader was on (only ever a page of this site).
+func (u *UI) setLang(c echo.Context) error {
+	lang := web.NormalizeLang(c.QueryParam("to"))
+	c.SetCookie(&http.Cookie{Name: LangCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, HttpOnly: true})
+	back := "/lesson/"
+	if ref, err := url.Parse(c.Request().Referer()); err == nil && ref.Host == c.Request().Host && strings.HasPrefix(ref.Path, "/") && !strings.HasPrefix(ref.Path, "//") {
+		back = ref.Path
+	}
+	return c.Redirect(http.StatusSeeOther, back)
+}

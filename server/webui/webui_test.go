@@ -1,0 +1,382 @@
+package webui_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+)
+
+type msg struct {
+	T       string            `json:"t"`
+	Type    string            `json:"type"`
+	Name    string            `json:"name"`
+	RV      int64             `json:"rv"`
+	Relist  bool              `json:"relist"`
+	Line    string            `json:"line"`
+	Text    string            `json:"text"`
+	Code    int               `json:"code"`
+	Message string            `json:"message"`
+	Headers map[string]string `json:"headers"`
+	Trace   *struct {
+		Verb    string `json:"verb"`
+		Path    string `json:"path"`
+		Code    int    `json:"code"`
+		Records []struct {
+			Stage    string `json:"stage"`
+			Decision string `json:"decision"`
+		} `json:"records"`
+	} `json:"trace"`
+}
+
+func wsURL(lab *kubelabtest.Lab, path string) string {
+	return "ws" + strings.TrimPrefix(lab.URL(), "http") + path
+}
+
+func dial(t *testing.T, lab *kubelabtest.Lab, path string) *websocket.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, wsURL(lab, path), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {lab.URL()}}})
+	if err != nil {
+		t.Fatalf("dial %s: %v", path, err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	return c
+}
+
+// next reads messages until one satisfies ok, failing after timeout.
+func next(t *testing.T, c *websocket.Conn, timeout time.Duration, ok func(msg) bool) msg {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("reading: %v", err)
+		}
+		var m msg
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("bad message %s: %v", b, err)
+		}
+		if ok(m) {
+			return m
+		}
+	}
+}
+
+func apiDo(t *testing.T, lab *kubelabtest.Lab, method, path, contentType, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, lab.URL()+path, strings.NewReader(body))
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func label(t *testing.T, lab *kubelabtest.Lab, value string) {
+	t.Helper()
+	code, body := apiDo(t, lab, "PATCH", "/api/v1/namespaces/internals-demo/pods/ssa-demo", "application/merge-patch+json",
+		`{"metadata":{"labels":{"demo-round":"`+value+`"}}}`)
+	if code != 200 {
+		t.Fatalf("label: %d %s", code, body)
+	}
+}
+
+func TestPages(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	get := func(path string, header ...string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", lab.URL()+path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := browser.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	t.Run("OK lesson in English", func(t *testing.T) {
+		resp, body := get("/")
+		if resp.StatusCode != 200 || !strings.Contains(body, `<html lang="en">`) || !strings.Contains(body, "The request path") {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		csp := resp.Header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("CSP %q", csp)
+		}
+		if strings.Contains(body, "<script>") || strings.Contains(body, " style=") || strings.Contains(body, "http://") || strings.Contains(body, "https://fonts") {
+			t.Error("the page has inline script or style, or refers to another host")
+		}
+		if !strings.Contains(body, `href="/quiz"`) {
+			t.Error("no quiz entry point")
+		}
+	})
+	t.Run("OK language switch is remembered", func(t *testing.T) {
+		resp, body := get("/lang?to=th", "Referer", lab.URL()+"/lesson/gone")
+		if resp.Request.URL.Path != "/lesson/gone" || !strings.Contains(body, `<html lang="th">`) || !strings.Contains(body, "พร้อมข้อความจริง") {
+			t.Fatalf("after the switch: %s %.300s", resp.Request.URL, body)
+		}
+		_, body = get("/lesson/etcd")
+		if !strings.Contains(body, `<html lang="th">`) {
+			t.Fatal("the language was not remembered")
+		}
+		get("/lang?to=en")
+	})
+	t.Run("OK Accept-Language", func(t *testing.T) {
+		jar2, _ := cookiejar.New(nil)
+		req, _ := http.NewRequest("GET", lab.URL()+"/lesson/gone", nil)
+		req.Header.Set("Accept-Language", "th-TH,th;q=0.9,en;q=0.8")
+		resp, err := (&http.Client{Jar: jar2}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `<html lang="th">`) {
+			t.Fatal("Thai reader got English")
+		}
+	})
+	t.Run("OK the quiz wears the site's layout", func(t *testing.T) {
+		resp, body := get("/quiz")
+		if resp.StatusCode != 200 || !strings.Contains(body, `class="topbar"`) || !strings.Contains(body, `<a href="/quiz" aria-current="page">`) {
+			t.Fatalf("%d %.400s", resp.StatusCode, body)
+		}
+	})
+	t.Run("OK static", func(t *testing.T) {
+		resp, body := get("/static/js/main.js?v=x")
+		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Control"), "immutable") || !strings.Contains(body, "initTimeline") {
+			t.Fatalf("%d %v", resp.StatusCode, resp.Header)
+		}
+	})
+	t.Run("ErrNotFound is a page", func(t *testing.T) {
+		for _, p := range []string{"/lesson/nope", "/static/nope.js", "/lesson/%3Cscript%3E"} {
+			resp, body := get(p)
+			if resp.StatusCode != 404 || !strings.Contains(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(body, `href="/lesson/"`) {
+				t.Errorf("%s: %d %s %.200s", p, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+			}
+			if strings.Contains(body, "<script>") {
+				t.Errorf("%s: unescaped", p)
+			}
+		}
+	})
+	t.Run("ErrForeignOrigin", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, resp, err := websocket.Dial(ctx, wsURL(lab, "/ui/ws/trace"), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"http://evil.example"}}})
+		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("a foreign page connected: %v %v", err, resp)
+		}
+		req, _ := http.NewRequest("POST", lab.URL()+"/ui/compact", nil)
+		req.Header.Set("Origin", "http://evil.example")
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusForbidden {
+			t.Fatalf("cross-origin compact: %d", r.StatusCode)
+		}
+	})
+}
+
+func TestRunLive(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	t.Run("OK label", func(t *testing.T) {
+		c := dial(t, lab, "/ui/ws/run?cmd=label-pod&value=two")
+		req := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "request" })
+		if req.Line != "PATCH /api/v1/namespaces/internals-demo/pods/ssa-demo HTTP/1.1" || req.Headers["Content-Type"] != "application/merge-patch+json" {
+			t.Fatalf("request %+v", req)
+		}
+		resp := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "response" })
+		if resp.Code != 200 || resp.Headers["Audit-Id"] == "" {
+			t.Fatalf("response %+v", resp)
+		}
+		if l := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" }); l.Text != "pod/ssa-demo labeled" {
+			t.Fatalf("line %+v", l)
+		}
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "end" })
+		_, body := apiDo(t, lab, "GET", "/api/v1/namespaces/internals-demo/pods/ssa-demo", "", "")
+		if !strings.Contains(body, `"demo-round":"two"`) {
+			t.Fatalf("the label was not written: %s", body)
+		}
+	})
+	t.Run("OK list resourceVersion", func(t *testing.T) {
+		c := dial(t, lab, "/ui/ws/run?cmd=list-rv")
+		l := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" })
+		_, body := apiDo(t, lab, "GET", "/api/v1/namespaces/internals-demo/pods", "", "")
+		if l.Text == "" || !strings.Contains(body, `"resourceVersion":"`+l.Text+`"`) {
+			t.Fatalf("rv %q, list %.200s", l.Text, body)
+		}
+	})
+	t.Run("OK table", func(t *testing.T) {
+		c := dial(t, lab, "/ui/ws/run?cmd=list-table")
+		l := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" })
+		if !strings.HasPrefix(l.Text, "NAME") {
+			t.Fatalf("header %q", l.Text)
+		}
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" && strings.HasPrefix(m.Text, "ssa-demo ") })
+	})
+	t.Run("ErrInvalidLabel is the API's Status", func(t *testing.T) {
+		c := dial(t, lab, "/ui/ws/run?cmd=label-pod&value="+"%3Cimg%20src%3Dx%3E")
+		resp := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "response" })
+		if resp.Code != 422 {
+			t.Fatalf("response %+v", resp)
+		}
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" && strings.Contains(m.Text, "<img src=x>") })
+	})
+	t.Run("OK etcdctl get", func(t *testing.T) {
+		c := dial(t, lab, "/ui/ws/run?cmd=etcd-get")
+		req := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "request" })
+		if req.Line != "etcd Range /registry/pods/internals-demo/ssa-demo" {
+			t.Fatalf("request %+v", req)
+		}
+		key := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" })
+		value := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" })
+		if key.Text != "/registry/pods/internals-demo/ssa-demo" || !strings.HasPrefix(value.Text, `k8s\x00`) {
+			t.Fatalf("key %q value %q", key.Text, value.Text)
+		}
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" && strings.Contains(m.Text, "manager-a") })
+	})
+	t.Run("ErrUnknownCommand", func(t *testing.T) {
+		c := dial(t, lab, "/ui/ws/run?cmd=rm-rf")
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "error" && m.Message == "no such command" })
+	})
+}
+
+func TestWatchTimeline(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	a := dial(t, lab, "/ui/ws/watch?lane=A")
+	list := next(t, a, 10*time.Second, func(m msg) bool { return m.T == "list" })
+	if list.RV == 0 || list.Relist {
+		t.Fatalf("list %+v", list)
+	}
+	next(t, a, 10*time.Second, func(m msg) bool { return m.T == "watching" })
+	label(t, lab, "one")
+	ev := next(t, a, 10*time.Second, func(m msg) bool { return m.T == "event" })
+	if ev.Type != "MODIFIED" || ev.Name != "ssa-demo" || ev.RV <= list.RV {
+		t.Fatalf("event %+v after list at %d", ev, list.RV)
+	}
+
+	// A watcher that resumes from before a compaction gets 410 and relists.
+	label(t, lab, "two")
+	next(t, a, 10*time.Second, func(m msg) bool { return m.T == "event" })
+	req, _ := http.NewRequest("POST", lab.URL()+"/ui/compact", nil)
+	req.Header.Set("Origin", lab.URL())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compacted struct{ Revision int64 }
+	json.NewDecoder(resp.Body).Decode(&compacted)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || compacted.Revision <= ev.RV {
+		t.Fatalf("compact: %d %+v", resp.StatusCode, compacted)
+	}
+	b := dial(t, lab, "/ui/ws/watch?lane=B&rv="+itoa(list.RV))
+	gone := next(t, b, 10*time.Second, func(m msg) bool { return m.T == "gone" || m.T == "list" })
+	if gone.T != "gone" || gone.Code != 410 || !strings.Contains(gone.Message, "too old resource version: "+itoa(list.RV)) {
+		t.Fatalf("got %+v", gone)
+	}
+	relist := next(t, b, 10*time.Second, func(m msg) bool { return m.T == "list" })
+	if !relist.Relist || relist.RV < compacted.Revision-1 {
+		t.Fatalf("relist %+v", relist)
+	}
+	// The live watcher was not disturbed.
+	label(t, lab, "three")
+	next(t, a, 10*time.Second, func(m msg) bool { return m.T == "event" && m.Type == "MODIFIED" })
+	next(t, b, 10*time.Second, func(m msg) bool { return m.T == "event" && m.Type == "MODIFIED" })
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestTracer(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	c := dial(t, lab, "/ui/ws/trace")
+	label(t, lab, "traced")
+	m := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Verb == "patch" })
+	var stages []string
+	for _, r := range m.Trace.Records {
+		stages = append(stages, r.Stage)
+	}
+	got := strings.Join(stages, ",")
+	if m.Trace.Code != 200 || !strings.HasPrefix(got, "authentication,authorization,") || !strings.Contains(got, "storage") {
+		t.Fatalf("trace %+v stages %s", m.Trace, got)
+	}
+	// A denied request shows where it stopped.
+	apiDo(t, lab, "POST", "/api/v1/namespaces/no-such-ns/pods", "application/json",
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"x"}]}}`)
+	d := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Verb == "create" })
+	deny := ""
+	for _, r := range d.Trace.Records {
+		if r.Decision == "deny" {
+			deny = r.Stage
+		}
+	}
+	if d.Trace.Code < 400 || deny == "" {
+		t.Fatalf("denied trace %+v", d.Trace)
+	}
+	// A reconnecting tracer gets what it missed.
+	c2 := dial(t, lab, "/ui/ws/trace")
+	next(t, c2, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Verb == "patch" })
+}
+
+func TestPollVsWatch(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	c := dial(t, lab, "/ui/ws/pollwatch")
+	next(t, c, 10*time.Second, func(m msg) bool { return m.T == "stats" })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"t":"change"}`)); err != nil {
+		t.Fatal(err)
+	}
+	type side struct {
+		Requests  int64    `json:"requests"`
+		Bytes     int64    `json:"bytes"`
+		NoticedMs *float64 `json:"noticedMs"`
+	}
+	var stats struct {
+		T           string
+		Poll, Watch side
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.Unmarshal(b, &stats)
+		if stats.T == "stats" && stats.Poll.NoticedMs != nil && stats.Watch.NoticedMs != nil {
+			break
+		}
+	}
+	if stats.Poll.NoticedMs == nil || stats.Watch.NoticedMs == nil {
+		t.Fatalf("not both noticed: %+v", stats)
+	}
+	if stats.Watch.Requests != 1 || stats.Poll.Requests < 2 || stats.Poll.Bytes <= 0 || stats.Watch.Bytes <= 0 {
+		t.Fatalf("stats %+v", stats)
+	}
+	// The watch hears at once; the poller only at its next tick.
+	if *stats.Watch.NoticedMs > *stats.Poll.NoticedMs+50 {
+		t.Errorf("the watch (%.1f ms) noticed well after the poller (%.1f ms)", *stats.Watch.NoticedMs, *stats.Poll.NoticedMs)
+	}
+}

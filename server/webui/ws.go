@@ -1,0 +1,220 @@
+package webui
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
+)
+
+// sendQueue is how many messages may wait for a slow browser; past that
+// the browser is closed (it resumes by resourceVersion) rather than let it
+// hold memory or hold up whoever feeds it.
+const sendQueue = 64
+
+// writeTimeout bounds one websocket write.
+const writeTimeout = 10 * time.Second
+
+// StatusTooSlow closes a client that cannot keep up: 1013, "try again
+// later", after which the page reconnects at once from its last
+// resourceVersion.
+const StatusTooSlow = websocket.StatusTryAgainLater
+
+// client is one browser websocket with a bounded send queue.
+type client struct {
+	conn   *websocket.Conn
+	queue  chan []byte
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	closeOnce sync.Once
+	code      websocket.StatusCode
+	reason    string
+}
+
+// errTooSlow ends a stream whose browser fell behind.
+var errTooSlow = errors.New("too slow: the send queue is full")
+
+// accept upgrades the request, checking that the page came from this host
+// (the Origin check), and starts the writer. The returned context ends
+// when the browser goes away or the client is closed.
+func accept(c echo.Context) (*client, error) {
+	conn, err := websocket.Accept(smallBuffers{c.Response()}, c.Request(), &websocket.AcceptOptions{
+		// No OriginPatterns: only pages of this host may connect.
+		CompressionMode: websocket.CompressionDisabled,
+	})
+	if err != nil {
+		return nil, err
+	}
+	conn.SetReadLimit(4096)
+	// The connection is hijacked: it outlives the handler when a stream
+	// runs on goroutines of its own (see detach), so its context must not
+	// end when the handler returns.
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.Request().Context()))
+	cl := &client{conn: conn, queue: make(chan []byte, sendQueue), ctx: ctx, cancel: cancel,
+		code: websocket.StatusNormalClosure}
+	return cl, nil
+}
+
+// send queues v for the browser without waiting; a full queue closes the
+// client as too slow, and send reports false from then on.
+func (cl *client) send(v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	return cl.sendRaw(b)
+}
+
+func (cl *client) sendRaw(b []byte) bool {
+	if cl.ctx.Err() != nil {
+		return false
+	}
+	select {
+	case cl.queue <- b:
+		return true
+	default:
+		cl.close(StatusTooSlow, "too slow: resume from your last resourceVersion")
+		return false
+	}
+}
+
+// close ends the client with a close code and reason the browser sees.
+func (cl *client) close(code websocket.StatusCode, reason string) {
+	cl.closeOnce.Do(func() {
+		cl.code, cl.reason = code, reason
+		if code == StatusTooSlow {
+			cl.cancel(errTooSlow)
+		} else {
+			cl.cancel(context.Canceled)
+		}
+	})
+}
+
+// run writes queued messages until the client's context ends, reading
+// on the side (which answers control frames and notices at once a browser
+// that closed) with onMessage for each message the browser sends (nil: it
+// sends nothing). run closes the connection with the client's close code
+// and reason.
+func (cl *client) run(onMessage func([]byte)) {
+	go cl.read(onMessage)
+	for {
+		select {
+		case b := <-cl.queue:
+			// Not cl.ctx: cancelling a write's context tears the connection
+			// down, and a finished stream still flushes its last messages.
+			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+			err := cl.conn.Write(ctx, websocket.MessageText, b)
+			cancel()
+			if err != nil {
+				cl.close(websocket.StatusGoingAway, "write failed")
+				cl.conn.CloseNow()
+				return
+			}
+		case <-cl.ctx.Done():
+			// Flush what is queued, unless the client is too slow for it.
+			if cl.code != StatusTooSlow {
+				cl.drain()
+			}
+			cl.conn.Close(cl.code, cl.reason)
+			return
+		}
+	}
+}
+
+func (cl *client) drain() {
+	for {
+		select {
+		case b := <-cl.queue:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err := cl.conn.Write(ctx, websocket.MessageText, b)
+			cancel()
+			if err != nil {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (cl *client) read(onMessage func([]byte)) {
+	for {
+		// Reads end when the connection closes; a cancelled context would
+		// tear it down before the close frame is sent.
+		_, b, err := cl.conn.Read(context.Background())
+		if err != nil {
+			cl.close(websocket.StatusNormalClosure, "")
+			return
+		}
+		if onMessage != nil {
+			onMessage(b)
+		}
+	}
+}
+
+// finish ends the client normally once the stream has nothing more.
+func (cl *client) finish() { cl.close(websocket.StatusNormalClosure, "done") }
+
+// isUpgrade reports whether r asks for a websocket.
+func isUpgrade(r *http.Request) bool {
+	return r.Header.Get("Upgrade") != ""
+}
+
+// accept upgrades the request to a websocket registered with the UI, so
+// that shutdown can end it.
+func (u *UI) accept(c echo.Context) (*client, bool) {
+	cl, err := accept(c)
+	if err != nil {
+		// Accept has answered already (403 for a foreign Origin, 426...).
+		return nil, false
+	}
+	if !u.hub.add(cl) {
+		cl.conn.Close(websocket.StatusGoingAway, "server shutting down")
+		return nil, false
+	}
+	return cl, true
+}
+
+// detach serves the client on goroutines of its own and lets the handler
+// return: the goroutine that ran the handler, whose stack the whole
+// middleware chain grew, ends instead of waiting as the writer for the
+// life of the connection. That is most of an idle connection's memory.
+func (u *UI) detach(cl *client, onMessage func([]byte)) {
+	go u.serve(cl, onMessage)
+}
+
+// serve runs the client until it ends and forgets it.
+func (u *UI) serve(cl *client, onMessage func([]byte)) {
+	defer u.hub.remove(cl)
+	cl.run(onMessage)
+}
+
+// smallBuffers hands the websocket smaller buffers than net/http's 4 KB
+// pair: the views send small messages and browsers send nearly nothing,
+// and on a thousand idle connections the buffers are most of the memory.
+type smallBuffers struct{ http.ResponseWriter }
+
+// Hijack implements http.Hijacker.
+func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	// Keep whatever the browser sent after its handshake.
+	var r io.Reader = conn
+	if n := brw.Reader.Buffered(); n > 0 {
+		b, _ := brw.Reader.Peek(n)
+		r = io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn)
+	}
+	return conn, bufio.NewReadWriter(bufio.NewReaderSize(r, 512), bufio.NewWriterSize(conn, 1024)), nil
+}

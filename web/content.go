@@ -1,0 +1,234 @@
+package web
+
+import (
+	"bufio"
+	"embed"
+	"fmt"
+	"strings"
+)
+
+//go:embed content/*.txt
+var contentFS embed.FS
+
+// Langs are the lesson's languages, the default first.
+var Langs = []string{"en", "th"}
+
+// Lesson is the lesson in one language: its pages in reading order.
+type Lesson struct {
+	Lang  string
+	Pages []*LessonPage
+}
+
+// LessonPage is one page of the lesson.
+type LessonPage struct {
+	Slug   string
+	Title  string
+	Blocks []Block
+}
+
+// BlockKind says how a block is drawn.
+type BlockKind int
+
+// The kinds of block a lesson page is made of.
+const (
+	Heading BlockKind = iota
+	Paragraph
+	List
+	Table
+	Code    // a code or output sample, not runnable
+	Command // a command with its recorded output, runnable live
+	Answer  // a hidden answer, shown on request
+	Widget  // a live view: flowchart, tracer, timeline, inspector, pollwatch
+)
+
+// Block is one part of a page.
+type Block struct {
+	Kind BlockKind
+	// ID is a heading's anchor, a command's id, or a widget's name.
+	ID string
+	// Text is a heading's or an answer's summary, a paragraph, or code.
+	Text string
+	// Command is the command line of a Command block; Text is its output.
+	Command string
+	Items   []string   // List items
+	Rows    [][]string // Table rows, the header first
+	Body    []string   // Answer paragraphs
+}
+
+// Widgets a page may embed with "::name".
+var widgets = map[string]bool{"flowchart": true, "tracer": true, "timeline": true, "inspector": true, "pollwatch": true}
+
+// LoadLessons parses the embedded lesson files, one per language.
+func LoadLessons() (map[string]*Lesson, error) {
+	out := map[string]*Lesson{}
+	for _, lang := range Langs {
+		b, err := contentFS.ReadFile("content/" + lang + ".txt")
+		if err != nil {
+			return nil, err
+		}
+		l, err := ParseLesson(lang, string(b))
+		if err != nil {
+			return nil, fmt.Errorf("lesson %s: %w", lang, err)
+		}
+		out[lang] = l
+	}
+	return out, nil
+}
+
+// ParseLesson reads kubelab's lesson format: "=== slug | title" starts a
+// page, "## " a heading, "::name" a live view, fenced "```cmd id" and
+// "```code" blocks, "- " list items, "| a | b |" table rows and "?? summary"
+// ... "??" a hidden answer; other lines are paragraphs.
+func ParseLesson(lang, src string) (*Lesson, error) {
+	l := &Lesson{Lang: lang}
+	var page *LessonPage
+	sc := bufio.NewScanner(strings.NewReader(src))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	var fence *Block
+	var answer *Block
+	n := 0
+	add := func(b Block) error {
+		if page == nil {
+			return fmt.Errorf("line %d: content before the first page", n)
+		}
+		if answer != nil && b.Kind == Paragraph {
+			answer.Body = append(answer.Body, b.Text)
+			return nil
+		}
+		last := len(page.Blocks) - 1
+		switch {
+		case b.Kind == List && last >= 0 && page.Blocks[last].Kind == List:
+			page.Blocks[last].Items = append(page.Blocks[last].Items, b.Items...)
+		case b.Kind == Table && last >= 0 && page.Blocks[last].Kind == Table:
+			page.Blocks[last].Rows = append(page.Blocks[last].Rows, b.Rows...)
+		default:
+			page.Blocks = append(page.Blocks, b)
+		}
+		return nil
+	}
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if fence != nil {
+			if line == "```" {
+				fence.Text = strings.TrimSuffix(fence.Text, "\n")
+				if fence.Kind == Command {
+					fence.Command, fence.Text = splitCommand(fence.Text)
+				}
+				if err := add(*fence); err != nil {
+					return nil, err
+				}
+				fence = nil
+				continue
+			}
+			fence.Text += line + "\n"
+			continue
+		}
+		var err error
+		switch {
+		case strings.HasPrefix(line, "=== "):
+			slug, title, ok := strings.Cut(strings.TrimPrefix(line, "=== "), " | ")
+			if !ok {
+				return nil, fmt.Errorf("line %d: want \"=== slug | title\"", n)
+			}
+			page = &LessonPage{Slug: strings.TrimSpace(slug), Title: strings.TrimSpace(title)}
+			l.Pages = append(l.Pages, page)
+		case strings.HasPrefix(line, "## "):
+			err = add(Block{Kind: Heading, Text: strings.TrimPrefix(line, "## "), ID: fmt.Sprintf("s%d", n)})
+		case strings.HasPrefix(line, "::"):
+			name := strings.TrimPrefix(line, "::")
+			if !widgets[name] {
+				return nil, fmt.Errorf("line %d: unknown view %q", n, name)
+			}
+			err = add(Block{Kind: Widget, ID: name})
+		case strings.HasPrefix(line, "```cmd "):
+			fence = &Block{Kind: Command, ID: strings.TrimPrefix(line, "```cmd ")}
+		case line == "```code":
+			fence = &Block{Kind: Code}
+		case strings.HasPrefix(line, "- "):
+			err = add(Block{Kind: List, Items: []string{strings.TrimPrefix(line, "- ")}})
+		case strings.HasPrefix(line, "| "):
+			var row []string
+			for _, c := range strings.Split(strings.Trim(line, "| "), " | ") {
+				row = append(row, strings.TrimSpace(c))
+			}
+			err = add(Block{Kind: Table, Rows: [][]string{row}})
+		case line == "??":
+			answer = nil
+		case strings.HasPrefix(line, "?? "):
+			if err = add(Block{Kind: Answer, Text: strings.TrimPrefix(line, "?? ")}); err == nil {
+				answer = &page.Blocks[len(page.Blocks)-1]
+			}
+		case strings.TrimSpace(line) == "":
+		default:
+			err = add(Block{Kind: Paragraph, Text: line})
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if fence != nil || answer != nil {
+		return nil, fmt.Errorf("unterminated block at the end")
+	}
+	return l, sc.Err()
+}
+
+// splitCommand separates a command block's "$ " line (with its "\"
+// continuations) from the recorded output after it.
+func splitCommand(text string) (cmd, output string) {
+	lines := strings.Split(text, "\n")
+	i := 0
+	for i < len(lines) {
+		cont := strings.HasSuffix(lines[i], "\\")
+		i++
+		if !cont {
+			break
+		}
+	}
+	return strings.Join(lines[:i], "\n"), strings.Join(lines[i:], "\n")
+}
+
+// Page returns the page with slug and its index, or nil.
+func (l *Lesson) Page(slug string) (*LessonPage, int) {
+	for i, p := range l.Pages {
+		if p.Slug == slug {
+			return p, i
+		}
+	}
+	return nil, -1
+}
+
+// Span is a run of inline text: plain, code, strong or emphasised.
+type Span struct {
+	Text string
+	Kind byte // 0 plain, '`' code, '*' strong, '_' emphasis
+}
+
+// Inline splits text into spans: `code`, **strong**, *emphasis*.
+func Inline(text string) []Span {
+	var out []Span
+	for text != "" {
+		i := strings.IndexAny(text, "`*")
+		if i < 0 {
+			out = append(out, Span{Text: text})
+			break
+		}
+		delim, kind := text[i:i+1], text[i]
+		if strings.HasPrefix(text[i:], "**") {
+			delim = "**"
+		} else if kind == '*' {
+			kind = '_'
+		}
+		end := strings.Index(text[i+len(delim):], delim)
+		if end < 0 {
+			out = append(out, Span{Text: text})
+			break
+		}
+		if i > 0 {
+			out = append(out, Span{Text: text[:i]})
+		}
+		out = append(out, Span{Text: text[i+len(delim) : i+len(delim)+end], Kind: kind})
+		text = text[i+2*len(delim)+end:]
+	}
+	return out
+}

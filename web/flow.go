@@ -1,0 +1,62 @@
+package web
+
+import "strconv"
+
+// FlowNode is one box of the request-path flowchart.
+type FlowNode struct {
+	// Stage is the pipeline stage the node stands for ("client" for the caller).
+	Stage string
+	Lines []string
+	X     int
+}
+
+// Geometry of the flowchart, in SVG user units.
+const (
+	flowNodeW = 128
+	flowNodeH = 84
+	flowGap   = 22
+	flowTop   = 14
+)
+
+var flowLabels = map[string][][]string{
+	"en": {
+		{"Client", "kubectl / client-go", "/ scheduler"},
+		{"Authentication"},
+		{"Authorization", "(RBAC)"},
+		{"Mutating", "admission", "(Admission Chain)"},
+		{"Schema +", "strategy", "validation"},
+		{"Validating", "admission", "(Admission Chain)"},
+		{"Storage: etcd", "via the", "watch cache"},
+		{"Watch stream,", "resourceVersion-", "ordered"},
+	},
+	"th": {
+		{"Client", "kubectl / client-go", "/ scheduler"},
+		{"Authentication"},
+		{"Authorization", "(RBAC)"},
+		{"Mutating", "admission", "(Admission Chain)"},
+		{"Schema +", "strategy", "validation"},
+		{"Validating", "admission", "(Admission Chain)"},
+		{"Storage: etcd", "ผ่าน", "watch cache"},
+		{"Watch stream", "เรียงด้วย", "resourceVersion"},
+	},
+}
+
+var flowStages = []string{"client", "authentication", "authorization", "mutating-admission",
+	"validation", "validating-admission", "storage", "watch"}
+
+// FlowNodes lays out the lesson's request path, left to right.
+func FlowNodes(lang string) []FlowNode {
+	labels := flowLabels[NormalizeLang(lang)]
+	out := make([]FlowNode, len(flowStages))
+	for i, s := range flowStages {
+		out[i] = FlowNode{Stage: s, Lines: labels[i], X: 2 + i*(flowNodeW+flowGap)}
+	}
+	return out
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// lineY places line i of n, centred in a node.
+func lineY(i, n int) string {
+	return itoa(flowTop + flowNodeH/2 + (i*2-(n-1))*9 + 4)
+}

@@ -1,0 +1,14 @@
+// kubelab's pages: the theme toggle, then each live view present on the page.
+import { initTheme } from "./theme.js";
+import { initTracer } from "./tracer.js";
+import { initTimeline } from "./timeline.js";
+import { initRun } from "./run.js";
+import { initInspector } from "./inspector.js";
+import { initPollWatch } from "./pollwatch.js";
+
+initTheme();
+for (const el of document.querySelectorAll("[data-live=tracer]")) initTracer(el);
+for (const el of document.querySelectorAll("[data-live=timeline]")) initTimeline(el);
+for (const el of document.querySelectorAll("figure.cmd[data-cmd]")) initRun(el);
+for (const el of document.querySelectorAll("[data-live=inspector]")) initInspector(el);
+for (const el of document.querySelectorAll("[data-live=pollwatch]")) initPollWatch(el);
