@@ -16,6 +16,11 @@ import (
 // kube-apiserver writes to etcd: "k8s" and a zero byte.
 var ProtobufPrefix = []byte("k8s\x00")
 
+// MaxObjectBytes is the largest encoded object storage writes: etcd's
+// default --max-request-bytes, 1.5 MiB. A larger one is refused before it
+// is sent, rather than failing in etcd or in the client's transport.
+const MaxObjectBytes = 3 << 19
+
 // Codec turns objects into etcd values and back.
 type Codec interface {
 	// Encode returns the etcd value for obj. It must not keep obj.
@@ -58,8 +63,17 @@ func (c *ProtobufCodec) Decode(data []byte, into runtime.Object) error {
 	if !bytes.HasPrefix(data, ProtobufPrefix) {
 		return fmt.Errorf("value does not start with %q, so it is not a Kubernetes protobuf object", ProtobufPrefix)
 	}
-	_, _, err := c.decoder.Decode(data, nil, into)
-	return err
+	// Given a value of another kind, the serializer decodes into a new
+	// object of that kind and leaves into empty: refuse it rather than hand
+	// back an empty object as if it were stored.
+	obj, gvk, err := c.decoder.Decode(data, nil, into)
+	if err != nil {
+		return err
+	}
+	if obj != into {
+		return fmt.Errorf("value holds a %s, not a %T", gvk.Kind, into)
+	}
+	return nil
 }
 
 // JSONCodec stores custom resources as plain JSON, as kube-apiserver does,

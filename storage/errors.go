@@ -32,6 +32,8 @@ const (
 	CodeCorrupt
 	// CodeUnavailable: etcd could not be reached or did not answer in time.
 	CodeUnavailable
+	// CodeTooLarge: the object, once encoded, is more than etcd takes in one request.
+	CodeTooLarge
 )
 
 // Error is the one error type storage returns. It satisfies apimachinery's
@@ -83,6 +85,8 @@ func (e *Error) Status() metav1.Status {
 		return apierrors.NewInternalError(fmt.Errorf("corrupt object stored at %q: %s", e.Key, e.Message)).ErrStatus
 	case CodeUnavailable:
 		return apierrors.NewServiceUnavailable(fmt.Sprintf("storage is unavailable: %s", e.Message)).ErrStatus
+	case CodeTooLarge:
+		return apierrors.NewRequestEntityTooLargeError(e.Message).ErrStatus
 	}
 	return metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
 		Reason: metav1.StatusReasonInternalError, Message: e.Message}

@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -20,6 +21,16 @@ import (
 
 	"github.com/kubelab/kubelab/pipeline"
 )
+
+// maxJSONPatchOperations is kube-apiserver's limit on a JSON patch's operations.
+const maxJSONPatchOperations = 10000
+
+func init() {
+	// As kube-apiserver does (its --json-patch-max-copy-bytes): without a
+	// limit, a few dozen "copy" operations doubling a field grow an object
+	// without bound.
+	jsonpatch.AccumulatedCopySizeLimit = MaxBodyBytes
+}
 
 var patchTypes = []types.PatchType{types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType}
 
@@ -62,6 +73,7 @@ func (r *request) patch() error {
 		var err error
 		if apply {
 			next, err = r.fields.forSubresource(r.info.Subresource).Apply(cur, applied.DeepCopy(), r.manager(), force)
+			err = applyError(err)
 		} else {
 			next, err = r.applyPatch(pt, body, cur)
 		}
@@ -89,7 +101,7 @@ func (r *request) createByApply(applied *unstructured.Unstructured, force bool) 
 	m.SetNamespace(r.info.Namespace)
 	obj, err := r.fields.main.Apply(empty, applied, r.manager(), force)
 	if err != nil {
-		return err
+		return applyError(err)
 	}
 	if err := r.prepareCreate(obj); err != nil {
 		return err
@@ -101,6 +113,19 @@ func (r *request) createByApply(applied *unstructured.Unstructured, force bool) 
 		return err
 	}
 	return r.storeCreate(obj)
+}
+
+// applyError: the field manager reports an applied object that does not
+// fit the kind's schema (a boolean where a string belongs, two entries with
+// one key in a keyed list) as a plain error, which kube-apiserver answers
+// with a 500 (kubernetes/kubernetes#139253). It is the client's input, so
+// here it is a 400 with the same message.
+func applyError(err error) error {
+	var st apierrors.APIStatus
+	if err == nil || errors.As(err, &st) || !strings.HasPrefix(err.Error(), "failed to create typed patch object") {
+		return err
+	}
+	return apierrors.NewBadRequest(err.Error())
 }
 
 func patchType(contentType string) (types.PatchType, error) {
@@ -155,20 +180,35 @@ func (r *request) applyPatch(pt types.PatchType, patch []byte, cur runtime.Objec
 	if err := encode(serializerFor(runtime.ContentTypeJSON).Serializer, r.res.GroupVersion, cur, &buf); err != nil {
 		return nil, err
 	}
-	var patched []byte
-	var err error
-	switch pt {
-	case types.JSONPatchType:
-		var p jsonpatch.Patch
-		if p, err = jsonpatch.DecodePatch(patch); err != nil {
+	var jsonPatch jsonpatch.Patch
+	if pt == types.JSONPatchType {
+		var err error
+		if jsonPatch, err = jsonpatch.DecodePatch(patch); err != nil {
 			return nil, apierrors.NewBadRequest("the JSON patch could not be decoded: " + err.Error())
 		}
-		patched, err = p.Apply(buf.Bytes())
-	case types.MergePatchType:
-		patched, err = jsonpatch.MergePatch(buf.Bytes(), patch)
-	case types.StrategicMergePatchType:
-		patched, err = strategicpatch.StrategicMergePatch(buf.Bytes(), patch, r.res.New())
+		if len(jsonPatch) > maxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(jsonPatch)))
+		}
 	}
+	patched, err := func() (patched []byte, err error) {
+		// The patch libraries panic on some malformed patches (json-patch
+		// v4 on a "test" of the whole document without a value): that is
+		// the client's patch failing, not the server.
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("the patch could not be applied: %v", p)
+			}
+		}()
+		switch pt {
+		case types.JSONPatchType:
+			return jsonPatch.Apply(buf.Bytes())
+		case types.MergePatchType:
+			return jsonpatch.MergePatch(buf.Bytes(), patch)
+		default:
+			return strategicpatch.StrategicMergePatch(buf.Bytes(), patch, r.res.New())
+		}
+	}()
 	if err != nil {
 		return nil, apierrors.NewInvalid(r.res.GroupVersionKind().GroupKind(), r.info.Name,
 			field.ErrorList{field.Invalid(field.NewPath("patch"), string(patch), err.Error())})

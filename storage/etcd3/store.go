@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -281,7 +282,12 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	}
 	m.SetResourceVersion("")
 	m.SetSelfLink("")
-	return s.cfg.Codec.Encode(obj)
+	data, err := s.cfg.Codec.Encode(obj)
+	if err == nil && len(data) > storage.MaxObjectBytes {
+		return nil, &storage.Error{Code: storage.CodeTooLarge, Resource: s.cfg.Resource, Name: m.GetName(),
+			Message: fmt.Sprintf("the object is %d bytes once encoded; etcd takes at most %d", len(data), storage.MaxObjectBytes)}
+	}
+	return data, err
 }
 
 func (s *Store) decode(key string, data []byte, rev int64) (runtime.Object, error) {
@@ -297,6 +303,11 @@ func (s *Store) notFound(k storage.Key, key string) error {
 }
 
 func (s *Store) etcdError(err error) error {
+	if errors.Is(err, rpctypes.ErrRequestTooLarge) {
+		// An object just under MaxObjectBytes whose key and framing take the
+		// request over etcd's limit.
+		return &storage.Error{Code: storage.CodeTooLarge, Resource: s.cfg.Resource, Message: err.Error(), Err: err}
+	}
 	return &storage.Error{Code: storage.CodeUnavailable, Resource: s.cfg.Resource, Message: err.Error(), Err: err}
 }
 

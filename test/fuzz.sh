@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs every Go fuzz target in the module for a bounded time, one target
+# at a time, and fails if any finds a crasher (a panic, a hang, or a broken
+# property). From the repository root:
+#
+#   bash test/fuzz.sh            # every target, 10 s each
+#   FUZZTIME=60s bash test/fuzz.sh
+#   bash test/fuzz.sh FuzzPatch  # only the targets named
+#
+# FUZZTIME is go test's -fuzztime (a duration, or Nx for N executions);
+# FUZZ_PARALLEL is how many fuzzing workers each target runs (default 1, so
+# that a shared CI machine stays responsive). A crasher is written to the
+# package's testdata/fuzz/<FuzzName>/ and printed; commit it as a
+# regression seed with the fix.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:$PATH
+
+fuzztime=${FUZZTIME:-10s}
+case $fuzztime in
+*[0-9]) fuzztime=${fuzztime}s ;;
+esac
+parallel=${FUZZ_PARALLEL:-1}
+
+# "<package dir> <FuzzName>" for every fuzz target, in a stable order.
+targets=$(git ls-files -- '*_test.go' |
+	xargs grep -H -o -E '^func Fuzz[A-Za-z0-9_]+\(f \*testing\.F\)' |
+	sed -E 's#^(.*)/[^/]+_test\.go:func (Fuzz[A-Za-z0-9_]+).*#\1 \2#' | sort)
+
+failed=()
+ran=0
+start=$SECONDS
+while read -r dir name; do
+	[ -n "$name" ] || continue
+	if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
+		continue
+	fi
+	ran=$((ran + 1))
+	echo "=== $name (./$dir, $fuzztime)"
+	t0=$SECONDS
+	log=$(mktemp)
+	if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -parallel "$parallel" "./$dir" >"$log" 2>&1; then
+		# The last progress line has the execution count.
+		grep -E '^fuzz: elapsed' "$log" | tail -1 || true
+		echo "--- ok $name ($((SECONDS - t0)) s)"
+	else
+		cat "$log"
+		echo "--- FAIL $name ($((SECONDS - t0)) s)"
+		failed+=("$name")
+	fi
+	rm -f "$log"
+done <<<"$targets"
+
+if [ "$ran" -eq 0 ]; then
+	echo "no fuzz target matched: $*" >&2
+	exit 1
+fi
+echo "fuzzed $ran targets in $((SECONDS - start)) s"
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "crashers found by: ${failed[*]} (see testdata/fuzz/ in their packages)" >&2
+	exit 1
+fi
