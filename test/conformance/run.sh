@@ -32,7 +32,7 @@ esac
 mkdir -p bin
 if [ ! -x bin/e2e.test ]; then
 	echo "building e2e.test (k8s.io/kubernetes v1.37.2; minutes)..." >&2
-	(cd test/conformance && go test -c -o "$root/bin/e2e.test" k8s.io/kubernetes/test/e2e)
+	(cd test/conformance && go test -c -vet=off -o "$root/bin/e2e.test" k8s.io/kubernetes/test/e2e)
 fi
 go build -o bin/kubelab ./cmd/kubelab
 
