@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,13 +97,23 @@ func TestMetricsAndRequestLog(t *testing.T) {
 	}
 	defer ws.CloseNow()
 
-	resp, err := http.Get(lab.URL() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	// The websocket registers with the UI just after its handshake: scrape
+	// until it shows (or give up and let the checks below say so).
+	var resp *http.Response
+	var metrics string
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		resp, err = http.Get(lab.URL() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		metrics = string(b)
+		if strings.Contains(metrics, "\nkubelab_websocket_clients 1\n") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	metrics := string(b)
 	if resp.StatusCode != 200 {
 		t.Fatalf("/metrics: %d %s", resp.StatusCode, metrics)
 	}
@@ -135,15 +146,18 @@ func TestMetricsAndRequestLog(t *testing.T) {
 	}
 	resp.Body.Close()
 	id := resp.Header.Get("Audit-Id")
+	// The line is written once the response has gone: look for a while.
 	found := false
-	sc := bufio.NewScanner(bytes.NewBufferString(logs.String()))
-	for sc.Scan() {
-		var line struct {
-			Msg, Trace, Path, Verb string
-			Code                   int
-		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "request" && line.Trace == id {
-			found = line.Code == 200 && line.Verb == "get" && line.Path == "/api/v1/namespaces/internals-demo/pods/ssa-demo"
+	for deadline := time.Now().Add(5 * time.Second); !found && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		sc := bufio.NewScanner(bytes.NewBufferString(logs.String()))
+		for sc.Scan() {
+			var line struct {
+				Msg, Trace, Path, Verb string
+				Code                   int
+			}
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "request" && line.Trace == id {
+				found = line.Code == 200 && line.Verb == "get" && line.Path == "/api/v1/namespaces/internals-demo/pods/ssa-demo"
+			}
 		}
 	}
 	if id == "" || !found {

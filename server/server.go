@@ -250,6 +250,19 @@ func (s *Server) installAPI(ctx context.Context) error {
 		s.class = s.newClass()
 	}
 	s.installClassroom()
+	// What kube-apiserver makes at start: its system namespaces and the
+	// "kubernetes" Service in default, naming the API server (clients such
+	// as the e2e suite look for it).
+	var system []kubeapi.SeedRequest
+	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
+		system = append(system, kubeapi.SeedRequest{Method: "POST", Path: "/api/v1/namespaces", ContentType: "application/json",
+			Body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `"}}`})
+	}
+	if err := kubeapi.Seed(ctx, s.echo, asInternal, append(system, kubeapi.SeedRequest{Method: "POST", Path: "/api/v1/namespaces/default/services", ContentType: "application/json",
+		Body: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"kubernetes","labels":{"component":"apiserver","provider":"kubernetes"}},"spec":{"clusterIP":"10.96.0.1","ports":[{"name":"https","port":443,"protocol":"TCP","targetPort":6443}],"sessionAffinity":"None","type":"ClusterIP"}}`})); err != nil {
+		api.Stop()
+		return err
+	}
 	if err := api.SeedDemo(ctx, s.echo, asInternal); err != nil {
 		api.Stop()
 		return err

@@ -38,7 +38,7 @@ func BuiltinResources() []*Resource {
 			GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node",
 			Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}, ShortNames: []string{"no"},
 			New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} },
-			Table: nodeTable, HasStatus: true,
+			Attrs: nodeAttrs, Table: nodeTable, HasStatus: true,
 		},
 		{
 			GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true,
@@ -96,6 +96,12 @@ func podAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 		"status.podIP":             pod.Status.PodIP,
 		"status.nominatedNodeName": pod.Status.NominatedNodeName,
 	}, nil
+}
+
+// nodeAttrs are the fields kube-apiserver lets a node list select on.
+func nodeAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	n := obj.(*corev1.Node)
+	return labels.Set(n.Labels), fields.Set{"metadata.name": n.Name, "spec.unschedulable": boolString(n.Spec.Unschedulable)}, nil
 }
 
 func namespaceAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
