@@ -156,9 +156,11 @@ func RunWith(t testing.TB, o Options, bin string, args ...string) (stdout, stder
 
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = o.Dir
-	if len(o.Env) > 0 {
-		cmd.Env = append(os.Environ(), o.Env...)
-	}
+	// kubectl caches discovery per server address; test servers reuse
+	// ports, so a cache shared between tests would describe another
+	// test's server (its custom resources, say). Each test gets its own.
+	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+cacheDir(t))
+	cmd.Env = append(cmd.Env, o.Env...)
 	if o.Stdin != "" {
 		cmd.Stdin = strings.NewReader(o.Stdin)
 	}
@@ -179,4 +181,26 @@ func RunWith(t testing.TB, o Options, bin string, args ...string) (stdout, stder
 	}
 	t.Logf("$ %s (%s, %v)", line, status, time.Since(start).Round(time.Millisecond))
 	return outBuf.String(), errBuf.String(), err
+}
+
+var (
+	cacheDirsMu sync.Mutex
+	cacheDirs   = map[testing.TB]string{}
+)
+
+// cacheDir is the test's own kubectl cache directory.
+func cacheDir(t testing.TB) string {
+	cacheDirsMu.Lock()
+	defer cacheDirsMu.Unlock()
+	if d, ok := cacheDirs[t]; ok {
+		return d
+	}
+	d := t.TempDir()
+	cacheDirs[t] = d
+	t.Cleanup(func() {
+		cacheDirsMu.Lock()
+		delete(cacheDirs, t)
+		cacheDirsMu.Unlock()
+	})
+	return d
 }
