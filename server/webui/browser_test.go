@@ -71,7 +71,7 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	for range 5 {
 		_, err = chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)))
 		// A poll that began as the page navigated away is asked again.
-		if err == nil || !strings.Contains(err.Error(), "Cannot find context") {
+		if err == nil || !navigating(err) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -80,6 +80,17 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 		shot(t, ctx, "failed-"+strings.ReplaceAll(what, " ", "-"))
 		t.Fatalf("waiting for %s (%s): %v", what, expr, err)
 	}
+}
+
+// navigating: the error of a call made while the page was being replaced
+// by the next one (after a click on a link or a form).
+func navigating(err error) bool {
+	for _, s := range []string{"Cannot find context", "navigated or closed", "Not attached to an active page"} {
+		if strings.Contains(err.Error(), s) {
+			return true
+		}
+	}
+	return false
 }
 
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
