@@ -13,22 +13,6 @@ import (
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
-// eventually polls cond until it holds or the test's patience runs out.
-func eventually(t *testing.T, what string, cond func() (bool, error)) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: never happened (last error: %v)", what, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func TestNamespaceDeletionGoesTerminatingThenEmptiesAndRemovesIt(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	cs := lab.Clientset(t)
@@ -43,7 +27,7 @@ func TestNamespaceDeletionGoesTerminatingThenEmptiesAndRemovesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the default service account", func() (bool, error) {
+	kubelabtest.Eventually(t, "the default service account", func() (bool, error) {
 		_, err := cs.CoreV1().ServiceAccounts("doomed").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, err
 	})
@@ -66,7 +50,7 @@ func TestNamespaceDeletionGoesTerminatingThenEmptiesAndRemovesIt(t *testing.T) {
 		t.Fatalf("phase %q, deletionTimestamp %v; want Terminating with a deletion timestamp", got.Status.Phase, got.DeletionTimestamp)
 	}
 
-	eventually(t, "the namespace emptied, its kubernetes finalizer removed", func() (bool, error) {
+	kubelabtest.Eventually(t, "the namespace emptied, its kubernetes finalizer removed", func() (bool, error) {
 		got, err := cs.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -113,7 +97,7 @@ func TestNamespaceDeletionGoesTerminatingThenEmptiesAndRemovesIt(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().Finalize(ctx, got, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("finalize: %v", err)
 	}
-	eventually(t, "the namespace removed", func() (bool, error) {
+	kubelabtest.Eventually(t, "the namespace removed", func() (bool, error) {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})

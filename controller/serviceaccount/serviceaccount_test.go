@@ -3,7 +3,6 @@ package serviceaccount_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,28 +10,12 @@ import (
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
-// eventually polls cond until it holds or the test's patience runs out.
-func eventually(t *testing.T, what string, cond func() (bool, error)) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: never happened (last error: %v)", what, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func TestDeletedDefaultServiceAccountComesBack(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	cs := lab.Clientset(t)
 	ctx := context.Background()
 	var first *corev1.ServiceAccount
-	eventually(t, "default account in the demo namespace", func() (bool, error) {
+	kubelabtest.Eventually(t, "default account in the demo namespace", func() (bool, error) {
 		sa, err := cs.CoreV1().ServiceAccounts("internals-demo").Get(ctx, "default", metav1.GetOptions{})
 		first = sa
 		return err == nil, err
@@ -40,7 +23,7 @@ func TestDeletedDefaultServiceAccountComesBack(t *testing.T) {
 	if err := cs.CoreV1().ServiceAccounts("internals-demo").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a new default account", func() (bool, error) {
+	kubelabtest.Eventually(t, "a new default account", func() (bool, error) {
 		sa, err := cs.CoreV1().ServiceAccounts("internals-demo").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil && sa.UID != first.UID, err
 	})
