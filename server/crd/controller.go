@@ -273,30 +273,51 @@ func statusDiffers(crd *apiextensionsv1.CustomResourceDefinition, names apiexten
 // serveLocked adds (or, after a change, rebuilds) the CRD's resources.
 func (c *controller) serveLocked(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
 	key := servingKey(crd)
-	if s, ok := c.serving[crd.Name]; ok {
-		if s.key == key {
-			return nil
+	prev, had := c.serving[crd.Name]
+	if had && prev.key == key {
+		return nil
+	}
+	// A changed CRD's rows replace the old ones in place: a client reading
+	// its objects meanwhile (waiting for a new default, say) must not get
+	// a 404 from the moment between.
+	was := map[schema.GroupVersionResource]bool{}
+	if had {
+		for _, gvr := range prev.gvrs {
+			was[gvr] = true
 		}
-		c.unserveLocked(ctx, crd.Name, false)
 	}
 	tc := typeConverter(crd)
 	s := &served{uid: crd.UID, key: key}
 	for _, v := range servedVersions(crd) {
 		res, err := customResource(crd, v, tc)
 		if err == nil {
-			err = c.cfg.API.AddResource(res)
+			err = c.cfg.API.ReplaceResource(res)
 		}
 		if err != nil {
+			c.unserveLocked(ctx, crd.Name, false)
 			for _, gvr := range s.gvrs {
 				c.cfg.API.RemoveResource(gvr)
 			}
 			return fmt.Errorf("version %s: %w", v.Name, err)
 		}
-		s.gvrs = append(s.gvrs, res.GroupVersion.WithResource(res.Name))
+		gvr := res.GroupVersion.WithResource(res.Name)
+		s.gvrs = append(s.gvrs, gvr)
+		delete(was, gvr)
+	}
+	for gvr := range was {
+		c.cfg.API.RemoveResource(gvr) // a version no longer served, or renamed
 	}
 	c.serving[crd.Name] = s
-	c.updateDocumentsLocked(s.gvrs)
+	c.updateDocumentsLocked(append(s.gvrs, keys(was)...))
 	return nil
+}
+
+func keys(set map[schema.GroupVersionResource]bool) []schema.GroupVersionResource {
+	out := make([]schema.GroupVersionResource, 0, len(set))
+	for gvr := range set {
+		out = append(out, gvr)
+	}
+	return out
 }
 
 // servingKey changes whenever what the rows are built from changes.

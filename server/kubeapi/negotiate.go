@@ -24,16 +24,18 @@ var acceptedAs = map[string]bool{"Table": true, "PartialObjectMetadata": true, "
 // negotiateOutput picks the first entry of the Accept header kubelab can
 // serve, as kube-apiserver does; an empty header or */* means JSON.
 func negotiateOutput(accept string) (output, error) {
-	return negotiateOutputOf(accept, false)
+	return negotiateOutputOf(accept, false, false)
 }
 
 // negotiate is negotiateOutput for the request's resource; a custom
-// resource has no protobuf form, as in kube-apiserver.
+// resource has no protobuf form, as in kube-apiserver. A review (such as a
+// SelfSubjectAccessReview) has no Table form either: kube-apiserver's
+// storage for it converts nothing to a Table, so asking for one is a 406.
 func (r *request) negotiate() (output, error) {
-	return negotiateOutputOf(r.c.Request().Header.Get("Accept"), r.res.Custom)
+	return negotiateOutputOf(r.c.Request().Header.Get("Accept"), r.res.Custom, r.res.Review != nil)
 }
 
-func negotiateOutputOf(accept string, noProtobuf bool) (output, error) {
+func negotiateOutputOf(accept string, noProtobuf, noTable bool) (output, error) {
 	if strings.TrimSpace(accept) == "" {
 		return output{info: serializerFor(runtime.ContentTypeJSON)}, nil
 	}
@@ -52,6 +54,9 @@ func negotiateOutputOf(accept string, noProtobuf bool) (output, error) {
 		as := params["as"]
 		if as != "" && (!acceptedAs[as] || params["g"] != metav1.GroupName || params["v"] != "v1") {
 			continue // e.g. a v1beta1 Table: kubectl lists v1 first anyway
+		}
+		if as == "Table" && noTable {
+			continue
 		}
 		return output{info: info, as: as}, nil
 	}

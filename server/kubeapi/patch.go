@@ -49,7 +49,8 @@ func (r *request) patch() error {
 		// As kube-apiserver: a custom resource has no patch strategies to merge by.
 		return unsupportedMediaType(string(pt), "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
 	}
-	if _, err := r.fieldValidation(); err != nil {
+	validation, err := r.fieldValidation()
+	if err != nil {
 		return err
 	}
 	apply := pt == types.ApplyYAMLPatchType
@@ -62,7 +63,7 @@ func (r *request) patch() error {
 	}
 	var applied *unstructured.Unstructured
 	if apply {
-		if applied, err = r.appliedObject(body); err != nil {
+		if applied, err = r.appliedObject(body, validation); err != nil {
 			return err
 		}
 	}
@@ -149,7 +150,18 @@ func patchType(contentType string) (types.PatchType, error) {
 
 // appliedObject is an apply body: YAML (or JSON) naming this resource's
 // apiVersion and kind, and the object of the URL.
-func (r *request) appliedObject(body []byte) (*unstructured.Unstructured, error) {
+func (r *request) appliedObject(body []byte, validation fieldValidation) (*unstructured.Unstructured, error) {
+	if validation != validationIgnore {
+		// Duplicate keys, which a lenient decode silently resolves to the
+		// last one, are what strict decoding of an apply body catches
+		// (unknown fields are the schema's to find), as in kube-apiserver.
+		if err := yaml.UnmarshalStrict(body, &map[string]any{}); err != nil {
+			if validation == validationStrict {
+				return nil, apierrors.NewBadRequest("error strict decoding YAML: " + err.Error())
+			}
+			r.warn(err.Error())
+		}
+	}
 	u := &unstructured.Unstructured{Object: map[string]any{}}
 	j, err := yaml.YAMLToJSON(body)
 	if err == nil {

@@ -142,6 +142,13 @@ func (reg *Registry) Add(r *Resource) error {
 	return nil
 }
 
+// set registers r, replacing any row under its group, version and name.
+func (reg *Registry) set(r *Resource) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	reg.add(r)
+}
+
 // Remove unregisters a resource, and its group when it was the last of it.
 func (reg *Registry) Remove(gvr schema.GroupVersionResource) (*Resource, bool) {
 	reg.mu.Lock()

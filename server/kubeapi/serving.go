@@ -23,7 +23,7 @@ func (a *API) open(r *Resource) error {
 	}
 	var codec storage.Codec = storage.NewProtobufCodec(Scheme, r.GroupVersion)
 	if r.Custom {
-		codec = versionedJSON{gv: r.GroupVersion}
+		codec = versionedJSON{gv: r.GroupVersion, def: r.Default}
 	}
 	fm, err := newFieldManagers(a.cfg.TypeConverter, r)
 	if err != nil {
@@ -52,10 +52,13 @@ func (a *API) open(r *Resource) error {
 // versionedJSON stores custom resources as JSON and reads them as the
 // row's version: every served version of a CRD shares one etcd prefix,
 // and with kube's "None" conversion an object read through a version is
-// that version with the same fields.
+// that version with the same fields. Reading also defaults (and prunes)
+// by the row's schema, as kube-apiserver's storage decoder does, so that a
+// default added to a CRD shows on objects stored before it.
 type versionedJSON struct {
 	storage.JSONCodec
-	gv schema.GroupVersion
+	gv  schema.GroupVersion
+	def func(runtime.Object)
 }
 
 func (c versionedJSON) Decode(data []byte, into runtime.Object) error {
@@ -63,6 +66,9 @@ func (c versionedJSON) Decode(data []byte, into runtime.Object) error {
 		return err
 	}
 	into.GetObjectKind().SetGroupVersionKind(c.gv.WithKind(into.GetObjectKind().GroupVersionKind().Kind))
+	if c.def != nil {
+		c.def(into)
+	}
 	return nil
 }
 
@@ -79,6 +85,28 @@ func (a *API) AddResource(r *Resource) error {
 	if err := a.registry.Add(r); err != nil {
 		a.closeStore(gvr)
 		return err
+	}
+	return nil
+}
+
+// ReplaceResource serves r in place of the row already served under its
+// group, version and name, or adds it if there is none. A changed CRD
+// rebuilds its rows this way, so that requests made meanwhile never find
+// the resource gone; watches on the old row end and clients resume.
+func (a *API) ReplaceResource(r *Resource) error {
+	gvr := r.GroupVersion.WithResource(r.Name)
+	if _, ok := a.registry.Lookup(gvr); !ok {
+		return a.AddResource(r)
+	}
+	a.mu.RLock()
+	old := a.stores[gvr]
+	a.mu.RUnlock()
+	if err := a.open(r); err != nil {
+		return err
+	}
+	a.registry.set(r)
+	if old != nil {
+		old.Stop()
 	}
 	return nil
 }

@@ -214,6 +214,12 @@ func (r *request) keepSubresource(next, cur runtime.Object) runtime.Object {
 	case r.info.Subresource == "status":
 		merged = curU
 		merged["status"] = nextU["status"]
+		// A built-in kind's status strategy keeps the rest of the stored
+		// object but takes metadata from the write (a namespace's status
+		// patch may set annotations); a custom resource's keeps old metadata.
+		if _, custom := next.(*unstructured.Unstructured); !custom {
+			merged["metadata"] = nextU["metadata"]
+		}
 	case r.info.Subresource == "finalize":
 		// A namespace's spec holds only its finalizers.
 		merged = curU
