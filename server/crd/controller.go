@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
@@ -31,6 +32,9 @@ import (
 // openapi.Service is one.
 type Documents interface {
 	SetDocument(name string, doc *spec3.OpenAPI)
+	// SetV2Spec merges a CRD's OpenAPI v2 document into /openapi/v2 under
+	// the CRD's name; nil takes it out.
+	SetV2Spec(name string, doc *spec.Swagger) error
 }
 
 // Config is what the controller needs from the server.
@@ -309,6 +313,7 @@ func (c *controller) serveLocked(ctx context.Context, crd *apiextensionsv1.Custo
 	}
 	c.serving[crd.Name] = s
 	c.updateDocumentsLocked(append(s.gvrs, keys(was)...))
+	c.updateV2Locked(crd)
 	return nil
 }
 
@@ -357,6 +362,11 @@ func (c *controller) unserveLocked(ctx context.Context, name string, purge bool)
 		}
 	}
 	c.updateDocumentsLocked(s.gvrs)
+	if c.cfg.Docs != nil {
+		if err := c.cfg.Docs.SetV2Spec(name, nil); err != nil {
+			c.cfg.Logger.Warn("removing a CustomResourceDefinition's OpenAPI v2", "name", name, "err", err)
+		}
+	}
 }
 
 func (c *controller) purge(ctx context.Context, gvr schema.GroupVersionResource) {

@@ -5,7 +5,9 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/kube-openapi/pkg/handler"
 	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // typeConverter gives server-side apply a CRD's schemas, built as
@@ -81,4 +83,33 @@ func servesVersion(s *served, gv schema.GroupVersion) bool {
 		}
 	}
 	return false
+}
+
+// updateV2Locked publishes the CRD's served versions in /openapi/v2, built
+// and merged as kube-apiserver's CRD OpenAPI controller does (defaults
+// pruned, to merge cleanly with the built-in definitions).
+func (c *controller) updateV2Locked(crd *apiextensionsv1.CustomResourceDefinition) {
+	if c.cfg.Docs == nil {
+		return
+	}
+	crd = crd.DeepCopy()
+	crd.Status.AcceptedNames = crd.Spec.Names
+	merged := &spec.Swagger{}
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		doc, err := builder.BuildOpenAPIV2(crd, v.Name, builder.Options{V2: true, IncludeSelectableFields: true})
+		if err == nil {
+			doc.Definitions = handler.PruneDefaults(doc.Definitions)
+			merged, err = builder.MergeSpecs(merged, doc)
+		}
+		if err != nil {
+			c.cfg.Logger.Warn("building a CustomResourceDefinition's OpenAPI v2", "name", crd.Name, "version", v.Name, "err", err)
+			return
+		}
+	}
+	if err := c.cfg.Docs.SetV2Spec(crd.Name, merged); err != nil {
+		c.cfg.Logger.Warn("publishing a CustomResourceDefinition's OpenAPI v2", "name", crd.Name, "err", err)
+	}
 }

@@ -10,10 +10,12 @@ package openapi
 import (
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 
 	"github.com/labstack/echo/v4"
+	crdbuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/builder"
 	"k8s.io/kube-openapi/pkg/builder3"
@@ -41,6 +43,12 @@ type Service struct {
 	v2        *handler.OpenAPIService
 	v2Handler http.Handler
 	v3        *handler3.OpenAPIService
+
+	// The v2 document is one for the whole API: the resources' own (base)
+	// with each CRD's merged in, as kube-apiserver's CRD OpenAPI
+	// controller merges them. Guarded by update.
+	base  *spec.Swagger
+	crdV2 map[string]*spec.Swagger // by CRD name
 
 	update sync.Mutex // serializes Update
 
@@ -75,7 +83,7 @@ func New(resources []Resource, info Info) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{info: info, namer: namer, defs: map[string]bool{}, v3: handler3.NewOpenAPIService(), gvs: map[string]bool{}, extra: map[string]bool{}}
+	s := &Service{info: info, namer: namer, defs: map[string]bool{}, v3: handler3.NewOpenAPIService(), gvs: map[string]bool{}, extra: map[string]bool{}, crdV2: map[string]*spec.Swagger{}}
 	for name := range definitions(func(string) spec.Ref { return spec.Ref{} }) {
 		s.defs[name] = true
 	}
@@ -83,6 +91,7 @@ func New(resources []Resource, info Info) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.base = docs.v2
 	s.v2 = handler.NewOpenAPIService(docs.v2)
 	s.v2.RegisterOpenAPIVersionedService("/openapi/v2", handlerFunc(func(_ string, h http.Handler) { s.v2Handler = h }))
 	s.install(docs)
@@ -98,10 +107,58 @@ func (s *Service) Update(resources []Resource) error {
 	if err != nil {
 		return err
 	}
-	if err := s.v2.UpdateSpec(docs.v2); err != nil {
-		return fmt.Errorf("openapi: updating v2: %w", err)
+	prev := s.base
+	s.base = docs.v2
+	if err := s.publishV2Locked(); err != nil {
+		s.base = prev
+		return err
 	}
 	s.install(docs)
+	return nil
+}
+
+// SetV2Spec merges spec, a CRD's OpenAPI v2 document (its served versions'
+// definitions and paths), into /openapi/v2 under name; nil removes it.
+// kubectl explain and the e2e suite read CRDs' schemas from there.
+func (s *Service) SetV2Spec(name string, crdSpec *spec.Swagger) error {
+	s.update.Lock()
+	defer s.update.Unlock()
+	prev, had := s.crdV2[name]
+	if crdSpec == nil {
+		delete(s.crdV2, name)
+	} else {
+		s.crdV2[name] = crdSpec
+	}
+	if err := s.publishV2Locked(); err != nil {
+		if had {
+			s.crdV2[name] = prev
+		} else {
+			delete(s.crdV2, name)
+		}
+		return err
+	}
+	return nil
+}
+
+// publishV2Locked serves the base v2 document with every CRD's merged in;
+// the base wins any clash, so a CRD cannot shadow a built-in definition.
+func (s *Service) publishV2Locked() error {
+	names := make([]string, 0, len(s.crdV2))
+	for name := range s.crdV2 {
+		names = append(names, name)
+	}
+	sort.Strings(names) // a stable document, and so a stable ETag
+	specs := make([]*spec.Swagger, 0, len(names))
+	for _, name := range names {
+		specs = append(specs, s.crdV2[name])
+	}
+	merged, err := crdbuilder.MergeSpecs(s.base, specs...)
+	if err != nil {
+		return fmt.Errorf("openapi: merging CRDs into v2: %w", err)
+	}
+	if err := s.v2.UpdateSpec(merged); err != nil {
+		return fmt.Errorf("openapi: updating v2: %w", err)
+	}
 	return nil
 }
 
