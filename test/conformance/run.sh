@@ -50,7 +50,10 @@ done
 report="bin/conformance-$focus_name"
 rm -rf "$report" && mkdir -p "$report"
 set +e
+# The CRD specs run kubectl explain and create: $KUBECTL if set, else the
+# kubectl on PATH (it should be a v1.37 one).
 bin/e2e.test --kubeconfig "$data/kubeconfig" --provider=skeleton --ginkgo.no-color \
+	--kubectl-path="${KUBECTL:-$(command -v kubectl || echo kubectl)}" \
 	--ginkgo.focus="$focus" --ginkgo.skip="$skip" --report-dir="$report" \
 	--ginkgo.timeout=60m >"$report/e2e.log" 2>&1
 rc=$?
