@@ -208,6 +208,11 @@ func (s *Server) installAPI(ctx context.Context) error {
 			return s.authz.RulesReview(u, ns)
 		},
 	)...)
+	resources = append(resources, kubeapi.TokenReviewResource(func(token string) (pipeline.User, bool, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return s.authn.AuthenticateToken(ctx, token)
+	}))
 	s.extensions = newExtensions()
 	resources = append(resources, s.extensions.Resources()...)
 	docs, err := openapi.New(openAPIResources(resources), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})

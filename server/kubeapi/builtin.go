@@ -68,7 +68,7 @@ func BuiltinResources() []*Resource {
 		rbacResource("rolebindings", "rolebinding", "RoleBinding", true, func() runtime.Object { return &rbacv1.RoleBinding{} }, func() runtime.Object { return &rbacv1.RoleBindingList{} }, roleBindingTable),
 		rbacResource("clusterroles", "clusterrole", "ClusterRole", false, func() runtime.Object { return &rbacv1.ClusterRole{} }, func() runtime.Object { return &rbacv1.ClusterRoleList{} }, roleTable),
 		rbacResource("clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false, func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} }, roleBindingTable),
-	}, workloadResources()...)
+	}, append(workloadResources(), groupResources()...)...)
 }
 
 func rbacResource(name, singular, kind string, namespaced bool, newObj, newList func() runtime.Object, table *TableSpec) *Resource {

@@ -6,13 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/pipeline"
 )
 
 // TestNamespaceStatusPatchKeepsMetadata: a merge patch to a namespace's
@@ -79,5 +83,101 @@ func TestApplyDuplicateKeys(t *testing.T) {
 	resp, got = do(t, lab, "PATCH", path+"Ignore", "application/apply-patch+yaml", body)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Warning") != "" {
 		t.Fatalf("Ignore: %d %q %s", resp.StatusCode, resp.Header.Get("Warning"), got)
+	}
+}
+
+// TestEveryBuiltinGroupIsDiscovered: the groups the Discovery and
+// AggregatedDiscovery conformance specs look for are served, each with the
+// resource they name.
+func TestEveryBuiltinGroupIsDiscovered(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	_, lists, err := clientset(t, lab, "").Discovery().ServerGroupsAndResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			found[l.GroupVersion+"/"+r.Name] = true
+		}
+	}
+	for _, want := range []string{
+		"admissionregistration.k8s.io/v1/validatingwebhookconfigurations", "apps/v1/deployments",
+		"authentication.k8s.io/v1/tokenreviews", "authorization.k8s.io/v1/selfsubjectaccessreviews",
+		"autoscaling/v1/horizontalpodautoscalers", "autoscaling/v2/horizontalpodautoscalers", "batch/v1/jobs",
+		"certificates.k8s.io/v1/certificatesigningrequests", "coordination.k8s.io/v1/leases",
+		"discovery.k8s.io/v1/endpointslices", "events.k8s.io/v1/events", "networking.k8s.io/v1/ingresses",
+		"node.k8s.io/v1/runtimeclasses", "policy/v1/poddisruptionbudgets", "scheduling.k8s.io/v1/priorityclasses",
+		"storage.k8s.io/v1/csinodes",
+	} {
+		if !found[want] {
+			t.Errorf("discovery lacks %s", want)
+		}
+	}
+}
+
+// TestVersionsShareStorage: an events.k8s.io/v1 Event is a core Event
+// under other field names, and an autoscaling/v1 autoscaler's CPU target
+// is v2's CPU metric: each written through one version reads back through
+// the other, as in kube-apiserver.
+func TestVersionsShareStorage(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	client := clientset(t, lab, "")
+	ctx := context.Background()
+	const ns = "internals-demo"
+	ev := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: "e1"}, EventTime: metav1.NowMicro(), Note: "hello", Reason: "Test", Type: "Normal",
+		Action: "Testing", ReportingController: "example.com/test", ReportingInstance: "test-1",
+		Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "ssa-demo"},
+	}
+	if _, err := client.EventsV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	core, err := client.CoreV1().Events(ns).Get(ctx, "e1", metav1.GetOptions{})
+	if err != nil || core.Message != "hello" || core.InvolvedObject.Name != "ssa-demo" {
+		t.Fatalf("core view of an events.k8s.io event: %v %+v", err, core)
+	}
+
+	cpu := int32(50)
+	hpa := &autoscalingv1.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "h1"},
+		Spec: autoscalingv1.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv1.CrossVersionObjectReference{Kind: "Deployment", Name: "web", APIVersion: "apps/v1"},
+			MaxReplicas:    5, TargetCPUUtilizationPercentage: &cpu,
+		},
+	}
+	if _, err := client.AutoscalingV1().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	v2, err := client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "h1", metav1.GetOptions{})
+	if err != nil || len(v2.Spec.Metrics) != 1 || v2.Spec.Metrics[0].Resource == nil || *v2.Spec.Metrics[0].Resource.Target.AverageUtilization != 50 {
+		t.Fatalf("v2 view of a v1 autoscaler: %v %+v", err, v2)
+	}
+	list, err := client.AutoscalingV1().HorizontalPodAutoscalers(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 || *list.Items[0].Spec.TargetCPUUtilizationPercentage != 50 {
+		t.Fatalf("v1 list: %v %+v", err, list)
+	}
+}
+
+// TestTokenReview: a TokenReview says who a token is, from the
+// authenticator that admits requests; an unknown token is not anyone.
+func TestTokenReview(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	client := clientset(t, lab, "")
+	ctx := context.Background()
+	bad, err := client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "not-a-token"}}, metav1.CreateOptions{})
+	if err != nil || bad.Status.Authenticated {
+		t.Fatalf("unknown token: %v %+v", err, bad)
+	}
+	token, err := lab.Authenticator().Mint(ctx, pipeline.User{Name: "student-1", Groups: []string{"students"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if err != nil || !good.Status.Authenticated || good.Status.User.Username != "student-1" {
+		t.Fatalf("the admin's token: %v %+v", err, good)
+	}
+	if _, err := client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{}, metav1.CreateOptions{}); !apierrors.IsBadRequest(err) {
+		t.Fatalf("an empty token: %v", err)
 	}
 }

@@ -60,6 +60,10 @@ type Resource struct {
 	// kube-apiserver stores its aggregated groups' kinds (CRDs, APIServices);
 	// custom resources always are.
 	GroupInKey bool
+	// Codec, if set, is how objects are kept in etcd; nil means protobuf at
+	// the resource's own version. A version served beside another (as
+	// events.k8s.io/v1 events beside core ones) stores as that other one.
+	Codec storage.Codec
 	// TypeConverter gives server-side apply this kind's schema; nil means
 	// the API's, built from the generated definitions (a kind without one
 	// there takes managedfields.NewDeducedTypeConverter).

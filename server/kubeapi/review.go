@@ -3,7 +3,9 @@ package kubeapi
 import (
 	"net/http"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubelab/kubelab/pipeline"
@@ -48,6 +50,39 @@ func AccessReviewResources(can func(pipeline.User, authorizationv1.SelfSubjectAc
 				review.Status = rules(u, review.Spec.Namespace)
 				return review, nil
 			},
+		},
+	}
+}
+
+// TokenReviewResource is authentication.k8s.io's TokenReview: who a bearer
+// token belongs to, answered by the same authenticator that admits
+// requests (a webhook token authenticator elsewhere asks exactly this).
+func TokenReviewResource(authenticate func(token string) (pipeline.User, bool, error)) *Resource {
+	gv := authenticationv1.SchemeGroupVersion
+	return &Resource{
+		GroupVersion: gv, Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview",
+		Verbs: []string{"create"},
+		New:   func() runtime.Object { return &authenticationv1.TokenReview{} },
+		Review: func(_ pipeline.User, obj runtime.Object) (runtime.Object, error) {
+			review := obj.(*authenticationv1.TokenReview)
+			if review.Spec.Token == "" {
+				return nil, apierrors.NewBadRequest("spec.token must be set")
+			}
+			u, ok, err := authenticate(review.Spec.Token)
+			review.Status = authenticationv1.TokenReviewStatus{Authenticated: ok && err == nil}
+			if err != nil {
+				review.Status.Error = err.Error()
+			}
+			if review.Status.Authenticated {
+				review.Status.User = authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}
+				for k, v := range u.Extra {
+					if review.Status.User.Extra == nil {
+						review.Status.User.Extra = map[string]authenticationv1.ExtraValue{}
+					}
+					review.Status.User.Extra[k] = v
+				}
+			}
+			return review, nil
 		},
 	}
 }

@@ -22,6 +22,9 @@ func (a *API) open(r *Resource) error {
 		attrs = storage.DefaultAttrs(r.Namespaced)
 	}
 	var codec storage.Codec = storage.NewProtobufCodec(Scheme, r.GroupVersion)
+	if r.Codec != nil {
+		codec = r.Codec
+	}
 	if r.Custom {
 		codec = versionedJSON{gv: r.GroupVersion, def: r.Default}
 	}

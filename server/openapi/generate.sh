@@ -32,6 +32,16 @@ inputs=(
   k8s.io/api/autoscaling/v1
   k8s.io/api/policy/v1
   k8s.io/api/events/v1
+  k8s.io/api/admissionregistration/v1
+  k8s.io/api/autoscaling/v2
+  k8s.io/api/batch/v1
+  k8s.io/api/certificates/v1
+  k8s.io/api/discovery/v1
+  k8s.io/api/networking/v1
+  k8s.io/api/node/v1
+  k8s.io/api/scheduling/v1
+  k8s.io/api/scheduling/v1alpha3
+  k8s.io/api/storage/v1
   k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1
   k8s.io/apimachinery/pkg/apis/meta/v1
   k8s.io/apimachinery/pkg/runtime

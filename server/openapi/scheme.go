@@ -5,15 +5,24 @@ import (
 	"sort"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kube-openapi/pkg/util"
@@ -43,6 +52,15 @@ func newScheme() (*runtime.Scheme, error) {
 		policyv1.AddToScheme,
 		eventsv1.AddToScheme,
 		apiextensionsv1.AddToScheme,
+		admissionregistrationv1.AddToScheme,
+		autoscalingv2.AddToScheme,
+		batchv1.AddToScheme,
+		certificatesv1.AddToScheme,
+		discoveryv1.AddToScheme,
+		networkingv1.AddToScheme,
+		nodev1.AddToScheme,
+		schedulingv1.AddToScheme,
+		storagev1.AddToScheme,
 	)
 	if err := builder.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("openapi: building scheme: %w", err)
