@@ -1,0 +1,92 @@
+// Package etcdstore keeps lab progress in etcd, one key per student under
+// /kubelab/labs/progress/<student>, beside the quiz attempts and outside
+// the Kubernetes objects' /registry: progress survives restarts and
+// replicas share it.
+package etcdstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/kubelab/kubelab/lab"
+)
+
+// Prefix is where progress is kept.
+const Prefix = "/kubelab/labs/progress/"
+
+// pageSize bounds each range read of List, so a big class is read in pieces.
+const pageSize = 500
+
+// Store is a lab.Store over an etcd client.
+type Store struct{ client *clientv3.Client }
+
+var _ lab.Store = (*Store)(nil)
+
+// New returns a store that uses client.
+func New(client *clientv3.Client) *Store { return &Store{client: client} }
+
+// A name is escaped so that a slash in it cannot reach another student's key.
+func key(user string) string { return Prefix + url.PathEscape(user) }
+
+// Get reads user's progress.
+func (s *Store) Get(ctx context.Context, user string) (*lab.Progress, error) {
+	resp, err := s.client.Get(ctx, key(user))
+	if err != nil {
+		return nil, fmt.Errorf("reading lab progress: %w", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, lab.ErrNotFound
+	}
+	return decode(resp.Kvs[0].Value)
+}
+
+// Put writes p whole: one student's progress is written by the one
+// request or check that holds that student's lock.
+func (s *Store) Put(ctx context.Context, p *lab.Progress) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encoding lab progress: %w", err)
+	}
+	if _, err := s.client.Put(ctx, key(p.User), string(b)); err != nil {
+		return fmt.Errorf("storing lab progress: %w", err)
+	}
+	return nil
+}
+
+// List reads everyone's progress, a page at a time.
+func (s *Store) List(ctx context.Context) ([]*lab.Progress, error) {
+	var out []*lab.Progress
+	from, end := Prefix, clientv3.GetPrefixRangeEnd(Prefix)
+	for {
+		resp, err := s.client.Get(ctx, from, clientv3.WithRange(end), clientv3.WithLimit(pageSize))
+		if err != nil {
+			return nil, fmt.Errorf("listing lab progress: %w", err)
+		}
+		for _, kv := range resp.Kvs {
+			p, err := decode(kv.Value)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", kv.Key, err)
+			}
+			out = append(out, p)
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return out, nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+func decode(b []byte) (*lab.Progress, error) {
+	var p lab.Progress
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("decoding lab progress: %w", err)
+	}
+	if p.Labs == nil {
+		p.Labs = map[string]*lab.LabProgress{}
+	}
+	return &p, nil
+}
