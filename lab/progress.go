@@ -143,7 +143,11 @@ func Answer(l *Lab, p *Progress, stepID, answer string, now time.Time, rev int64
 	if !st.Answer(answer) {
 		return false, nil
 	}
-	lp.pass(l, Result{Evidence: "answered"}, now, rev)
+	shown := answer
+	if len(shown) > 40 {
+		shown = shown[:40] + "…"
+	}
+	lp.pass(l, Result{Evidence: "answered “" + shown + "”"}, now, rev)
 	p.Updated = now
 	return true, nil
 }

@@ -58,10 +58,12 @@ func (h *handlers) signedInAPI(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (h *handlers) labOf(c echo.Context) (*lab.Lab, error) {
-	l := lab.Find(h.svc.labs, c.Param("lab"))
+func (h *handlers) labOf(c echo.Context) (*lab.Lab, error) { return h.findLab(c.Param("lab")) }
+
+func (h *handlers) findLab(id string) (*lab.Lab, error) {
+	l := lab.Find(h.svc.labs, id)
 	if l == nil {
-		return nil, apierrors.NewNotFound(labsResource, c.Param("lab"))
+		return nil, apierrors.NewNotFound(labsResource, id)
 	}
 	return l, nil
 }

@@ -146,7 +146,7 @@ func (h *handlers) ws(c echo.Context) error {
 		}
 		cl.instructor = true
 	} else {
-		l, err := h.labOf(c)
+		l, err := h.findLab(c.QueryParam("lab"))
 		if err != nil {
 			return err
 		}

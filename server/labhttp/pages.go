@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -91,13 +92,13 @@ func (h *handlers) labPage(c echo.Context) error {
 	v := labView(h.svc.labs, l, p, langOf(c))
 	nav := labNav{}
 	if i := v.Number - 1; i > 0 {
-		nav.Prev = h.svc.labs[i-1].ID
+		nav.Prev, nav.PrevTitle = h.svc.labs[i-1].ID, h.svc.labs[i-1].Title.In(v.Lang)
 	}
 	if v.Number < len(h.svc.labs) {
-		nav.Next = h.svc.labs[v.Number].ID
+		nav.Next, nav.NextTitle = h.svc.labs[v.Number].ID, h.svc.labs[v.Number].Title.In(v.Lang)
 	}
 	nav.Total = len(h.svc.labs)
-	return h.render(c, http.StatusOK, v.Title, labPage(v, nav, ui(v.Lang), c.QueryParam("answer")))
+	return h.render(c, http.StatusOK, v.Title, labPage(v, nav, ui(v.Lang), c.QueryParam("answer"), c.QueryParam("step")))
 }
 
 // formChecked refuses a form posted from another site.
@@ -154,7 +155,8 @@ func (h *handlers) answerPage(c echo.Context) error {
 	if right {
 		verdict = "right"
 	}
-	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("%s?lang=%s&answer=%s#step-%s", to, langOf(c), verdict, c.FormValue("step")))
+	step := url.QueryEscape(c.FormValue("step"))
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("%s?lang=%s&answer=%s&step=%s#step-%s", to, langOf(c), verdict, step, step))
 }
 
 func (h *handlers) resetPage(c echo.Context) error {
