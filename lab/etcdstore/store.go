@@ -18,16 +18,20 @@ import (
 // Prefix is where progress is kept.
 const Prefix = "/kubelab/labs/progress/"
 
-// pageSize bounds each range read of List, so a big class is read in pieces.
-const pageSize = 500
+// defaultPageSize bounds each range read of List, so a big class is read
+// in pieces.
+const defaultPageSize = 500
 
 // Store is a lab.Store over an etcd client.
-type Store struct{ client *clientv3.Client }
+type Store struct {
+	client   *clientv3.Client
+	pageSize int64
+}
 
 var _ lab.Store = (*Store)(nil)
 
 // New returns a store that uses client.
-func New(client *clientv3.Client) *Store { return &Store{client: client} }
+func New(client *clientv3.Client) *Store { return &Store{client: client, pageSize: defaultPageSize} }
 
 // A name is escaped so that a slash in it cannot reach another student's key.
 func key(user string) string { return Prefix + url.PathEscape(user) }
@@ -62,7 +66,7 @@ func (s *Store) List(ctx context.Context) ([]*lab.Progress, error) {
 	var out []*lab.Progress
 	from, end := Prefix, clientv3.GetPrefixRangeEnd(Prefix)
 	for {
-		resp, err := s.client.Get(ctx, from, clientv3.WithRange(end), clientv3.WithLimit(pageSize))
+		resp, err := s.client.Get(ctx, from, clientv3.WithRange(end), clientv3.WithLimit(s.pageSize))
 		if err != nil {
 			return nil, fmt.Errorf("listing lab progress: %w", err)
 		}
