@@ -167,6 +167,8 @@ func TestLabPageInTheBrowser(t *testing.T) {
 
 	do(t, ctx, "the lesson links to the lab", chromedp.Navigate(lab.URL()+"/lesson/resource-version#bookmarks"))
 	waitJS(t, ctx, "the lab link", `document.querySelector('#bookmarks + .lab-link a[href="/labs/bookmarks"]') !== null`)
+	eval[bool](t, ctx, `(document.querySelector("#bookmarks").scrollIntoView({block: "start"}), window.scrollBy(0, -90), true)`)
+	shot(t, ctx, "lesson-lab-link")
 
 	// The dashboard, for the local admin kubeconfig's user only: the
 	// local anonymous user is not an instructor.

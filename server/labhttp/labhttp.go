@@ -117,7 +117,7 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 		log: cfg.Logger, now: cfg.Now, locks: map[string]*sync.Mutex{}, active: map[string]bool{},
 		queue: make(chan string, checkQueue), pending: map[string]bool{}}
 	svc.changed = hb.progressChanged
-	svc.watches = newWatches(svc.schedule)
+	svc.watches = newWatches(svc.schedule, svc.isActive)
 	ctx, stop := context.WithCancel(context.Background())
 	if err := svc.loadActive(ctx); err != nil {
 		stop()

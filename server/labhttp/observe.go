@@ -17,6 +17,10 @@ import (
 // watchesPerUser is how many watch streams are remembered per user.
 const watchesPerUser = 32
 
+// maxWatchUsers bounds how many users' watches are remembered; past it
+// one user's are forgotten (they are only needed while a step is open).
+const maxWatchUsers = 5000
+
 // watches remembers the watch streams the server sent each user, as the
 // server sent them: a pipeline trace is published only when a request
 // ends, and a watch's interesting part (a MODIFIED, a BOOKMARK, a 410
@@ -26,10 +30,13 @@ type watches struct {
 	byUser map[string][]*lab.Watch
 	// changed is told the user whose watch saw something.
 	changed func(user string)
+	// wanted says whose watches to observe: only students doing a lab,
+	// so that everyone else's watches are served untouched.
+	wanted func(user string) bool
 }
 
-func newWatches(changed func(string)) *watches {
-	return &watches{byUser: map[string][]*lab.Watch{}, changed: changed}
+func newWatches(changed func(string), wanted func(string) bool) *watches {
+	return &watches{byUser: map[string][]*lab.Watch{}, changed: changed, wanted: wanted}
 }
 
 // snapshot copies user's watches, oldest first.
@@ -56,6 +63,12 @@ func clone[K comparable, V any](m map[K]V) map[K]V {
 
 func (w *watches) add(x *lab.Watch) {
 	w.mu.Lock()
+	if _, ok := w.byUser[x.User]; !ok && len(w.byUser) >= maxWatchUsers {
+		for u := range w.byUser {
+			delete(w.byUser, u)
+			break
+		}
+	}
 	list := append(w.byUser[x.User], x)
 	if len(list) > watchesPerUser {
 		list = list[len(list)-watchesPerUser:]
@@ -106,9 +119,11 @@ func (w *watches) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if x == nil {
 			return next(c)
 		}
-		if _, u, ok := pipeline.FromContext(r.Context()); ok {
-			x.User = u.Name
+		_, u, ok := pipeline.FromContext(r.Context())
+		if !ok || !w.wanted(u.Name) {
+			return next(c)
 		}
+		x.User = u.Name
 		w.add(x)
 		resp := c.Response()
 		orig := resp.Writer
