@@ -101,13 +101,12 @@ func goneLab() *Lab {
 		Intro:  Text{"Compact etcd's history, ask for a watch from before it, get the real 410, and recover the way client-go's Reflector does: list again.", "compact history ของ etcd ขอ watch จากก่อนหน้านั้น รับ 410 จริง แล้วกู้คืนแบบที่ Reflector ของ client-go ทำ คือ list ใหม่"},
 		Lesson: LessonGone,
 		Steps: []Step{{
-			ID:      "compact",
-			Title:   Text{"Compact etcd", "compact etcd"},
-			Do:      Text{"Compact etcd's history: the Compact button of the lesson's watch timeline, or etcdctl compact with the current revision.", "compact history ของ etcd ด้วยปุ่ม Compact ใน watch timeline ของบทเรียน หรือ etcdctl compact กับ revision ปัจจุบัน"},
-			Command: "etcdctl compact $(etcdctl endpoint status -w json | jq .[0].Status.header.revision)",
-			Hint:    Text{"Compaction forgets every revision before the one you name.", "compaction จะลืมทุก revision ก่อนตัวที่คุณระบุ"},
-			How:     Text{"etcd no longer serves the revision this step began at: its history was compacted.", "etcd ไม่ให้อ่าน revision ตอนที่ขั้นนี้เริ่มแล้ว เพราะ history ถูก compact"},
-			Check:   compacted,
+			ID:    "compact",
+			Title: Text{"Compact etcd", "compact etcd"},
+			Do:    Text{"Press Compact on the lesson's watch timeline (page 410 Gone): kubelab compacts etcd at the current revision and tells its watch cache, as kube-apiserver's compactor does.", "กดปุ่ม Compact ใน watch timeline ของบทเรียน (หน้า 410 Gone) kubelab จะ compact etcd ที่ revision ปัจจุบันและบอก watch cache ของตัวเอง แบบที่ compactor ของ kube-apiserver ทำ"},
+			Hint:  Text{"Compaction forgets every revision before the current one. etcdctl compact alone compacts etcd but not the watch cache, which keeps its own window as kube-apiserver's does: old watches are still served from it, so there would be no 410 to see.", "compaction จะลืมทุก revision ก่อน revision ปัจจุบัน ถ้าใช้ etcdctl compact อย่างเดียว etcd จะถูก compact แต่ watch cache ไม่ถูก ซึ่งมีหน้าต่างของตัวเองแบบเดียวกับของ kube-apiserver watch เก่า ๆ จึงยังได้รับบริการจาก cache และจะไม่เห็น 410"},
+			How:   Text{"etcd refuses a read at the revision this step began at, and the pods' watch cache no longer holds it either.", "etcd ไม่ให้อ่านที่ revision ตอนที่ขั้นนี้เริ่มแล้ว และ watch cache ของ pods ก็ไม่มี revision นั้นแล้วเช่นกัน"},
+			Check: compacted,
 		}, {
 			ID:      "gone",
 			Title:   Text{"Get a 410", "รับ 410"},
@@ -340,7 +339,7 @@ func compacted(ctx context.Context, env *Env) (Result, error) {
 	if err != nil || !ok {
 		return Result{}, err
 	}
-	return Result{Passed: true, Evidence: "etcd compacted its history at revision " + strconv.FormatInt(env.StepRev, 10) + " or later"}, nil
+	return Result{Passed: true, Evidence: "etcd and the watch cache compacted at revision " + strconv.FormatInt(env.StepRev, 10) + " or later"}, nil
 }
 
 func expired(_ context.Context, env *Env) (Result, error) {
