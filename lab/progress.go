@@ -19,6 +19,9 @@ type Progress struct {
 	// Updated is when a step was last passed or a lab started: what
 	// "stuck" is measured from.
 	Updated time.Time `json:"updated"`
+	// Revision is the store's version of what was read (0: never stored);
+	// a Put of an older one is refused with ErrConflict.
+	Revision int64 `json:"-"`
 }
 
 // LabProgress is where a student is in one lab.
@@ -45,11 +48,16 @@ func (p *LabProgress) Done(l *Lab) bool { return p != nil && p.Step >= len(l.Ste
 // ErrNotFound is a Store's answer for a student with no progress yet.
 var ErrNotFound = errors.New("no lab progress")
 
+// ErrConflict is a Store's answer to a Put of progress that changed since
+// it was read (another replica checked the same student): read it again.
+var ErrConflict = errors.New("lab progress changed since it was read")
+
 // Store keeps progress.
 type Store interface {
 	// Get returns the user's progress, or ErrNotFound.
 	Get(ctx context.Context, user string) (*Progress, error)
-	// Put stores p.
+	// Put stores p if it is unchanged since it was read (by Revision),
+	// and updates p.Revision; else ErrConflict.
 	Put(ctx context.Context, p *Progress) error
 	// List returns everyone's progress.
 	List(ctx context.Context) ([]*Progress, error)

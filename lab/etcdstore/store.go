@@ -45,19 +45,29 @@ func (s *Store) Get(ctx context.Context, user string) (*lab.Progress, error) {
 	if len(resp.Kvs) == 0 {
 		return nil, lab.ErrNotFound
 	}
-	return decode(resp.Kvs[0].Value)
+	return decode(resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
 }
 
-// Put writes p whole: one student's progress is written by the one
-// request or check that holds that student's lock.
+// Put writes p whole, in a transaction guarded by the revision it was
+// read at: replicas sharing the etcd may check the same student at once,
+// and the later write must not undo the earlier one.
 func (s *Store) Put(ctx context.Context, p *lab.Progress) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("encoding lab progress: %w", err)
 	}
-	if _, err := s.client.Put(ctx, key(p.User), string(b)); err != nil {
+	k := key(p.User)
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(k), "=", p.Revision)).
+		Then(clientv3.OpPut(k, string(b))).
+		Commit()
+	if err != nil {
 		return fmt.Errorf("storing lab progress: %w", err)
 	}
+	if !resp.Succeeded {
+		return lab.ErrConflict
+	}
+	p.Revision = resp.Header.Revision
 	return nil
 }
 
@@ -71,7 +81,7 @@ func (s *Store) List(ctx context.Context) ([]*lab.Progress, error) {
 			return nil, fmt.Errorf("listing lab progress: %w", err)
 		}
 		for _, kv := range resp.Kvs {
-			p, err := decode(kv.Value)
+			p, err := decode(kv.Value, kv.ModRevision)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", kv.Key, err)
 			}
@@ -84,11 +94,12 @@ func (s *Store) List(ctx context.Context) ([]*lab.Progress, error) {
 	}
 }
 
-func decode(b []byte) (*lab.Progress, error) {
+func decode(b []byte, rev int64) (*lab.Progress, error) {
 	var p lab.Progress
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("decoding lab progress: %w", err)
 	}
+	p.Revision = rev
 	if p.Labs == nil {
 		p.Labs = map[string]*lab.LabProgress{}
 	}

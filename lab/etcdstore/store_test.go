@@ -27,6 +27,18 @@ func TestPutGetList(t *testing.T) {
 	if err != nil || got.Labs["watch"] == nil || got.Labs["watch"].StepRev != 42 || got.Class != "k8s-101" {
 		t.Fatalf("get: %+v %v", got, err)
 	}
+	// A write of stale progress is refused.
+	stale := *got
+	got.Current = "etcd"
+	if err := s.Put(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, &stale); !errors.Is(err, lab.ErrConflict) {
+		t.Errorf("stale put: %v, want ErrConflict", err)
+	}
+	if err := s.Put(ctx, lab.NewProgress("alice", "", "")); !errors.Is(err, lab.ErrConflict) {
+		t.Errorf("second create: %v, want ErrConflict", err)
+	}
 	// A slash in a name stays inside that name's key.
 	for i := range 7 {
 		if err := s.Put(ctx, lab.NewProgress(fmt.Sprintf("s%d/x", i), "", "")); err != nil {

@@ -130,9 +130,27 @@ func (s *service) run(ctx context.Context) {
 	}
 }
 
+// conflictRetries is how often a write that met another replica's write
+// to the same student's progress is redone on fresh progress.
+const conflictRetries = 5
+
+// retry runs f again while it meets another writer's change.
+func retry[T any](f func() (T, error)) (T, error) {
+	for i := 0; ; i++ {
+		v, err := f()
+		if !errors.Is(err, lab.ErrConflict) || i == conflictRetries {
+			return v, err
+		}
+	}
+}
+
 // check runs user's current checks now and stores what passed.
 func (s *service) check(ctx context.Context, user string) (*lab.Progress, error) {
 	defer s.lock(user)()
+	return retry(func() (*lab.Progress, error) { return s.checkOnce(ctx, user) })
+}
+
+func (s *service) checkOnce(ctx context.Context, user string) (*lab.Progress, error) {
 	p, err := s.store.Get(ctx, user)
 	if err != nil {
 		return nil, err
@@ -165,47 +183,53 @@ func (s *service) progress(ctx context.Context, u pipeline.User) (*lab.Progress,
 // start begins lab l for u (or makes it current again) and checks it.
 func (s *service) start(ctx context.Context, u pipeline.User, l *lab.Lab) (*lab.Progress, error) {
 	unlock := s.lock(u.Name)
-	p, err := s.progress(ctx, u)
-	if err != nil {
-		unlock()
-		return nil, err
-	}
-	rev, err := s.world.revision(ctx)
-	if err != nil {
-		unlock()
-		return nil, err
-	}
-	if p.Start(l, s.now(), rev) {
-		if err := s.store.Put(ctx, p); err != nil {
-			unlock()
+	_, err := retry(func() (*lab.Progress, error) {
+		p, err := s.progress(ctx, u)
+		if err != nil {
 			return nil, err
 		}
-		s.setActive(u.Name)
-		s.changed(p)
-	}
+		rev, err := s.world.revision(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if p.Start(l, s.now(), rev) {
+			if err := s.store.Put(ctx, p); err != nil {
+				return nil, err
+			}
+			s.setActive(u.Name)
+			s.changed(p)
+		}
+		return p, nil
+	})
 	unlock()
+	if err != nil {
+		return nil, err
+	}
 	return s.check(ctx, u.Name)
 }
 
 // answer grades an answer to a question step.
 func (s *service) answer(ctx context.Context, u pipeline.User, l *lab.Lab, step, answer string) (bool, *lab.Progress, error) {
 	defer s.lock(u.Name)()
-	p, err := s.store.Get(ctx, u.Name)
-	if err != nil {
-		return false, nil, err
-	}
-	rev, err := s.world.revision(ctx)
-	if err != nil {
-		return false, nil, err
-	}
-	right, err := lab.Answer(l, p, step, answer, s.now(), rev)
-	if err != nil {
-		return false, p, err
-	}
-	// A wrong answer is stored too: its try counts, and is progress of a kind.
-	if err := s.store.Put(ctx, p); err != nil {
-		return false, nil, err
-	}
-	s.changed(p)
-	return right, p, nil
+	var right bool
+	p, err := retry(func() (*lab.Progress, error) {
+		p, err := s.store.Get(ctx, u.Name)
+		if err != nil {
+			return nil, err
+		}
+		rev, err := s.world.revision(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if right, err = lab.Answer(l, p, step, answer, s.now(), rev); err != nil {
+			return p, err
+		}
+		// A wrong answer is stored too: its try counts.
+		if err := s.store.Put(ctx, p); err != nil {
+			return nil, err
+		}
+		s.changed(p)
+		return p, nil
+	})
+	return right, p, err
 }
