@@ -188,7 +188,13 @@ func (h *handlers) dashboardSignin(c echo.Context) error {
 	if !isInstructor(u) {
 		return h.renderDashboardSignin(c, http.StatusForbidden, ui(lang).TokenNotInstructor)
 	}
-	c.SetCookie(&http.Cookie{Name: h.cfg.SessionCookie, Value: token, Path: "/", MaxAge: int((12 * time.Hour).Seconds()),
+	session := token
+	if h.cfg.Mint != nil {
+		if session, err = h.cfg.Mint(r.Context(), u); err != nil {
+			return h.pageError(c, err, DashboardPath)
+		}
+	}
+	c.SetCookie(&http.Cookie{Name: h.cfg.SessionCookie, Value: session, Path: "/", MaxAge: int((12 * time.Hour).Seconds()),
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
 	return c.Redirect(http.StatusSeeOther, DashboardPath+"?lang="+string(lang))
 }

@@ -67,7 +67,7 @@ func TestDashboardAuth(t *testing.T) {
 			session = c.Value
 		}
 	}
-	if resp.StatusCode != http.StatusSeeOther || session == "" {
+	if resp.StatusCode != http.StatusSeeOther || session == "" || session == instructorToken {
 		t.Fatalf("instructor's token: HTTP %d, session %q", resp.StatusCode, session)
 	}
 	inBrowser := user{t: t, lab: lab, token: session, browser: true}
