@@ -150,7 +150,9 @@ func (u *UI) typeOf(apiVersion, kind string) reflect.Type {
 func (u *UI) apiPath(key string) string {
 	rest := strings.TrimPrefix(key, storage.RootPrefix)
 	for _, r := range u.API.Registry().All() {
-		if r.Kind == "" || !strings.HasPrefix(rest, r.Name+"/") {
+		// A version stored as another (events.k8s.io/v1 events are core
+		// events in etcd) is not where its keys' objects come from.
+		if r.Kind == "" || r.Codec != nil || !strings.HasPrefix(rest, r.Name+"/") {
 			continue
 		}
 		parts := strings.Split(strings.TrimPrefix(rest, r.Name+"/"), "/")
