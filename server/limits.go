@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -61,12 +62,34 @@ func limit(in *inflight, timeout time.Duration) echo.MiddlewareFunc {
 				}
 				defer in.leave(u.Name)
 			}
-			ctx, cancel := context.WithTimeout(r.Context(), timeout)
+			d, err := requestTimeout(r, timeout)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), d)
 			defer cancel()
 			c.SetRequest(r.WithContext(ctx))
 			return next(c)
 		}
 	}
+}
+
+// requestTimeout is kube-apiserver's: a client may ask for a shorter
+// deadline with ?timeout= (client-go sends its own timeout so); a longer
+// one, or none, gets the server's, and one that does not parse is a 400.
+func requestTimeout(r *http.Request, max time.Duration) (time.Duration, error) {
+	s := r.URL.Query().Get("timeout")
+	if s == "" {
+		return max, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid timeout specified in the request URL: %v", err))
+	}
+	if d <= 0 || d > max {
+		return max, nil
+	}
+	return d, nil
 }
 
 func (in *inflight) enter(user string) bool {

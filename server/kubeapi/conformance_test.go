@@ -2,6 +2,7 @@ package kubeapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -180,4 +181,59 @@ func TestTokenReview(t *testing.T) {
 	if _, err := client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{}, metav1.CreateOptions{}); !apierrors.IsBadRequest(err) {
 		t.Fatalf("an empty token: %v", err)
 	}
+}
+
+// TestTableInEitherMetaVersion: a Table may be asked for in meta.k8s.io
+// v1beta1 as well as v1 (the e2e suite asks in v1beta1), and comes back in
+// the version asked for.
+func TestTableInEitherMetaVersion(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	for _, v := range []string{"v1", "v1beta1"} {
+		resp, body := do(t, lab, "GET", podsPath, "", "", "Accept", "application/json;as=Table;v="+v+";g=meta.k8s.io")
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"apiVersion":"meta.k8s.io/`+v+`"`) || !strings.Contains(string(body), `"kind":"Table"`) {
+			t.Errorf("%s: %d %.200s", v, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestInvalidTimeoutIsBadRequest: ?timeout= that does not parse is a 400,
+// as kube-apiserver answers; a valid one is taken.
+func TestInvalidTimeoutIsBadRequest(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	resp, body := do(t, lab, "GET", "/version?timeout=invalid", "", "")
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "invalid timeout specified in the request URL") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if resp, body := do(t, lab, "GET", podsPath+"?timeout=30s", "", ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("timeout=30s: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestTableWatchListEndsWithABookmarkRow: a streaming list asked for as
+// Tables ends with a bookmark that is a Table of one row, whose object
+// carries the initial-events-end annotation (the API Streaming e2e spec).
+func TestTableWatchListEndsWithABookmarkRow(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	q := "?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=2"
+	resp, body := do(t, lab, "GET", podsPath+q, "", "", "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+		var ev struct {
+			Type   string
+			Object metav1.Table
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != "BOOKMARK" {
+			continue
+		}
+		if len(ev.Object.Rows) != 1 || !strings.Contains(string(ev.Object.Rows[0].Object.Raw), metav1.InitialEventsAnnotationKey) {
+			t.Fatalf("bookmark %s", line)
+		}
+		return
+	}
+	t.Fatalf("no bookmark in %s", body)
 }

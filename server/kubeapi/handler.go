@@ -239,9 +239,9 @@ func (r *request) respond(code int, obj runtime.Object) error {
 		if err != nil {
 			return err
 		}
-		return writeObject(r.c, code, out.info, metaGV, t)
+		return writeObject(r.c, code, out.info, out.meta, t)
 	case "PartialObjectMetadata":
-		return writeObject(r.c, code, out.info, metaGV, partialMetadata(obj))
+		return writeObject(r.c, code, out.info, out.meta, partialMetadata(obj))
 	case "PartialObjectMetadataList":
 		return apierrors.NewBadRequest("PartialObjectMetadataList is only available for lists")
 	}

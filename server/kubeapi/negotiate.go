@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // output is what a client asked to get back: a serialization, and whether
@@ -17,6 +18,9 @@ type output struct {
 	info runtime.SerializerInfo
 	// as is "", "Table", "PartialObjectMetadata" or "PartialObjectMetadataList".
 	as string
+	// meta is the meta.k8s.io version asked for with as: v1, or v1beta1,
+	// which older clients (and the e2e suite) still ask Tables in.
+	meta schema.GroupVersion
 }
 
 var acceptedAs = map[string]bool{"Table": true, "PartialObjectMetadata": true, "PartialObjectMetadataList": true}
@@ -52,13 +56,17 @@ func negotiateOutputOf(accept string, noProtobuf, noTable bool) (output, error) 
 			continue
 		}
 		as := params["as"]
-		if as != "" && (!acceptedAs[as] || params["g"] != metav1.GroupName || params["v"] != "v1") {
-			continue // e.g. a v1beta1 Table: kubectl lists v1 first anyway
+		if as != "" && (!acceptedAs[as] || params["g"] != metav1.GroupName || (params["v"] != "v1" && params["v"] != "v1beta1")) {
+			continue
 		}
 		if as == "Table" && noTable {
 			continue
 		}
-		return output{info: info, as: as}, nil
+		out := output{info: info, as: as, meta: metaGV}
+		if as != "" {
+			out.meta.Version = params["v"]
+		}
+		return out, nil
 	}
 	return output{}, notAcceptable()
 }

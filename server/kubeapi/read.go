@@ -55,13 +55,13 @@ func (r *request) list() error {
 		if err != nil {
 			return err
 		}
-		return writeObject(r.c, http.StatusOK, out.info, metaGV, t)
+		return writeObject(r.c, http.StatusOK, out.info, out.meta, t)
 	case "PartialObjectMetadataList", "PartialObjectMetadata":
 		list := &metav1.PartialObjectMetadataList{ListMeta: listMeta}
 		for _, obj := range res.Items {
 			list.Items = append(list.Items, *partialMetadata(obj))
 		}
-		return writeObject(r.c, http.StatusOK, out.info, metaGV, list)
+		return writeObject(r.c, http.StatusOK, out.info, out.meta, list)
 	}
 	list := r.res.NewList()
 	if err := meta.SetList(list, res.Items); err != nil {

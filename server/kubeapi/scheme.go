@@ -22,6 +22,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -42,7 +43,7 @@ var metaGV = schema.GroupVersion{Group: metav1.GroupName, Version: "v1"}
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme, authorizationv1.AddToScheme, metav1.AddMetaToScheme, apidiscoveryv2.AddToScheme, apiextensionsv1.AddToScheme, apiregistrationv1.AddToScheme,
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme, authorizationv1.AddToScheme, metav1.AddMetaToScheme, metav1beta1.AddMetaToScheme, apidiscoveryv2.AddToScheme, apiextensionsv1.AddToScheme, apiregistrationv1.AddToScheme,
 		admissionregistrationv1.AddToScheme, authenticationv1.AddToScheme, autoscalingv1.AddToScheme, autoscalingv2.AddToScheme, batchv1.AddToScheme, certificatesv1.AddToScheme,
 		coordinationv1.AddToScheme, discoveryv1.AddToScheme, eventsv1.AddToScheme, networkingv1.AddToScheme, nodev1.AddToScheme, policyv1.AddToScheme, schedulingv1.AddToScheme, storagev1.AddToScheme} {
 		if err := add(s); err != nil {

@@ -195,18 +195,17 @@ func (e *eventEncoder) encodeObject(ev watch.Event) error {
 		return Codecs.EncoderForVersion(info.Serializer, coreV1).Encode(ev.Object, &e.obj)
 	case e.out.as == "Table":
 		listMeta := metav1.ListMeta{ResourceVersion: resourceVersionOf(ev.Object)}
-		var rows []runtime.Object
-		if ev.Type != watch.Bookmark {
-			rows = []runtime.Object{ev.Object}
-		}
-		t, err := toTable(r.res, rows, listMeta, includeObject(r.query("includeObject")), e.sentHeader)
+		// A bookmark is a row too, as kube-apiserver sends it: its object
+		// carries the resourceVersion and, at the end of a streaming
+		// list's initial events, the k8s.io/initial-events-end annotation.
+		t, err := toTable(r.res, []runtime.Object{ev.Object}, listMeta, includeObject(r.query("includeObject")), e.sentHeader)
 		if err != nil {
 			return err
 		}
 		e.sentHeader = true
-		return Codecs.EncoderForVersion(info.Serializer, metaGV).Encode(t, &e.obj)
+		return Codecs.EncoderForVersion(info.Serializer, e.out.meta).Encode(t, &e.obj)
 	case e.out.as != "":
-		return Codecs.EncoderForVersion(info.Serializer, metaGV).Encode(partialMetadata(ev.Object), &e.obj)
+		return Codecs.EncoderForVersion(info.Serializer, e.out.meta).Encode(partialMetadata(ev.Object), &e.obj)
 	case ev.Type == watch.Bookmark && info.MediaType == runtime.ContentTypeJSON:
 		// A bookmark carries a resourceVersion and nothing else; a typed
 		// empty object would print empty spec and status too.
