@@ -47,6 +47,10 @@ func TestKubectlAsImpersonates(t *testing.T) {
 	if err != nil || !strings.Contains(out, "pod/") {
 		t.Fatalf("admin as mallory in system:masters: %v\n%s%s", err, out, stderr)
 	}
+	out, stderr, err = clitest.Run(t, kubectl, "--kubeconfig", admin, "--as", "alice", "--as-group", "k8s-students", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.groups}")
+	if err != nil || out != `alice ["k8s-students","system:authenticated"]` {
+		t.Fatalf("whoami as alice: %v %q %s", err, out, stderr)
+	}
 	// An access review asks about the impersonated user.
 	out, _, _ = clitest.Run(t, kubectl, "--kubeconfig", admin, "--as", "alice", "auth", "can-i", "list", "pods", "-n", "alice")
 	if strings.TrimSpace(out) != "yes" {
