@@ -115,7 +115,6 @@ type secured struct{ e *echo.Echo }
 func (s secured) GET(path string, h echo.HandlerFunc)  { s.e.GET(path, web.SecureHeaders(h)) }
 func (s secured) POST(path string, h echo.HandlerFunc) { s.e.POST(path, web.SecureHeaders(h)) }
 
-
 // Render writes component as a complete HTML page with the given status.
 func Render(c echo.Context, status int, component templ.Component) error {
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
