@@ -7,20 +7,23 @@ import (
 
 	"github.com/kubelab/kubelab/controller/kubelet"
 	"github.com/kubelab/kubelab/controller/namespace"
+	"github.com/kubelab/kubelab/controller/rootca"
 	"github.com/kubelab/kubelab/controller/serviceaccount"
 	"github.com/kubelab/kubelab/server/kubeapi"
 )
 
 // startControllers runs what kube-controller-manager would for the
 // resources kubelab serves (namespace deletion, default service
-// accounts) and, unless turned off, the simulated node. They stop with ctx. Several replicas may run them at once:
+// accounts, the root CA's ConfigMap) and, unless turned off, the simulated node. They stop with ctx. Several replicas may run them at once:
 // every write they make is conditional, so they cannot fight.
 func (s *Server) startControllers(ctx context.Context, api *kubeapi.API) {
 	namespaces, _ := api.Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	accounts, _ := api.Store(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
+	configMaps, _ := api.Store(corev1.SchemeGroupVersion.WithResource("configmaps"))
 	controllers := []interface{ Run(context.Context) }{
 		namespace.New(namespaces, api.NamespacedStores, s.log),
 		serviceaccount.New(namespaces, accounts, s.log),
+		rootca.New(namespaces, configMaps, s.pki.CertPEM(), s.log),
 	}
 	if s.cfg.SimulatedNode {
 		nodes, _ := api.Store(corev1.SchemeGroupVersion.WithResource("nodes"))

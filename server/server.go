@@ -158,10 +158,12 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			s.ln.Close()
 		}
 	}()
+	// The CA exists in every mode: the root-CA publisher gives it to every
+	// namespace, and classroom mode also serves HTTPS with it.
+	if s.pki, err = pki.Load(ctx, s.etcd.Client()); err != nil {
+		return nil, err
+	}
 	if cfg.Classroom {
-		if s.pki, err = pki.Load(ctx, s.etcd.Client()); err != nil {
-			return nil, err
-		}
 		if s.tlsLn, err = net.Listen("tcp", cfg.SecureListen); err != nil {
 			return nil, fmt.Errorf("--secure-listen: %w", err)
 		}
@@ -178,7 +180,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.url = serverURL(cfg.Listen, s.ln.Addr())
 	s.kubeconfig = filepath.Join(cfg.DataDir, kubeconfigFile)
 	adminURL, caPEM := s.url, []byte(nil)
-	if s.pki != nil {
+	if cfg.Classroom {
 		adminURL, caPEM = s.secureURL, s.pki.CertPEM()
 	}
 	if s.adminTokenHash, err = adminKubeconfig(cfg.DataDir, adminURL, caPEM); err != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubelab/kubelab/controller/rootca"
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/storagetest"
@@ -62,20 +63,36 @@ func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 }
 
 // waitForControllers returns once the controllers have done what the
-// seeded state asks of them (a default service account in every
-// namespace), so that tests start from a quiet etcd whose revision moves
-// only with their own requests.
+// seeded state asks of them (a default service account and the root CA's
+// ConfigMap in every namespace), so that tests start from a quiet etcd
+// whose revision moves only with their own requests.
 func (l *Lab) waitForControllers(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	namespaces, _ := l.API().Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	accounts, _ := l.API().Store(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
+	configMaps, _ := l.API().Store(corev1.SchemeGroupVersion.WithResource("configmaps"))
+	published := func(namespaces int) (bool, error) {
+		cms, err := configMaps.List(ctx, storage.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		n := 0
+		for _, cm := range cms.Items {
+			if cm.(*corev1.ConfigMap).Name == rootca.ConfigMapName {
+				n++
+			}
+		}
+		return n >= namespaces, nil
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		nss, err1 := namespaces.List(ctx, storage.ListOptions{})
 		sas, err2 := accounts.List(ctx, storage.ListOptions{})
 		if err1 == nil && err2 == nil && len(sas.Items) >= len(nss.Items) {
-			return
+			if ok, err := published(len(nss.Items)); err == nil && ok {
+				return
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("controllers did not settle: %v %v", err1, err2)

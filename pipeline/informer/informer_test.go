@@ -161,6 +161,10 @@ func TestInformerRelistsAfter410(t *testing.T) {
 	g := &gated{Store: s}
 	inf, st := start(t, g)
 	expectState(t, st, map[string]string{"a/gone": "0"})
+	// Hold only once the informer's first watch is registered: a Watch
+	// call already past the gate but not yet in the cache would miss
+	// CloseWatchers and see the deletion live, with no 410 to relist on.
+	storetest.Eventually(t, "the informer's watch registered", func() bool { return s.Cache().Stats().Watchers == 1 })
 
 	g.hold()
 	s.Cache().CloseWatchers()

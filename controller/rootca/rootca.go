@@ -1,0 +1,130 @@
+// Package rootca is the root-CA publisher: every active namespace has a
+// ConfigMap named kube-root-ca.crt holding the CA that signs the API
+// server's certificates, as kube-controller-manager's publisher of that
+// name keeps. Pods read it to trust the API server; the Kubernetes e2e
+// suite waits for it in every namespace it creates before a test starts.
+package rootca
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/kubelab/kubelab/controller"
+	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/etcd3"
+)
+
+const (
+	// ConfigMapName is the name kube gives the published CA bundle.
+	ConfigMapName = "kube-root-ca.crt"
+	// DataKey is the ConfigMap key holding the PEM bundle.
+	DataKey = "ca.crt"
+
+	descriptionAnnotation = "kubernetes.io/description"
+	// description is kube's own wording, so the object reads the same
+	// as in any cluster.
+	description = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."
+)
+
+// Publisher keeps the CA ConfigMap in each active namespace, putting it
+// back when it is deleted or edited.
+type Publisher struct {
+	namespaces, configMaps *etcd3.Store
+	caPEM                  string
+	loop                   *controller.Loop
+	feeds                  []interface{ Run(context.Context) }
+}
+
+// New watches namespaces and ConfigMaps and publishes caPEM.
+func New(namespaces, configMaps *etcd3.Store, caPEM []byte, log *slog.Logger) *Publisher {
+	p := &Publisher{namespaces: namespaces, configMaps: configMaps, caPEM: string(caPEM)}
+	p.loop = controller.New("root-ca-publisher", p.sync, log)
+	p.feeds = []interface{ Run(context.Context) }{
+		controller.Feed("namespaces", namespaces, func(obj runtime.Object) (string, bool) {
+			if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp == nil {
+				return ns.Name, true
+			}
+			return "", false
+		}, p.loop),
+		controller.Feed("configmaps", configMaps, func(obj runtime.Object) (string, bool) {
+			if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Name == ConfigMapName {
+				return cm.Namespace, true
+			}
+			return "", false
+		}, p.loop),
+	}
+	return p
+}
+
+// Run works until ctx ends.
+func (p *Publisher) Run(ctx context.Context) {
+	for _, f := range p.feeds {
+		go f.Run(ctx)
+	}
+	p.loop.Run(ctx)
+}
+
+func (p *Publisher) sync(ctx context.Context, namespace string) error {
+	obj, err := p.namespaces.Get(ctx, storage.Key{Name: namespace}, "")
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ns := obj.(*corev1.Namespace); ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+		return nil
+	}
+	key := storage.Key{Namespace: namespace, Name: ConfigMapName}
+	want := map[string]string{DataKey: p.caPEM}
+	existing, err := p.configMaps.Get(ctx, key, "")
+	if apierrors.IsNotFound(err) {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: ConfigMapName, Namespace: namespace, UID: uuid.NewUUID(),
+				CreationTimestamp: metav1.NewTime(time.Now().Truncate(time.Second)),
+				Annotations:       map[string]string{descriptionAnnotation: description},
+			},
+			Data: want,
+		}
+		_, err = p.configMaps.Create(ctx, key, cm)
+		if apierrors.IsAlreadyExists(err) {
+			return nil // someone else made it; its watch event brings us back to check it
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if published(existing.(*corev1.ConfigMap), want) {
+		return nil
+	}
+	cmUID := existing.(*corev1.ConfigMap).UID
+	_, err = p.configMaps.GuaranteedUpdate(ctx, key, &storage.Preconditions{UID: &cmUID}, func(cur runtime.Object) (runtime.Object, error) {
+		cm := cur.(*corev1.ConfigMap).DeepCopy()
+		cm.Data, cm.BinaryData = want, nil
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		cm.Annotations[descriptionAnnotation] = description
+		return cm, nil
+	})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // deleted or replaced since we read it; its own event queues the namespace again
+	}
+	return err
+}
+
+// published says whether cm already carries exactly the bundle and the
+// annotation that describes it.
+func published(cm *corev1.ConfigMap, want map[string]string) bool {
+	return maps.Equal(cm.Data, want) && len(cm.BinaryData) == 0 && cm.Annotations[descriptionAnnotation] != ""
+}
