@@ -99,7 +99,7 @@ func startWatcher(client func() *kubernetes.Clientset, ns string, from int64) *w
 				w.mu.Lock()
 				seg.items = append(seg.items, item{ev.Type, cm.Name, rv, cm.Data["v"]})
 				w.mu.Unlock()
-				if ev.Type != watch.Bookmark && cm.Data["sum"] != checksum(cm.Data["v"]) {
+				if ev.Type != watch.Bookmark && torn(cm) {
 					w.errorf("watch delivered %s@%d half-written: value %q, checksum %q", cm.Name, rv, cm.Data["v"], cm.Data["sum"])
 				}
 				last = rv
