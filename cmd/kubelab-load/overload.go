@@ -62,7 +62,10 @@ func overload(ctx context.Context, args []string, out io.Writer) error {
 
 	fmt.Fprintf(out, "## kubelab-load overload, %s\n\n", time.Now().UTC().Format(time.DateTime))
 	fmt.Fprintf(out, "Half creates, half gets of configmaps, open loop; server --max-requests-inflight %d --max-mutating-requests-inflight %d; load average before: %s\n\n", *reads, *writes, loadavg())
-	fmt.Fprintf(out, "| phase | offered/s | admitted/s | admitted p50 ms | admitted p99 ms | 429s | 429 p50 ms | 429 p99 ms | 429 max ms | other errors | load average |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(out, "| phase | offered/s | admitted/s | admitted p50 ms | admitted p90 ms | admitted p99 ms | 429s | 429 p50 ms | 429 p99 ms | 429 max ms | other errors | load average |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	// A warm-up first: the first requests open the connections and fill
+	// the caches, and would count against the baseline.
+	d.drive(ctx, *start, *step)
 	var baseline, sustainable phase
 	for rate := float64(*start); ; rate *= *factor {
 		p := d.drive(ctx, int(rate), *step)
@@ -71,11 +74,11 @@ func overload(ctx context.Context, args []string, out io.Writer) error {
 			baseline = p
 		}
 		// Flat: the server keeps up and refuses next to nothing (a cap sized
-		// for the machine refuses some of a burst), p50 stays within
-		// twice the lowest rate's and p99 within three times (plus a few ms:
-		// the machine is shared, and its noise lands in the tail).
-		if p.refused > p.offered*int(step.Seconds())/100 || p.errors > 0 || p.admittedRate < 0.95*float64(p.offered) ||
-			p.admitted.q(0.5) > 2*baseline.admitted.q(0.5)+2 || p.admitted.q(0.99) > 3*baseline.admitted.q(0.99)+10 {
+		// for the machine refuses some of a burst), p50 and p90 stay within
+		// twice the lowest rate's plus 2 ms. Not p99: on a shared machine
+		// other jobs' bursts land in it at any rate.
+		if p.refused > p.offered*int(step.Seconds())/1000 || p.errors > 0 || p.admittedRate < 0.95*float64(p.offered) ||
+			p.admitted.q(0.5) > 2*baseline.admitted.q(0.5)+2 || p.admitted.q(0.9) > 2*baseline.admitted.q(0.9)+2 {
 			break
 		}
 		sustainable = p
@@ -136,8 +139,8 @@ type phase struct {
 }
 
 func (p phase) row(name string) string {
-	return fmt.Sprintf("| %s | %d | %.0f | %.1f | %.1f | %d | %.2f | %.2f | %.2f | %d | %s |", name, p.offered, p.admittedRate,
-		p.admitted.q(0.5), p.admitted.q(0.99), p.refused, p.refusals.q(0.5), p.refusals.q(0.99), p.refusals.q(1), p.errors, p.load)
+	return fmt.Sprintf("| %s | %d | %.0f | %.1f | %.1f | %.1f | %d | %.2f | %.2f | %.2f | %d | %s |", name, p.offered, p.admittedRate,
+		p.admitted.q(0.5), p.admitted.q(0.9), p.admitted.q(0.99), p.refused, p.refusals.q(0.5), p.refusals.q(0.99), p.refusals.q(1), p.errors, p.load)
 }
 
 // drive sends rate requests a second for d, on schedule (one tick a
