@@ -2,20 +2,26 @@ package server
 
 import (
 	"context"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubelab/kubelab/controller/garbagecollector"
 	"github.com/kubelab/kubelab/controller/kubelet"
 	"github.com/kubelab/kubelab/controller/namespace"
 	"github.com/kubelab/kubelab/controller/rootca"
 	"github.com/kubelab/kubelab/controller/serviceaccount"
 	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // startControllers runs what kube-controller-manager would for the
-// resources kubelab serves (namespace deletion, default service
-// accounts, the root CA's ConfigMap) and, unless turned off, the simulated node. They stop with ctx. Several replicas may run them at once:
-// every write they make is conditional, so they cannot fight.
+// resources kubelab serves (namespace deletion, default service accounts,
+// the root CA's ConfigMap, garbage collection by owner references) and,
+// unless turned off, the simulated node. They stop with ctx. Several
+// replicas may run them at once: every write they make is conditional, so
+// they cannot fight.
 func (s *Server) startControllers(ctx context.Context, api *kubeapi.API) {
 	namespaces, _ := api.Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	accounts, _ := api.Store(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
@@ -24,6 +30,7 @@ func (s *Server) startControllers(ctx context.Context, api *kubeapi.API) {
 		namespace.New(namespaces, api.NamespacedStores, s.log),
 		serviceaccount.New(namespaces, accounts, s.log),
 		rootca.New(namespaces, configMaps, s.pki.CertPEM(), s.log),
+		garbagecollector.New(garbagecollector.Config{Stores: api.Stores, Resolve: ownerStore(api), Logger: s.log}),
 	}
 	if s.cfg.SimulatedNode {
 		nodes, _ := api.Store(corev1.SchemeGroupVersion.WithResource("nodes"))
@@ -36,5 +43,22 @@ func (s *Server) startControllers(ctx context.Context, api *kubeapi.API) {
 			defer s.background.Done()
 			c.Run(ctx)
 		}()
+	}
+}
+
+// ownerStore finds the store of an owner reference's kind: the resource
+// of that group and kind served now, at any version (they share a store).
+func ownerStore(api *kubeapi.API) garbagecollector.Resolver {
+	return func(apiVersion, kind string) (*etcd3.Store, bool) {
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil {
+			return nil, false
+		}
+		for _, r := range api.Registry().All() {
+			if r.GroupVersion.Group == gv.Group && r.Kind == kind && !strings.Contains(r.Name, "/") {
+				return api.Store(r.GroupVersion.WithResource(r.Name))
+			}
+		}
+		return nil, false
 	}
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/kubelab/kubelab/controller"
 	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/deletion"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
@@ -72,8 +73,16 @@ func New(cfg Config) *Node {
 
 func podKey(obj runtime.Object) (string, bool) {
 	p, ok := obj.(*corev1.Pod)
-	if !ok || p.DeletionTimestamp != nil || (p.Spec.NodeName != "" && p.Spec.NodeName != NodeName) {
+	if !ok || (p.Spec.NodeName != "" && p.Spec.NodeName != NodeName) {
 		return "", false
+	}
+	if p.DeletionTimestamp != nil {
+		// Being deleted: ours to stop, unless already stopped.
+		stopping := p.Spec.NodeName == NodeName && (p.DeletionGracePeriodSeconds == nil || *p.DeletionGracePeriodSeconds > 0)
+		return p.Namespace + "/" + p.Name, stopping
+	}
+	if p.Spec.NodeName == "" && len(p.Spec.SchedulingGates) > 0 {
+		return "", false // the scheduler waits until every gate is lifted
 	}
 	if p.Spec.NodeName != "" && p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
 		return "", false // already running (or finished): nothing to do
@@ -190,9 +199,12 @@ func (n *Node) sync(ctx context.Context, key string) error {
 	}
 	pod := obj.(*corev1.Pod)
 	if pod.DeletionTimestamp != nil {
-		return nil
+		return n.stop(ctx, pod)
 	}
 	if pod.Spec.NodeName == "" {
+		if len(pod.Spec.SchedulingGates) > 0 {
+			return nil
+		}
 		return n.update(ctx, pod, schedule)
 	}
 	if pod.Spec.NodeName != NodeName || (pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "") {
@@ -209,6 +221,23 @@ func (n *Node) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	return n.update(ctx, pod, n.start)
+}
+
+// stop ends a pod being deleted, as a kubelet does once its containers
+// have stopped (no container runs here, so at once): it deletes the pod
+// again with a grace period of 0, which removes it unless a finalizer
+// still holds it.
+func (n *Node) stop(ctx context.Context, pod *corev1.Pod) error {
+	if pod.Spec.NodeName != NodeName || (pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0) {
+		return nil
+	}
+	zero := int64(0)
+	_, _, err := deletion.Delete(ctx, n.cfg.Pods, storage.Key{Namespace: pod.Namespace, Name: pod.Name},
+		deletion.Options{GracePeriodSeconds: &zero, Preconditions: &storage.Preconditions{UID: &pod.UID}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone already, or a new pod of the same name
+	}
+	return err
 }
 
 func (n *Node) update(ctx context.Context, pod *corev1.Pod, change func(*corev1.Pod, metav1.Time)) error {

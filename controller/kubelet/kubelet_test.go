@@ -77,3 +77,70 @@ func TestPodGoesPendingToRunningOnAWatch(t *testing.T) {
 		t.Fatalf("kubectl get nodes: %v\n%s%s", err, out, stderr)
 	}
 }
+
+// TestBoundPodDeletionIsGraceful: deleting a pod the node runs only marks
+// it (deletionTimestamp, grace period) and a watch sees that MODIFIED; the
+// simulated kubelet then stops it and the pod goes. An unbound pod has
+// nothing to stop and goes at once.
+func TestBoundPodDeletionIsGraceful(t *testing.T) {
+	lab := kubelabtest.Start(t, func(c *server.Config) {
+		c.SimulatedNode = true
+		c.PodStartDelay = 100 * time.Millisecond
+	})
+	cs := lab.Clientset(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pods := cs.CoreV1().Pods("internals-demo")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "graceful"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}
+	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubelabtest.Eventually(t, "the pod Running", func() (bool, error) {
+		p, err := pods.Get(ctx, "graceful", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, err
+	})
+	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=graceful", ResourceVersion: created.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	grace := int64(30)
+	if err := pods.Delete(ctx, "graceful", metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+		t.Fatal(err)
+	}
+	var marked, deleted bool
+	for ev := range w.ResultChan() {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			t.Fatalf("watch: %v", ev)
+		}
+		if ev.Type == watch.Modified && p.DeletionTimestamp != nil {
+			if p.DeletionGracePeriodSeconds == nil || *p.DeletionGracePeriodSeconds != 30 {
+				t.Fatalf("marked with grace %v, want 30", p.DeletionGracePeriodSeconds)
+			}
+			marked = true
+		}
+		if ev.Type == watch.Deleted {
+			deleted = true
+			break
+		}
+	}
+	if !marked || !deleted {
+		t.Fatalf("marked %v, deleted %v: want a MODIFIED with deletionTimestamp, then DELETED", marked, deleted)
+	}
+
+	// An unbound pod: a scheduling gate keeps the scheduler off it.
+	other := pod.DeepCopy()
+	other.Name, other.Spec.NodeName = "elsewhere", ""
+	other.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/hold"}}
+	if _, err := pods.Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.Delete(ctx, "elsewhere", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Get(ctx, "elsewhere", metav1.GetOptions{}); err == nil {
+		t.Fatal("an unbound pod outlived its delete")
+	}
+}

@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/kubelab/kubelab/controller"
 	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/deletion"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
@@ -71,17 +74,17 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if ns.DeletionTimestamp == nil {
 		return nil
 	}
-	remaining, deleteErr := c.empty(ctx, name)
-	if err := c.report(ctx, ns, remaining, deleteErr); err != nil {
+	left, deleteErr := c.empty(ctx, name)
+	if err := c.report(ctx, ns, left, deleteErr); err != nil {
 		return err
 	}
 	if deleteErr != nil {
 		return deleteErr
 	}
-	if remaining > 0 {
-		// Something was created while we emptied (a client that raced the
-		// Terminating phase): go round again.
-		return fmt.Errorf("namespace %s still has %d objects", name, remaining)
+	if left.remaining > 0 {
+		// Objects held by a finalizer or a grace period, or created by a
+		// client that raced the Terminating phase: go round again.
+		return fmt.Errorf("namespace %s still has %d objects", name, left.remaining)
 	}
 	finalized, err := c.namespaces.GuaranteedUpdate(ctx, key, &storage.Preconditions{UID: &ns.UID}, func(cur runtime.Object) (runtime.Object, error) {
 		ns := cur.(*corev1.Namespace).DeepCopy()
@@ -104,9 +107,19 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	return err
 }
 
-// empty deletes what the namespace holds and counts what is left after.
-func (c *Controller) empty(ctx context.Context, ns string) (remaining int, _ error) {
+// contents is what emptying a namespace left behind.
+type contents struct {
+	remaining int
+	// finalizers counts the objects each finalizer still holds.
+	finalizers map[string]int
+}
+
+// empty deletes what the namespace holds, as a client's DELETE would (a
+// running pod gets its grace period, an object with finalizers is only
+// marked), and counts what is left after.
+func (c *Controller) empty(ctx context.Context, ns string) (contents, error) {
 	var errs []error
+	left := contents{finalizers: map[string]int{}}
 	for _, store := range c.contents() {
 		list, err := store.List(ctx, storage.ListOptions{Namespace: ns})
 		if err != nil {
@@ -119,25 +132,34 @@ func (c *Controller) empty(ctx context.Context, ns string) (remaining int, _ err
 				continue
 			}
 			uid := m.GetUID()
-			_, err = store.Delete(ctx, storage.Key{Namespace: ns, Name: m.GetName()}, &storage.Preconditions{UID: &uid})
+			_, _, err = deletion.Delete(ctx, store, storage.Key{Namespace: ns, Name: m.GetName()},
+				deletion.Options{Preconditions: &storage.Preconditions{UID: &uid}})
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 				errs = append(errs, err)
 			}
 		}
-		left, err := store.List(ctx, storage.ListOptions{Namespace: ns})
+		after, err := store.List(ctx, storage.ListOptions{Namespace: ns})
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		remaining += len(left.Items)
+		left.remaining += len(after.Items)
+		for _, obj := range after.Items {
+			if m, err := meta.Accessor(obj); err == nil {
+				for _, f := range m.GetFinalizers() {
+					left.finalizers[f]++
+				}
+			}
+		}
 	}
-	return remaining, errors.Join(errs...)
+	return left, errors.Join(errs...)
 }
 
 // report writes the deletion's progress into the namespace's conditions,
 // with the types and reasons kube's namespace controller uses.
-func (c *Controller) report(ctx context.Context, ns *corev1.Namespace, remaining int, deleteErr error) error {
+func (c *Controller) report(ctx context.Context, ns *corev1.Namespace, left contents, deleteErr error) error {
 	now := metav1.NewTime(c.now().Truncate(time.Second))
+	remaining := left.remaining
 	contentFailure := condition(corev1.NamespaceDeletionContentFailure, deleteErr != nil, "ContentDeletionFailed", "ContentDeleted", errString(deleteErr), "All content successfully deleted, may be waiting on finalization", now)
 	contentRemaining := condition(corev1.NamespaceContentRemaining, remaining > 0, "SomeResourcesRemain", "ContentRemoved", fmt.Sprintf("Some resources are remaining: %d objects", remaining), "All content successfully removed", now)
 	_, err := c.namespaces.GuaranteedUpdate(ctx, storage.Key{Name: ns.Name}, &storage.Preconditions{UID: &ns.UID}, func(cur runtime.Object) (runtime.Object, error) {
@@ -146,7 +168,7 @@ func (c *Controller) report(ctx context.Context, ns *corev1.Namespace, remaining
 			condition(corev1.NamespaceDeletionDiscoveryFailure, false, "", "ResourcesDiscovered", "", "All resources successfully discovered", now),
 			condition(corev1.NamespaceDeletionGVParsingFailure, false, "", "ParsedGroupVersions", "", "All legacy kube types successfully parsed", now),
 			contentFailure, contentRemaining,
-			condition(corev1.NamespaceFinalizersRemaining, false, "", "ContentHasNoFinalizers", "", "All content-preserving finalizers finished", now),
+			condition(corev1.NamespaceFinalizersRemaining, len(left.finalizers) > 0, "SomeFinalizersRemain", "ContentHasNoFinalizers", finalizersMessage(left.finalizers), "All content-preserving finalizers finished", now),
 		} {
 			setCondition(&n.Status, cond)
 		}
@@ -179,6 +201,15 @@ func setCondition(st *corev1.NamespaceStatus, cond corev1.NamespaceCondition) {
 		return
 	}
 	st.Conditions = append(st.Conditions, cond)
+}
+
+// finalizersMessage is kube's wording for what holds the namespace.
+func finalizersMessage(finalizers map[string]int) string {
+	var parts []string
+	for _, f := range slices.Sorted(maps.Keys(finalizers)) {
+		parts = append(parts, fmt.Sprintf("%s in %d resource instances", f, finalizers[f]))
+	}
+	return "Some content in the namespace has finalizers remaining: " + strings.Join(parts, ", ")
 }
 
 func errString(err error) string {

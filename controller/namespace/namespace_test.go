@@ -102,3 +102,45 @@ func TestNamespaceDeletionGoesTerminatingThenEmptiesAndRemovesIt(t *testing.T) {
 		return apierrors.IsNotFound(err), err
 	})
 }
+
+// TestContentFinalizerHoldsTheNamespace: an object with a finalizer is
+// only marked when its namespace empties; the namespace stays Terminating,
+// says why in its conditions, and goes once the finalizer is removed.
+func TestContentFinalizerHoldsTheNamespace(t *testing.T) {
+	cs := kubelabtest.Start(t).Clientset(t)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "held"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Finalizers: []string{"example.com/hold"}}}
+	if _, err := cs.CoreV1().ConfigMaps("held").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().Namespaces().Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubelabtest.Eventually(t, "the namespace reporting the finalizer that holds it", func() (bool, error) {
+		ns, err := cs.CoreV1().Namespaces().Get(ctx, "held", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range ns.Status.Conditions {
+			if c.Type == corev1.NamespaceFinalizersRemaining && c.Status == corev1.ConditionTrue {
+				return strings.Contains(c.Message, "example.com/hold in 1 resource instances"), nil
+			}
+		}
+		return false, nil
+	})
+	kept, err := cs.CoreV1().ConfigMaps("held").Get(ctx, "kept", metav1.GetOptions{})
+	if err != nil || kept.DeletionTimestamp == nil {
+		t.Fatalf("the held object: %v %+v", err, kept)
+	}
+	kept.Finalizers = nil
+	if _, err := cs.CoreV1().ConfigMaps("held").Update(ctx, kept, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubelabtest.Eventually(t, "the namespace gone", func() (bool, error) {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, "held", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}

@@ -86,6 +86,9 @@ func (r *request) patch() error {
 		r.rewind(mark)
 		return r.createByApply(applied, force)
 	}
+	if err == nil && !r.dryRun() {
+		updated, err = r.finishDeletion(updated)
+	}
 	r.stored(updated, err)
 	if err != nil {
 		return err

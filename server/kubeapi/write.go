@@ -3,6 +3,7 @@ package kubeapi
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,10 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/deletion"
 )
 
 func (r *request) create() error {
@@ -145,6 +148,9 @@ func (r *request) update() error {
 		next := obj.DeepCopyObject()
 		return r.prepareUpdate(next, cur, true)
 	})
+	if err == nil && !r.dryRun() {
+		updated, err = r.finishDeletion(updated)
+	}
 	r.stored(updated, err)
 	if err != nil {
 		return err
@@ -172,6 +178,7 @@ func (r *request) prepareUpdate(next, cur runtime.Object, trackFields bool) (run
 	nm.SetUID(cm.GetUID())
 	nm.SetCreationTimestamp(cm.GetCreationTimestamp())
 	nm.SetDeletionTimestamp(cm.GetDeletionTimestamp())
+	nm.SetDeletionGracePeriodSeconds(cm.GetDeletionGracePeriodSeconds())
 	nm.SetGeneration(cm.GetGeneration())
 	nm.SetResourceVersion(cm.GetResourceVersion())
 	nm.SetNamespace(cm.GetNamespace())
@@ -263,32 +270,71 @@ func (r *request) dryRun() bool {
 	return false
 }
 
-// deleteOptions reads the optional DeleteOptions body: preconditions on
-// uid and resourceVersion.
-func (r *request) deleteOptions() (*storage.Preconditions, error) {
+// deleteOptions reads the optional DeleteOptions body and the query
+// parameters that may stand for it (gracePeriodSeconds, propagationPolicy,
+// orphanDependents), and checks them as kube-apiserver does.
+func (r *request) deleteOptions() (deletion.Options, error) {
 	opts := &metav1.DeleteOptions{}
 	if r.c.Request().ContentLength != 0 {
 		body, err := r.readBody()
 		if err == nil {
 			info, err := bodyDecoder(r.c.Request().Header.Get("Content-Type"))
 			if err != nil {
-				return nil, err
+				return deletion.Options{}, err
 			}
 			if _, _, err := info.Serializer.Decode(body, nil, opts); err != nil {
-				return nil, apierrors.NewBadRequest("the body of the request could not be decoded as DeleteOptions: " + err.Error())
+				return deletion.Options{}, apierrors.NewBadRequest("the body of the request could not be decoded as DeleteOptions: " + err.Error())
 			}
 		} else if !apierrors.IsBadRequest(err) {
-			return nil, err
+			return deletion.Options{}, err
 		}
 	}
-	if opts.Preconditions == nil {
-		return nil, nil
+	if v := r.query("gracePeriodSeconds"); v != "" && opts.GracePeriodSeconds == nil {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return deletion.Options{}, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q: %v", v, err))
+		}
+		opts.GracePeriodSeconds = &n
 	}
-	return &storage.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion}, nil
+	if v := r.query("propagationPolicy"); v != "" && opts.PropagationPolicy == nil {
+		p := metav1.DeletionPropagation(v)
+		opts.PropagationPolicy = &p
+	}
+	if v := r.query("orphanDependents"); v != "" && opts.OrphanDependents == nil { //nolint:staticcheck // still part of the API
+		b := parseBool(v)
+		opts.OrphanDependents = &b //nolint:staticcheck
+	}
+	var errs field.ErrorList
+	orphan := opts.OrphanDependents //nolint:staticcheck
+	if orphan != nil && opts.PropagationPolicy != nil {
+		errs = append(errs, field.Invalid(field.NewPath("propagationPolicy"), *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
+	}
+	if p := opts.PropagationPolicy; p != nil && *p != metav1.DeletePropagationForeground && *p != metav1.DeletePropagationBackground && *p != metav1.DeletePropagationOrphan {
+		errs = append(errs, field.NotSupported(field.NewPath("propagationPolicy"), *p,
+			[]string{string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationOrphan), "nil"}))
+	}
+	if len(errs) > 0 {
+		return deletion.Options{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	out := deletion.Options{GracePeriodSeconds: opts.GracePeriodSeconds, Policy: opts.PropagationPolicy}
+	if orphan != nil { // the deprecated spelling of orphan and foreground
+		p := metav1.DeletePropagationForeground
+		if *orphan {
+			p = metav1.DeletePropagationOrphan
+		}
+		out.Policy = &p
+	}
+	if opts.Preconditions != nil {
+		out.Preconditions = &storage.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion}
+	}
+	return out, nil
 }
 
+// delete deletes the object, or marks it for deletion when a finalizer or
+// a grace period holds it (see package deletion); either way the answer
+// is the object's last state.
 func (r *request) delete() error {
-	pre, err := r.deleteOptions()
+	opts, err := r.deleteOptions()
 	if err != nil {
 		return err
 	}
@@ -309,14 +355,24 @@ func (r *request) delete() error {
 		}
 	}
 	if r.res.Name == "namespaces" && r.res.GroupVersion.Group == "" {
-		return r.terminateNamespace(pre)
+		return r.terminateNamespace(opts.Preconditions)
 	}
-	obj, err := r.store.Delete(r.ctx(), r.key(), pre)
+	obj, _, err := deletion.Delete(r.ctx(), r.store, r.key(), opts)
 	r.stored(obj, err)
 	if err != nil {
 		return err
 	}
 	return r.respond(http.StatusOK, obj)
+}
+
+// finishDeletion completes the deletion of an object an update has just
+// released: its last finalizer removed, its grace period over.
+func (r *request) finishDeletion(updated runtime.Object) (runtime.Object, error) {
+	gone, _, err := deletion.DeleteIfFinished(r.ctx(), r.store, updated)
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return updated, nil // changed again since: whoever changed it finishes it
+	}
+	return gone, err
 }
 
 // terminateNamespace is a namespace's deletion as in kube-apiserver: the
@@ -362,7 +418,7 @@ func (r *request) deleteCollection() error {
 	for _, obj := range res.Items {
 		m, _ := meta.Accessor(obj)
 		if !r.dryRun() {
-			if obj, err = r.store.Delete(r.ctx(), storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, nil); err != nil {
+			if obj, _, err = deletion.Delete(r.ctx(), r.store, storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, deletion.Options{}); err != nil {
 				if apierrors.IsNotFound(err) {
 					continue
 				}

@@ -92,6 +92,12 @@ func (s *Store) Stop() {
 // Cache is the store's watch cache, for views of its clock and history.
 func (s *Store) Cache() *watchcache.Cache { return s.cache }
 
+// Resource is the resource the store holds.
+func (s *Store) Resource() schema.GroupResource { return s.cfg.Resource }
+
+// Namespaced says whether its objects live in namespaces.
+func (s *Store) Namespaced() bool { return s.cfg.Namespaced }
+
 // Key is the etcd key of the object k names.
 func (s *Store) Key(k storage.Key) (string, error) {
 	return storage.ObjectKey(s.cfg.Prefix, s.cfg.Resource, s.cfg.Namespaced, k)

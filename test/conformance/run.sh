@@ -39,7 +39,7 @@ go build -o bin/kubelab ./cmd/kubelab
 data=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 bin/kubelab --listen "127.0.0.1:$port" --data-dir "$data" --etcd-listen-client= \
-	--pod-start-delay 1s >"$data/kubelab.log" 2>&1 &
+	--pod-start-delay 1s --compaction-interval 1m >"$data/kubelab.log" 2>&1 &
 kubelab=$!
 trap 'kill $kubelab 2>/dev/null; wait $kubelab 2>/dev/null; rm -rf "$data"' EXIT
 for _ in $(seq 100); do
