@@ -114,9 +114,10 @@ func (ld *steadyLoad) since(t0 time.Time) (ok, failed int, slowest, recovered ti
 // TestMemberFaultsUnderLoad stops etcd members under a steady load of
 // creates through one kubelab, with watch streams open: a follower, then
 // the leader, then two members at once (quorum lost), restarting each
-// time. kubelab must keep serving, or fail requests with a 5xx Status
-// within its request timeout (never hang), recover by itself, and the
-// watch streams must resume with no gap. It logs the time to recover.
+// time. kubelab must keep serving (with a quorum, only the requests in
+// flight to the crashed member may fail), or fail requests with a 5xx
+// Status within its request timeout (never hang), recover by itself, and
+// the watch streams must resume with no gap. It logs the time to recover.
 func TestMemberFaultsUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-member etcd cluster and a kubelab process")
@@ -125,7 +126,8 @@ func TestMemberFaultsUnderLoad(t *testing.T) {
 	cluster := storagetest.StartCluster(t, 3)
 	// A short request timeout, so that a request without quorum ends
 	// within the test's bounds; the default is kube-apiserver's minute.
-	s := kubelabproc.New(t, "s", "--etcd-endpoints", strings.Join(cluster.Endpoints(), ","), "--request-timeout", "3s")
+	const requestTimeout, clients = 3 * time.Second, 4
+	s := kubelabproc.New(t, "s", "--etcd-endpoints", strings.Join(cluster.Endpoints(), ","), "--request-timeout", requestTimeout.String())
 	startServers(t, s)
 	const ns = "faults"
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -137,12 +139,12 @@ func TestMemberFaultsUnderLoad(t *testing.T) {
 	from := rvOf(t, created)
 	l := &ledger{}
 	w1, w2 := startWatch(t, s, ns, from), startWatch(t, s, ns, from)
-	load := startLoad(t, l, s, ns, 4)
+	load := startLoad(t, l, s, ns, clients)
 	time.Sleep(2 * time.Second)
 
 	// phase stops the members pick chooses, holds, restarts them, and
 	// measures from the moment the first was stopped.
-	phase := func(what string, pick func() []int, hold time.Duration, mustServe bool) {
+	phase := func(what string, pick func() []int, hold time.Duration, quorum bool) {
 		t.Helper()
 		stopped := pick()
 		t0 := time.Now()
@@ -160,8 +162,12 @@ func TestMemberFaultsUnderLoad(t *testing.T) {
 			what, ok, failed, slowest.Round(time.Millisecond), recovered.Round(time.Millisecond), afterRestart.Round(time.Millisecond), restarted.Sub(t0).Round(time.Millisecond))
 		t.Logf("FIGURES phase=%q acked=%d failed=%d recover_ms=%d recover_after_restart_ms=%d slowest_failure_ms=%d",
 			what, ok, failed, recovered.Milliseconds(), afterRestart.Milliseconds(), slowest.Milliseconds())
-		if mustServe && failed > 0 {
-			t.Errorf("%s: %d creates failed; with a quorum they must not", what, failed)
+		// With a quorum, only requests already sent to the crashed member
+		// may fail (they wait on it until the request timeout): at most one
+		// per client, and the next goes elsewhere.
+		if quorum && (failed > clients || recovered > requestTimeout+2*time.Second) {
+			t.Errorf("%s: %d creates failed, writes acknowledged again after %v; with a quorum, at most %d may fail, within %v",
+				what, failed, recovered, clients, requestTimeout+2*time.Second)
 		}
 		if slowest > 10*time.Second {
 			t.Errorf("%s: a failed create took %v: a hang, not an answer", what, slowest)
@@ -174,7 +180,7 @@ func TestMemberFaultsUnderLoad(t *testing.T) {
 		}
 	}
 	phase("a follower crashed", func() []int { return []int{member(t, cluster, false)} }, 3*time.Second, true)
-	phase("the leader crashed", func() []int { return []int{member(t, cluster, true)} }, 3*time.Second, false)
+	phase("the leader crashed", func() []int { return []int{member(t, cluster, true)} }, 3*time.Second, true)
 	phase("the leader and a follower crashed (no quorum)", func() []int {
 		leader := member(t, cluster, true)
 		for i := range cluster.Members {
