@@ -2,11 +2,11 @@ package quiz
 
 // Anchors of the lesson page that prove each answer live.
 const (
-	anchorResourceVersion = "/lesson#resource-version"
-	anchorWatch           = "/lesson#watch"
-	anchorGone            = "/lesson#gone"
-	anchorEtcd            = "/lesson#etcd"
-	anchorAggregation     = "/lesson#aggregation"
+	anchorResourceVersion = "/lesson/resource-version#resource-version"
+	anchorWatch           = "/lesson/resource-version#watch"
+	anchorGone            = "/lesson/gone#gone"
+	anchorEtcd            = "/lesson/etcd#etcd"
+	anchorAggregation     = "/lesson/extending#aggregation"
 )
 
 // The lesson's quizzes.

@@ -52,7 +52,7 @@ func TestLessonBank(t *testing.T) {
 				t.Errorf("%s/%s: missing a translation", qu.ID, o.ID)
 			}
 		}
-		if !strings.HasPrefix(qu.Proof.Href, "/lesson#") {
+		if !strings.HasPrefix(qu.Proof.Href, "/lesson/") {
 			t.Errorf("%s: proof %q is not a lesson anchor", qu.ID, qu.Proof.Href)
 		}
 	}
@@ -338,7 +338,7 @@ func TestExplain(t *testing.T) {
 	if es.ScoreGiven != 0 || len(es.Lines) != 8 || !es.Lines[3].MarkRight || es.Lines[1].MarkRight || es.Lines[1].Reason != "polling" || !es.Lines[5].Buggy || es.Lines[0].Buggy {
 		t.Errorf("spot-the-bug lines: %+v", es.Lines)
 	}
-	if len(es.Bugs) != 2 || !es.Bugs[0].Found || es.Bugs[1].Found || es.Bugs[1].Proof.Href != "/lesson#watch" {
+	if len(es.Bugs) != 2 || !es.Bugs[0].Found || es.Bugs[1].Found || es.Bugs[1].Proof.Href != "/lesson/resource-version#watch" {
 		t.Errorf("spot-the-bug bugs: %+v", es.Bugs)
 	}
 }

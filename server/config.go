@@ -73,6 +73,9 @@ type Config struct {
 	// results endpoint). They are kept only as hashes.
 	InstructorToken string
 	GraderToken     string
+	// StuckAfter is how long without lab progress the instructor's
+	// dashboard marks a student as stuck.
+	StuckAfter time.Duration
 }
 
 // DefaultConfig returns the configuration `go run ./cmd/kubelab` runs with.
@@ -82,6 +85,7 @@ func DefaultConfig() Config {
 		DataDir:            "./kubelab-data",
 		EtcdListenClient:   "127.0.0.1:2379",
 		CompactionInterval: 5 * time.Minute,
+		StuckAfter:         10 * time.Minute,
 		ShutdownTimeout:    10 * time.Second,
 		LogLevel:           "info",
 		Profiling:          true,
@@ -126,6 +130,9 @@ func (c Config) Validate() error {
 	}
 	if c.CompactionInterval < 0 {
 		return fmt.Errorf("--compaction-interval must not be negative (0 disables compaction), got %s", c.CompactionInterval)
+	}
+	if c.StuckAfter < 0 {
+		return fmt.Errorf("--stuck-after must not be negative, got %s", c.StuckAfter)
 	}
 	if c.ShutdownTimeout < 0 {
 		return fmt.Errorf("shutdown timeout must not be negative, got %s", c.ShutdownTimeout)

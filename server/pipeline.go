@@ -169,7 +169,8 @@ func isPageRequest(r *http.Request) bool {
 		return false
 	}
 	p := r.URL.Path
-	if p == "/signin" || strings.HasPrefix(p, "/static/") || strings.HasSuffix(p, ".css") || strings.HasSuffix(p, ".js") {
+	// The dashboard has a sign-in of its own, for instructors' tokens.
+	if p == "/signin" || p == "/labs/dashboard" || strings.HasPrefix(p, "/static/") || strings.HasSuffix(p, ".css") || strings.HasSuffix(p, ".js") {
 		return false
 	}
 	return !isKubeNonResourcePath(p) && p != "/api" && p != "/apis" && !strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/apis/")

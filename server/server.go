@@ -35,6 +35,7 @@ import (
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/quiz/etcdstore"
 	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/server/labhttp"
 	"github.com/kubelab/kubelab/server/metrics"
 	"github.com/kubelab/kubelab/server/openapi"
 	"github.com/kubelab/kubelab/server/pki"
@@ -275,6 +276,14 @@ func (s *Server) installAPI(ctx context.Context) error {
 		return err
 	}
 	s.OnShutdown(func(context.Context) { ui.Close() })
+	labs, err := labhttp.Install(s.echo, labhttp.Config{API: api, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
+		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.authn.Mint, SessionCookie: authn.SessionCookie,
+		RequireSignIn: s.cfg.Classroom, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log})
+	if err != nil {
+		api.Stop()
+		return err
+	}
+	s.OnShutdown(func(context.Context) { labs.Close() })
 	s.metrics.Gauge("kubelab_websocket_clients", "Browser websockets open (live views).", func() float64 { return float64(ui.Stats().Clients) })
 	s.metrics.Counter("kubelab_websocket_slow_clients_total", "Browser websockets closed for not keeping up (they resume by resourceVersion).", func() float64 {
 		return float64(ui.Stats().TooSlow)

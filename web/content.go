@@ -39,6 +39,7 @@ const (
 	Command // a command with its recorded output, runnable live
 	Answer  // a hidden answer, shown on request
 	Widget  // a live view: flowchart, tracer, timeline, inspector, pollwatch
+	LabLink // a link to the hands-on lab that practises the section
 )
 
 // Block is one part of a page.
@@ -134,7 +135,16 @@ func ParseLesson(lang, src string) (*Lesson, error) {
 			page = &LessonPage{Slug: strings.TrimSpace(slug), Title: strings.TrimSpace(title)}
 			l.Pages = append(l.Pages, page)
 		case strings.HasPrefix(line, "## "):
-			err = add(Block{Kind: Heading, Text: strings.TrimPrefix(line, "## "), ID: fmt.Sprintf("s%d", n)})
+			var h Block
+			if h, err = heading(strings.TrimPrefix(line, "## "), n, page); err == nil {
+				err = add(h)
+			}
+		case strings.HasPrefix(line, "::lab "):
+			id := strings.TrimSpace(strings.TrimPrefix(line, "::lab "))
+			if !validID(id) {
+				return nil, fmt.Errorf("line %d: lab id %q: want lowercase letters, digits and dashes", n, id)
+			}
+			err = add(Block{Kind: LabLink, ID: id})
 		case strings.HasPrefix(line, "::"):
 			name := strings.TrimPrefix(line, "::")
 			if !widgets[name] {
@@ -171,6 +181,53 @@ func ParseLesson(lang, src string) (*Lesson, error) {
 		return nil, fmt.Errorf("unterminated block at the end")
 	}
 	return l, sc.Err()
+}
+
+// heading reads "Title {#id}": the id is the heading's anchor, stable
+// whatever the line number, so links into the lesson (the quizzes', the
+// labs') keep landing. A heading without one gets "s<line>".
+func heading(text string, n int, page *LessonPage) (Block, error) {
+	b := Block{Kind: Heading, Text: text, ID: fmt.Sprintf("s%d", n)}
+	if i := strings.LastIndex(text, " {#"); i >= 0 && strings.HasSuffix(text, "}") {
+		id := text[i+3 : len(text)-1]
+		if !validID(id) {
+			return b, fmt.Errorf("line %d: heading id %q: want lowercase letters, digits and dashes", n, id)
+		}
+		if page != nil {
+			for _, o := range page.Blocks {
+				if o.Kind == Heading && o.ID == id {
+					return b, fmt.Errorf("line %d: heading id %q is used twice on page %q", n, id, page.Slug)
+				}
+			}
+		}
+		b.Text, b.ID = strings.TrimSpace(text[:i]), id
+	}
+	return b, nil
+}
+
+func validID(id string) bool {
+	if id == "" {
+		return false
+	}
+	for _, r := range id {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// Anchor returns the path of the page holding the heading id, with the
+// id as the fragment ("/lesson/gone#gone"), or "" if no heading has it.
+func (l *Lesson) Anchor(id string) string {
+	for _, p := range l.Pages {
+		for _, b := range p.Blocks {
+			if b.Kind == Heading && b.ID == id {
+				return "/lesson/" + p.Slug + "#" + id
+			}
+		}
+	}
+	return ""
 }
 
 // splitCommand separates a command block's "$ " line (with its "\"

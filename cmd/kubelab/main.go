@@ -52,6 +52,7 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.EtcdListenClient, "etcd-listen-client", cfg.EtcdListenClient, "host:port where the embedded etcd serves clients such as etcdctl; empty for none")
 	endpoints := fs.String("etcd-endpoints", "", "comma-separated endpoints of an external etcd cluster to use instead of the embedded one")
 	fs.DurationVar(&cfg.CompactionInterval, "compaction-interval", cfg.CompactionInterval, "how often etcd's history is compacted; 0 disables compaction")
+	fs.DurationVar(&cfg.StuckAfter, "stuck-after", cfg.StuckAfter, "how long without lab progress the instructor's dashboard marks a student as stuck")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "minimum level logged: debug, info, warn or error")
 	fs.BoolVar(&cfg.Profiling, "profiling", cfg.Profiling, "serve Go's profiler at /debug/pprof/, as kube-apiserver's --profiling does")
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", cfg.MaxRequestsInflight, "most non-mutating requests served at once (watches not counted); more get 429, as in kube-apiserver")

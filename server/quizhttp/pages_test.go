@@ -16,12 +16,12 @@ import (
 // every explanation and proof, in both languages, and the result page's
 // answer marker.
 func secrets() []string {
-	out := []string{"/lesson#", "right answer", "คำตอบที่ถูก"}
+	out := []string{"right answer", "คำตอบที่ถูก"}
 	for _, q := range quiz.Lesson().Quizzes() {
 		for _, qu := range q.Questions {
-			out = append(out, qu.Explanation.EN, qu.Explanation.TH, qu.Proof.Label.EN, qu.Proof.Label.TH)
+			out = append(out, qu.Explanation.EN, qu.Explanation.TH, qu.Proof.Label.EN, qu.Proof.Label.TH, qu.Proof.Href)
 			for _, b := range qu.Bugs {
-				out = append(out, b.Explanation.EN, b.Explanation.TH, b.Proof.Label.EN, b.Proof.Label.TH)
+				out = append(out, b.Explanation.EN, b.Explanation.TH, b.Proof.Label.EN, b.Proof.Label.TH, b.Proof.Href)
 			}
 		}
 	}
@@ -173,7 +173,7 @@ func TestSpotTheBugForm(t *testing.T) {
 		if !strings.Contains(body, c.score) || !strings.Contains(body, c.shows) {
 			t.Errorf("%v: want %q and %q in the result", c.marks, c.score, c.shows)
 		}
-		for _, href := range []string{`href="/lesson#etcd"`, `href="/lesson#watch"`} {
+		for _, href := range []string{`href="/lesson/etcd#etcd"`, `href="/lesson/resource-version#watch"`} {
 			if !strings.Contains(body, href) {
 				t.Errorf("%v: no link %s", c.marks, href)
 			}

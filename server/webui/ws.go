@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -29,12 +30,23 @@ const writeTimeout = 10 * time.Second
 // resourceVersion.
 const StatusTooSlow = websocket.StatusTryAgainLater
 
-// client is one browser websocket with a bounded send queue.
+// client is one browser websocket with a bounded send queue. No goroutine
+// waits on an idle client's queue: a writer is started when a message is
+// queued and ends when the queue is empty, so a thousand idle browsers
+// hold a thousand readers and nothing more.
 type client struct {
 	conn   *websocket.Conn
 	queue  chan []byte
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// closed is closed once the close frame is sent (or the connection
+	// is gone).
+	closed chan struct{}
+
+	// writing says a writer is running or about to; writeMu is held by
+	// whoever writes, the writer or the close.
+	writing atomic.Bool
+	writeMu sync.Mutex
 
 	closeOnce sync.Once
 	code      websocket.StatusCode
@@ -61,7 +73,7 @@ func accept(c echo.Context) (*client, error) {
 	// end when the handler returns.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.Request().Context()))
 	cl := &client{conn: conn, queue: make(chan []byte, sendQueue), ctx: ctx, cancel: cancel,
-		code: websocket.StatusNormalClosure}
+		closed: make(chan struct{}), code: websocket.StatusNormalClosure}
 	return cl, nil
 }
 
@@ -81,6 +93,9 @@ func (cl *client) sendRaw(b []byte) bool {
 	}
 	select {
 	case cl.queue <- b:
+		if cl.writing.CompareAndSwap(false, true) {
+			go cl.flush()
+		}
 		return true
 	default:
 		cl.close(StatusTooSlow, "too slow: resume from your last resourceVersion")
@@ -100,45 +115,68 @@ func (cl *client) close(code websocket.StatusCode, reason string) {
 	})
 }
 
-// run writes queued messages until the client's context ends, reading
-// on the side (which answers control frames and notices at once a browser
-// that closed) with onMessage for each message the browser sends (nil: it
-// sends nothing). run closes the connection with the client's close code
-// and reason.
-func (cl *client) run(onMessage func([]byte)) {
-	go cl.read(onMessage)
-	for {
+// flush writes queued messages until the queue is empty or the client
+// ends; what is left then is the close's to send.
+func (cl *client) flush() {
+	cl.writeMu.Lock()
+	defer cl.writeMu.Unlock()
+	for cl.ctx.Err() == nil {
 		select {
 		case b := <-cl.queue:
-			// Not cl.ctx: cancelling a write's context tears the connection
-			// down, and a finished stream still flushes its last messages.
-			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-			err := cl.conn.Write(ctx, websocket.MessageText, b)
-			cancel()
-			if err != nil {
+			if !cl.write(b, writeTimeout) {
 				cl.close(websocket.StatusGoingAway, "write failed")
 				cl.conn.CloseNow()
+				cl.writing.Store(false)
 				return
 			}
-		case <-cl.ctx.Done():
-			// Flush what is queued, unless the client is too slow for it.
-			if cl.code != StatusTooSlow {
-				cl.drain()
+		default:
+			cl.writing.Store(false)
+			// A message queued between the empty look and the Store found
+			// a writer still marked running: take it, unless a new writer
+			// already has.
+			if len(cl.queue) == 0 || !cl.writing.CompareAndSwap(false, true) {
+				return
 			}
-			cl.conn.Close(cl.code, cl.reason)
-			return
 		}
 	}
+	cl.writing.Store(false)
+}
+
+// write sends one message. Not cl.ctx: cancelling a write's context tears
+// the connection down, and a finished stream still flushes its last
+// messages.
+func (cl *client) write(b []byte, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return cl.conn.Write(ctx, websocket.MessageText, b) == nil
+}
+
+// start serves the client: a reader (which answers control frames and
+// notices at once a browser that closed) with onMessage for each message
+// the browser sends (nil: it sends nothing), and, once the client's
+// context ends, the close with its code and reason, then onClosed.
+func (cl *client) start(onMessage func([]byte), onClosed func()) {
+	go cl.read(onMessage)
+	context.AfterFunc(cl.ctx, func() {
+		cl.writeMu.Lock()
+		// Flush what is queued, unless the client is too slow for it.
+		if cl.code != StatusTooSlow {
+			cl.drain()
+		}
+		cl.conn.Close(cl.code, cl.reason)
+		cl.writeMu.Unlock()
+		close(cl.closed)
+		if onClosed != nil {
+			onClosed()
+		}
+	})
 }
 
 func (cl *client) drain() {
 	for {
 		select {
 		case b := <-cl.queue:
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err := cl.conn.Write(ctx, websocket.MessageText, b)
-			cancel()
-			if err != nil {
+			if !cl.write(b, time.Second) {
 				return
 			}
 		default:
@@ -185,18 +223,18 @@ func (u *UI) accept(c echo.Context) (*client, bool) {
 	return cl, true
 }
 
-// detach serves the client on goroutines of its own and lets the handler
-// return: the goroutine that ran the handler, whose stack the whole
-// middleware chain grew, ends instead of waiting as the writer for the
-// life of the connection. That is most of an idle connection's memory.
+// detach serves the client and lets the handler return: the goroutine
+// that ran the handler, whose stack the whole middleware chain grew, ends
+// instead of waiting for the life of the connection. That was most of an
+// idle connection's memory.
 func (u *UI) detach(cl *client, onMessage func([]byte)) {
-	go u.serve(cl, onMessage)
+	cl.start(onMessage, func() { u.hub.remove(cl) })
 }
 
-// serve runs the client until it ends and forgets it.
+// serve serves the client until it ends and forgets it.
 func (u *UI) serve(cl *client, onMessage func([]byte)) {
-	defer u.hub.remove(cl)
-	cl.run(onMessage)
+	u.detach(cl, onMessage)
+	<-cl.closed
 }
 
 // smallBuffers hands the websocket smaller buffers than net/http's 4 KB

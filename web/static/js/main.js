@@ -6,6 +6,7 @@ import { initRun } from "./run.js";
 import { initInspector } from "./inspector.js";
 import { initPollWatch } from "./pollwatch.js";
 import { initAccount } from "./account.js";
+import { initLab, initDashboard } from "./labs.js";
 
 initTheme();
 for (const el of document.querySelectorAll("[data-account]")) initAccount(el);
@@ -14,3 +15,5 @@ for (const el of document.querySelectorAll("[data-live=timeline]")) initTimeline
 for (const el of document.querySelectorAll("figure.cmd[data-cmd]")) initRun(el);
 for (const el of document.querySelectorAll("[data-live=inspector]")) initInspector(el);
 for (const el of document.querySelectorAll("[data-live=pollwatch]")) initPollWatch(el);
+for (const el of document.querySelectorAll("[data-lab]")) initLab(el);
+for (const el of document.querySelectorAll("[data-dashboard]")) initDashboard(el);

@@ -1,0 +1,255 @@
+// Package lab is the lesson's hands-on labs: seven labs, one per part of
+// the lesson, each a list of steps. A step is checked from what actually
+// happened on the server — the requests the pipeline traced for the
+// student, the watch streams the server sent them and the state in etcd —
+// never from which command was typed, so kubectl, curl and the browser all
+// count the same.
+//
+// The package is pure logic: the server feeds a check an Env built from
+// real traces, real watch observations and a World that reads real state.
+package lab
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kubelab/kubelab/pipeline"
+)
+
+// Lang is a language the labs are written in.
+type Lang string
+
+// The labs' languages.
+const (
+	English Lang = "en"
+	Thai    Lang = "th"
+)
+
+// ParseLang is Thai for "th" (and "th-TH"...), else English.
+func ParseLang(s string) Lang {
+	if strings.HasPrefix(strings.ToLower(s), "th") {
+		return Thai
+	}
+	return English
+}
+
+// Text is one piece of text in both languages.
+type Text struct {
+	EN string `json:"en"`
+	TH string `json:"th"`
+}
+
+// In is the text in lang, English when there is no translation.
+func (t Text) In(lang Lang) string {
+	if lang == Thai && t.TH != "" {
+		return t.TH
+	}
+	return t.EN
+}
+
+// Lab is one hands-on lab.
+type Lab struct {
+	ID    string
+	Title Text
+	Intro Text
+	// Lesson is the lesson section the lab practises (a path with an anchor).
+	Lesson string
+	Steps  []Step
+}
+
+// Step is one thing to do and how to know it was done.
+type Step struct {
+	ID    string
+	Title Text
+	// Do says what to do; Command is a way to do it (any way counts).
+	Do      Text
+	Command string
+	Hint    Text
+	// How says, honestly, what the check looks at.
+	How Text
+	// Choices makes the step a question: the student picks one. Without
+	// choices but with Answer set, the student types the answer.
+	Choices []Choice
+	// Answer checks a typed or chosen answer; nil for steps checked from
+	// what happened on the server.
+	Answer func(answer string) bool `json:"-"`
+	// Check decides from what happened; nil for answer steps.
+	Check Check `json:"-"`
+}
+
+// Choice is one option of a question step.
+type Choice struct {
+	ID   string
+	Text Text
+}
+
+// IsQuestion reports whether the student answers the step rather than does it.
+func (s *Step) IsQuestion() bool { return s.Answer != nil }
+
+// Check reports whether the step has been done, with the evidence.
+type Check func(ctx context.Context, env *Env) (Result, error)
+
+// Result is a check's verdict.
+type Result struct {
+	Passed bool
+	// Evidence says what proved it, for the student ("watch on pods in
+	// alice at 10:02:03").
+	Evidence string
+}
+
+// Env is what a check sees: who, since when, and what happened.
+type Env struct {
+	User      string
+	Namespace string
+	// LabStarted is when the student began the lab; StepStarted when the
+	// current step began, with the etcd revision at that moment.
+	LabStarted  time.Time
+	StepStarted time.Time
+	StepRev     int64
+	// Traces are the student's requests as the pipeline traced them,
+	// oldest first.
+	Traces []pipeline.Trace
+	// Watches are the watch streams the server sent the student.
+	Watches []Watch
+	World   World
+}
+
+// Watch is one watch stream as the server observed it while serving it.
+type Watch struct {
+	Time      time.Time `json:"time"`
+	User      string    `json:"user"`
+	APIGroup  string    `json:"apiGroup,omitempty"`
+	Resource  string    `json:"resource"`
+	Namespace string    `json:"namespace,omitempty"`
+	// ResourceVersion is the one the watch started from ("" for none).
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	Bookmarks       bool   `json:"allowWatchBookmarks,omitempty"`
+	// Events counts the events sent, by type (ADDED, MODIFIED, BOOKMARK,
+	// ERROR...), with the time each type was last sent.
+	Events map[string]int       `json:"events"`
+	Last   map[string]time.Time `json:"-"`
+	// Expired is set when the stream ended with 410 Expired.
+	Expired bool `json:"expired,omitempty"`
+	Done    bool `json:"done,omitempty"`
+}
+
+// World reads the state the labs change. Its methods read etcd and the
+// API's stores; they never trust the student's word.
+type World interface {
+	// LabelChanges names the pods of ns whose labels or annotations were
+	// changed after revision rev.
+	LabelChanges(ctx context.Context, ns string, rev int64) ([]string, error)
+	// CompactedAfter reports whether etcd was compacted past revision rev.
+	CompactedAfter(ctx context.Context, rev int64) (bool, error)
+}
+
+// Find returns the lab with id, or nil.
+func Find(labs []*Lab, id string) *Lab {
+	i := slices.IndexFunc(labs, func(l *Lab) bool { return l.ID == id })
+	if i < 0 {
+		return nil
+	}
+	return labs[i]
+}
+
+// Step returns the step with id and its index, or nil.
+func (l *Lab) Step(id string) (*Step, int) {
+	for i := range l.Steps {
+		if l.Steps[i].ID == id {
+			return &l.Steps[i], i
+		}
+	}
+	return nil, -1
+}
+
+// since keeps the traces at or after t.
+func since(ts []pipeline.Trace, t time.Time) []pipeline.Trace {
+	var out []pipeline.Trace
+	for _, tr := range ts {
+		if !tr.Time.Before(t) {
+			out = append(out, tr)
+		}
+	}
+	return out
+}
+
+// TraceMatch is a condition on one trace.
+type TraceMatch func(*pipeline.Trace) bool
+
+// lastTrace finds the newest trace since t that every match accepts.
+func lastTrace(env *Env, t time.Time, matches ...TraceMatch) *pipeline.Trace {
+	ts := since(env.Traces, t)
+	for i := len(ts) - 1; i >= 0; i-- {
+		ok := true
+		for _, m := range matches {
+			if !m(&ts[i]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return &ts[i]
+		}
+	}
+	return nil
+}
+
+func verb(vs ...string) TraceMatch {
+	return func(t *pipeline.Trace) bool { return slices.Contains(vs, t.Verb) }
+}
+
+func resource(group, res string) TraceMatch {
+	return func(t *pipeline.Trace) bool { return t.APIGroup == group && t.Resource == res && t.Subresource == "" }
+}
+
+func inNamespace(ns string) TraceMatch {
+	return func(t *pipeline.Trace) bool { return t.Namespace == ns }
+}
+
+func code(lo, hi int) TraceMatch {
+	return func(t *pipeline.Trace) bool { return t.Code >= lo && t.Code <= hi }
+}
+
+func path(p string, prefix bool) TraceMatch {
+	return func(t *pipeline.Trace) bool {
+		return t.Path == p || (prefix && strings.HasPrefix(t.Path, p+"/"))
+	}
+}
+
+// record finds a stage's record with the decision.
+func record(t *pipeline.Trace, stage pipeline.Stage, d pipeline.Decision) *pipeline.Record {
+	for i := range t.Records {
+		if t.Records[i].Stage == stage && t.Records[i].Decision == d {
+			return &t.Records[i]
+		}
+	}
+	return nil
+}
+
+// lastWatch finds the newest watch since t that match accepts.
+func lastWatch(env *Env, t time.Time, match func(*Watch) bool) *Watch {
+	for i := len(env.Watches) - 1; i >= 0; i-- {
+		w := &env.Watches[i]
+		if !w.Time.Before(t) && match(w) {
+			return w
+		}
+	}
+	return nil
+}
+
+func describe(t *pipeline.Trace) string {
+	what := t.Verb + " " + t.Path
+	if t.Resource != "" {
+		what = t.Verb + " " + t.Resource
+		if t.Name != "" {
+			what += "/" + t.Name
+		}
+		if t.Namespace != "" {
+			what += " in " + t.Namespace
+		}
+	}
+	return what + " → HTTP " + strconv.Itoa(t.Code) + " at " + t.Time.Format(time.TimeOnly)
+}

@@ -1,0 +1,374 @@
+package lab
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kubelab/kubelab/pipeline"
+)
+
+// Lesson sections the labs practise: the named anchors of the lesson's
+// headings (web/content's "{#id}").
+const (
+	LessonPipeline        = "/lesson/request-path#pipeline"
+	LessonResourceVersion = "/lesson/resource-version#resource-version"
+	LessonWatch           = "/lesson/resource-version#watch"
+	LessonBookmarks       = "/lesson/resource-version#bookmarks"
+	LessonGone            = "/lesson/gone#gone"
+	LessonEtcd            = "/lesson/etcd#etcd"
+	LessonAggregation     = "/lesson/extending#aggregation"
+	LessonOpenAPI         = "/lesson/extending#openapi"
+)
+
+// All returns the lesson's seven labs, in order, freshly built.
+func All() []*Lab {
+	return []*Lab{watchLab(), bookmarksLab(), goneLab(), etcdLab(), discoveryLab(), extendLab(), pipelineLab()}
+}
+
+func watchLab() *Lab {
+	return &Lab{
+		ID:     "watch",
+		Title:  Text{"A watch and a live MODIFIED", "watch และ MODIFIED สด ๆ"},
+		Intro:  Text{"Hold a watch open on your pods, change one, and see the change arrive on the same connection: no polling.", "เปิด watch ค้างไว้กับ pod ของคุณ แก้ pod หนึ่งตัว แล้วดูการเปลี่ยนแปลงมาถึงบน connection เดิม โดยไม่ต้อง poll"},
+		Lesson: LessonWatch,
+		Steps: []Step{{
+			ID:      "watch-pods",
+			Title:   Text{"Watch your pods", "watch pod ของคุณ"},
+			Do:      Text{"Start a watch on the pods of your namespace and leave it running (in a second terminal, or the live view of the lesson).", "เริ่ม watch pod ใน namespace ของคุณแล้วปล่อยค้างไว้ (ในเทอร์มินัลที่สอง หรือใน live view ของบทเรียน)"},
+			Command: "kubectl -n NS get pods --watch --output-watch-events",
+			Hint:    Text{"--watch (or -w) keeps the request open; curl needs ?watch=1 on the pods URL.", "--watch (หรือ -w) ทำให้ request เปิดค้างไว้ ถ้าใช้ curl ให้ใส่ ?watch=1 ต่อท้าย URL ของ pods"},
+			How:     Text{"The server saw a watch request from you on pods in your namespace.", "server เห็น watch request ของคุณบน pods ใน namespace ของคุณ"},
+			Check:   watchOnPods,
+		}, {
+			ID:      "modify",
+			Title:   Text{"Make a MODIFIED", "ทำให้เกิด MODIFIED"},
+			Do:      Text{"While the watch runs, change a label or an annotation of one of your pods.", "ระหว่างที่ watch ยังรันอยู่ ให้แก้ label หรือ annotation ของ pod ตัวใดตัวหนึ่ง"},
+			Command: "kubectl -n NS label pod ssa-demo demo-round=one --overwrite",
+			Hint:    Text{"kubectl label or kubectl annotate both work; so does the lesson's Run it live button.", "ใช้ kubectl label หรือ kubectl annotate ก็ได้ หรือกดปุ่ม Run it live ในบทเรียน"},
+			How:     Text{"etcd holds a pod of your namespace whose labels or annotations differ from what they were when this step began.", "ใน etcd มี pod ใน namespace ของคุณที่ label หรือ annotation ต่างจากตอนที่ขั้นนี้เริ่ม"},
+			Check:   labelChanged,
+		}, {
+			ID:    "see-modified",
+			Title: Text{"See it arrive", "เห็นมันมาถึง"},
+			Do:    Text{"Look at the watch: the change arrived as a MODIFIED event with a new resourceVersion, on the connection that was already open.", "ดูที่ watch: การเปลี่ยนแปลงมาถึงเป็น event MODIFIED พร้อม resourceVersion ใหม่ บน connection ที่เปิดค้างอยู่แล้ว"},
+			Hint:  Text{"If your watch had ended, start it again and change the label once more.", "ถ้า watch จบไปแล้ว ให้เริ่มใหม่แล้วแก้ label อีกครั้ง"},
+			How:   Text{"The server sent a MODIFIED event on a watch of yours since the lab began.", "server ส่ง event MODIFIED บน watch ของคุณตั้งแต่เริ่ม lab นี้"},
+			Check: watchDelivered("MODIFIED"),
+		}},
+	}
+}
+
+func bookmarksLab() *Lab {
+	return &Lab{
+		ID:     "bookmarks",
+		Title:  Text{"Bookmarks and resuming from a resourceVersion", "Bookmark และการ resume จาก resourceVersion"},
+		Intro:  Text{"A list is stamped with a resourceVersion; a watch can start exactly there, and bookmarks move that mark forward while nothing changes.", "list ทุกครั้งมี resourceVersion ประทับอยู่ watch เริ่มจากจุดนั้นได้พอดี และ bookmark ช่วยเลื่อนจุดนั้นไปข้างหน้าระหว่างที่ไม่มีอะไรเปลี่ยน"},
+		Lesson: LessonBookmarks,
+		Steps: []Step{{
+			ID:      "list-rv",
+			Title:   Text{"Read a list's resourceVersion", "อ่าน resourceVersion ของ list"},
+			Do:      Text{"List the pods of your namespace as JSON and find metadata.resourceVersion.", "list pod ใน namespace ของคุณเป็น JSON แล้วหา metadata.resourceVersion"},
+			Command: "kubectl -n NS get pods -o json | jq -r .metadata.resourceVersion",
+			Hint:    Text{"Any list of pods in your namespace counts; the number is etcd's revision when the list was read.", "list pod ใน namespace ของคุณแบบไหนก็ได้ ตัวเลขนั้นคือ revision ของ etcd ตอนที่อ่าน list"},
+			How:     Text{"The server answered a list of pods in your namespace.", "server ตอบ list pod ใน namespace ของคุณ"},
+			Check:   requested(verb("list"), resource("", "pods"), nsOf, code(200, 299)),
+		}, {
+			ID:      "bookmark",
+			Title:   Text{"Receive a BOOKMARK", "รับ BOOKMARK"},
+			Do:      Text{"Watch with allowWatchBookmarks=true and a timeout, and wait for the BOOKMARK that comes before it ends.", "watch พร้อม allowWatchBookmarks=true และ timeout แล้วรอ BOOKMARK ที่มาก่อนจะหมดเวลา"},
+			Command: `kubectl get --raw "/api/v1/namespaces/NS/pods?watch=1&timeoutSeconds=6&allowWatchBookmarks=true"`,
+			Hint:    Text{"The bookmark carries only a resourceVersion; it comes shortly before the watch's timeout.", "bookmark มีแค่ resourceVersion และจะมาก่อน watch หมดเวลาไม่นาน"},
+			How:     Text{"The server sent you a BOOKMARK event on a watch of pods in your namespace.", "server ส่ง event BOOKMARK ให้คุณบน watch ของ pods ใน namespace ของคุณ"},
+			Check:   watchDelivered("BOOKMARK"),
+		}, {
+			ID:      "resume",
+			Title:   Text{"Resume from a resourceVersion", "resume จาก resourceVersion"},
+			Do:      Text{"Start a watch from the resourceVersion you read (the list's or the bookmark's): it replays nothing you already had.", "เริ่ม watch จาก resourceVersion ที่คุณอ่านได้ (ของ list หรือของ bookmark) มันจะไม่ส่งซ้ำสิ่งที่คุณมีอยู่แล้ว"},
+			Command: `kubectl get --raw "/api/v1/namespaces/NS/pods?watch=1&resourceVersion=RV&timeoutSeconds=6"`,
+			Hint:    Text{"No synthetic ADDED events this time: only changes after that resourceVersion.", "รอบนี้ไม่มี ADDED สังเคราะห์ มีแค่การเปลี่ยนแปลงหลัง resourceVersion นั้น"},
+			How:     Text{"The server served you a watch of pods in your namespace that started from a resourceVersion and was not refused with 410.", "server ให้ watch pods ใน namespace ของคุณที่เริ่มจาก resourceVersion และไม่ถูกปฏิเสธด้วย 410"},
+			Check:   resumed,
+		}},
+	}
+}
+
+func goneLab() *Lab {
+	return &Lab{
+		ID:     "gone",
+		Title:  Text{"Compaction, 410 Gone and relisting", "Compaction, 410 Gone และการ list ใหม่"},
+		Intro:  Text{"Compact etcd's history, ask for a watch from before it, get the real 410, and recover the way client-go's Reflector does: list again.", "compact history ของ etcd ขอ watch จากก่อนหน้านั้น รับ 410 จริง แล้วกู้คืนแบบที่ Reflector ของ client-go ทำ คือ list ใหม่"},
+		Lesson: LessonGone,
+		Steps: []Step{{
+			ID:    "compact",
+			Title: Text{"Compact etcd", "compact etcd"},
+			Do:    Text{"Press Compact on the lesson's watch timeline (page 410 Gone): kubelab compacts etcd at the current revision and tells its watch cache, as kube-apiserver's compactor does.", "กดปุ่ม Compact ใน watch timeline ของบทเรียน (หน้า 410 Gone) kubelab จะ compact etcd ที่ revision ปัจจุบันและบอก watch cache ของตัวเอง แบบที่ compactor ของ kube-apiserver ทำ"},
+			Hint:  Text{"Compaction forgets every revision before the current one. etcdctl compact alone compacts etcd but not the watch cache, which keeps its own window as kube-apiserver's does: old watches are still served from it, so there would be no 410 to see.", "compaction จะลืมทุก revision ก่อน revision ปัจจุบัน ถ้าใช้ etcdctl compact อย่างเดียว etcd จะถูก compact แต่ watch cache ไม่ถูก ซึ่งมีหน้าต่างของตัวเองแบบเดียวกับของ kube-apiserver watch เก่า ๆ จึงยังได้รับบริการจาก cache และจะไม่เห็น 410"},
+			How:   Text{"etcd refuses a read at the revision this step began at, and the pods' watch cache no longer holds it either.", "etcd ไม่ให้อ่านที่ revision ตอนที่ขั้นนี้เริ่มแล้ว และ watch cache ของ pods ก็ไม่มี revision นั้นแล้วเช่นกัน"},
+			Check: compacted,
+		}, {
+			ID:      "gone",
+			Title:   Text{"Get a 410", "รับ 410"},
+			Do:      Text{"Watch your pods from resourceVersion 1, which is now compacted.", "watch pod ของคุณจาก resourceVersion 1 ซึ่งถูก compact ไปแล้ว"},
+			Command: `kubectl get --raw "/api/v1/namespaces/NS/pods?watch=1&resourceVersion=1&timeoutSeconds=6"`,
+			Hint:    Text{"The answer is an ERROR event: too old resource version: 1 (N), code 410.", "คำตอบคือ event ERROR: too old resource version: 1 (N) code 410"},
+			How:     Text{"The server ended a watch of yours with 410 Expired.", "server จบ watch ของคุณด้วย 410 Expired"},
+			Check:   expired,
+		}, {
+			ID:      "relist",
+			Title:   Text{"Relist", "list ใหม่"},
+			Do:      Text{"Do what a Reflector does after a 410: list again, and note the new resourceVersion to watch from.", "ทำแบบที่ Reflector ทำหลังได้ 410 คือ list ใหม่ แล้วจด resourceVersion ใหม่ไว้ watch ต่อ"},
+			Command: "kubectl -n NS get pods -o json | jq -r .metadata.resourceVersion",
+			Hint:    Text{"A fresh list is always servable; only old revisions are gone.", "list ใหม่อ่านได้เสมอ ที่หายไปมีแค่ revision เก่า"},
+			How:     Text{"After the 410, the server answered a list of pods in your namespace.", "หลังได้ 410 server ตอบ list pod ใน namespace ของคุณ"},
+			Check:   requested(verb("list"), resource("", "pods"), nsOf, code(200, 299)),
+		}},
+	}
+}
+
+// prefixAnswers are the ways to write the first bytes of a stored value.
+var prefixAnswers = []string{`k8s\x00`, `k8s\0`, `k8s\000`, `k8s\u0000`, "6b387300", "6b 38 73 00", "k8s"}
+
+func etcdLab() *Lab {
+	return &Lab{
+		ID:     "etcd",
+		Title:  Text{"Reading etcd directly, and why not to", "อ่าน etcd ตรง ๆ และทำไมไม่ควรทำ"},
+		Intro:  Text{"Read one of your pods straight from etcd and see what the API server hides: a protobuf value behind a k8s prefix, read with no RBAC and no admission.", "อ่าน pod ของคุณตรงจาก etcd แล้วดูสิ่งที่ API server ซ่อนไว้: ค่า protobuf ที่มี prefix k8s นำหน้า อ่านได้โดยไม่ผ่าน RBAC และ admission"},
+		Lesson: LessonEtcd,
+		Steps: []Step{{
+			ID:      "read-key",
+			Title:   Text{"Read a pod's key", "อ่าน key ของ pod"},
+			Do:      Text{"Open the etcd inspector in the lesson's etcd section and read the key of one of your pods.", "เปิด etcd inspector ในส่วน etcd ของบทเรียนแล้วอ่าน key ของ pod ตัวหนึ่งของคุณ"},
+			Command: "etcdctl get /registry/pods/NS/ssa-demo",
+			Hint:    Text{"Keys are /registry/<resource>/<namespace>/<name>.", "key มีรูปแบบ /registry/<resource>/<namespace>/<name>"},
+			How: Text{"etcdctl talks to etcd, not to the API server, so no trace of it can exist — that is the lesson's point. This step is checked from the browser's etcd inspector, which reads through kubelab and is traced; if you used etcdctl, the next question checks what you saw.",
+				"etcdctl คุยกับ etcd โดยตรง ไม่ผ่าน API server จึงไม่มี trace ใด ๆ เกิดขึ้น ซึ่งก็คือประเด็นของบทเรียน ขั้นนี้จึงตรวจจาก etcd inspector ในเบราว์เซอร์ซึ่งอ่านผ่าน kubelab และมี trace ถ้าคุณใช้ etcdctl คำถามถัดไปจะตรวจสิ่งที่คุณเห็น"},
+			Check: anyOf(
+				requested(path("/ui/etcd/value", false), code(200, 200)),
+				requested(path("/ui/etcd/keys", false), code(200, 200)),
+			),
+		}, {
+			ID:    "prefix",
+			Title: Text{"What is the value's prefix?", "ค่านั้นขึ้นต้นด้วยอะไร"},
+			Do:    Text{"Type the first four bytes of the stored value, as etcdctl or the inspector shows them.", "พิมพ์ 4 byte แรกของค่าที่เก็บไว้ ตามที่ etcdctl หรือ inspector แสดง"},
+			Hint:  Text{"Three letters and a zero byte, before the protobuf.", "ตัวอักษรสามตัวกับ byte ศูนย์หนึ่งตัว ก่อน protobuf"},
+			How:   Text{"Your answer is compared with the bytes every built-in object is stored with.", "คำตอบของคุณถูกเทียบกับ byte ที่ object ในตัวทุกชนิดถูกเก็บไว้"},
+			Answer: func(a string) bool {
+				a = strings.TrimSpace(strings.Trim(strings.TrimSpace(a), `"'`))
+				return slices.ContainsFunc(prefixAnswers, func(p string) bool { return strings.EqualFold(a, p) })
+			},
+		}, {
+			ID:    "why-not",
+			Title: Text{"Why not read etcd in a controller?", "ทำไมไม่ควรให้ controller อ่าน etcd"},
+			Do:    Text{"Pick what reading etcd directly skips.", "เลือกสิ่งที่การอ่าน etcd ตรง ๆ ข้ามไป"},
+			Hint:  Text{"Think of the pipeline's stages before storage.", "นึกถึง stage ต่าง ๆ ของ pipeline ที่อยู่ก่อน storage"},
+			How:   Text{"Your choice is graded on the server.", "คำตอบของคุณถูกตรวจที่ server"},
+			Choices: []Choice{
+				{"nothing", Text{"Nothing: etcd is just a faster read path", "ไม่มีอะไร etcd เป็นแค่ทางอ่านที่เร็วกว่า"}},
+				{"skips", Text{"Authentication, RBAC, admission and the watch cache, and it returns protobuf", "authentication, RBAC, admission และ watch cache อีกทั้งได้ protobuf กลับมา"}},
+				{"json", Text{"Only the JSON conversion", "แค่การแปลงเป็น JSON"}},
+			},
+			Answer: func(a string) bool { return a == "skips" },
+		}},
+	}
+}
+
+func discoveryLab() *Lab {
+	return &Lab{
+		ID:     "discovery",
+		Title:  Text{"Discovery and OpenAPI", "Discovery และ OpenAPI"},
+		Intro:  Text{"Every client first asks the server what it serves: the API groups, then the OpenAPI schema that kubectl explain and validation read.", "client ทุกตัวจะถามก่อนว่า server ให้บริการอะไรบ้าง: API group ต่าง ๆ แล้วก็ schema OpenAPI ที่ kubectl explain และ validation อ่าน"},
+		Lesson: LessonOpenAPI,
+		Steps: []Step{{
+			ID:      "groups",
+			Title:   Text{"List the API groups", "list API group"},
+			Do:      Text{"Read /apis and find apiregistration.k8s.io and apiextensions.k8s.io.", "อ่าน /apis แล้วหา apiregistration.k8s.io และ apiextensions.k8s.io"},
+			Command: "kubectl get --raw /apis | jq -r '.groups[].name'",
+			Hint:    Text{"kubectl api-versions reads the same document.", "kubectl api-versions ก็อ่านเอกสารเดียวกัน"},
+			How:     Text{"The server answered your request for /apis.", "server ตอบ request /apis ของคุณ"},
+			Check:   requested(path("/apis", false), code(200, 299)),
+		}, {
+			ID:      "openapi",
+			Title:   Text{"Read the OpenAPI schema", "อ่าน schema OpenAPI"},
+			Do:      Text{"Read an OpenAPI v3 document: the index, or kubectl explain, which reads it for you.", "อ่านเอกสาร OpenAPI v3: index หรือใช้ kubectl explain ซึ่งอ่านให้คุณ"},
+			Command: "kubectl explain pod.spec.containers.image",
+			Hint:    Text{"kubectl get --raw /openapi/v3 lists a document per group and version.", "kubectl get --raw /openapi/v3 แสดงเอกสารหนึ่งชุดต่อ group และ version"},
+			How:     Text{"The server answered your request under /openapi/v3.", "server ตอบ request ของคุณที่อยู่ใต้ /openapi/v3"},
+			Check:   requested(path("/openapi/v3", true), code(200, 299)),
+		}},
+	}
+}
+
+func extendLab() *Lab {
+	return &Lab{
+		ID:     "extend",
+		Title:  Text{"CRD versus aggregated API", "CRD กับ aggregated API"},
+		Intro:  Text{"kubelab serves both kinds of extension: metrics.k8s.io through an APIService (another server, its own storage) and CRDs from its own etcd.", "kubelab มีส่วนขยายทั้งสองแบบ: metrics.k8s.io ผ่าน APIService (server อีกตัวที่มี storage ของตัวเอง) และ CRD ที่เก็บใน etcd ของตัวเอง"},
+		Lesson: LessonAggregation,
+		Steps: []Step{{
+			ID:      "metrics",
+			Title:   Text{"Read an aggregated API", "อ่าน aggregated API"},
+			Do:      Text{"Read something served by metrics.k8s.io: kubelab's aggregated API counts the objects of each namespace, from its own storage.", "อ่านสิ่งที่ metrics.k8s.io ให้บริการ: aggregated API ของ kubelab นับ object ในแต่ละ namespace จาก storage ของตัวเอง"},
+			Command: "kubectl get namespacemetrics",
+			Hint:    Text{"kubectl get --raw /apis/metrics.k8s.io/v1beta1 shows what the group serves; kubectl get apiservices shows who serves it.", "kubectl get --raw /apis/metrics.k8s.io/v1beta1 แสดงว่า group นี้มีอะไร ส่วน kubectl get apiservices แสดงว่าใครเป็นผู้ให้บริการ"},
+			How:     Text{"The server answered your request to the metrics.k8s.io group.", "server ตอบ request ของคุณที่ไปยัง group metrics.k8s.io"},
+			Check: anyOf(
+				requested(func(t *pipeline.Trace) bool { return t.APIGroup == "metrics.k8s.io" }, code(200, 299)),
+				requested(path("/apis/metrics.k8s.io", true), code(200, 299)),
+			),
+		}, {
+			ID:    "where",
+			Title: Text{"Where does each one's data live?", "ข้อมูลของแต่ละแบบอยู่ที่ไหน"},
+			Do:    Text{"Pick the true sentence.", "เลือกประโยคที่ถูก"},
+			Hint:  Text{"Restoring this cluster's etcd from a backup restores one of the two.", "การกู้ etcd ของคลัสเตอร์นี้จาก backup จะกู้คืนได้แค่แบบเดียว"},
+			How:   Text{"Your choice is graded on the server.", "คำตอบของคุณถูกตรวจที่ server"},
+			Choices: []Choice{
+				{"same", Text{"Both are stored in this cluster's etcd", "ทั้งสองแบบเก็บใน etcd ของคลัสเตอร์นี้"}},
+				{"crd-here", Text{"Custom resources are in this cluster's etcd; an aggregated API's data is in its own server's storage", "custom resource อยู่ใน etcd ของคลัสเตอร์นี้ ส่วนข้อมูลของ aggregated API อยู่ใน storage ของ server ตัวนั้นเอง"}},
+				{"agg-here", Text{"An aggregated API's data is in this cluster's etcd; custom resources are not", "ข้อมูลของ aggregated API อยู่ใน etcd ของคลัสเตอร์นี้ ส่วน custom resource ไม่ได้อยู่"}},
+			},
+			Answer: func(a string) bool { return a == "crd-here" },
+		}},
+	}
+}
+
+func pipelineLab() *Lab {
+	return &Lab{
+		ID:     "pipeline",
+		Title:  Text{"The pipeline: an admission mutation and an RBAC denial", "pipeline: การแก้ไขโดย admission และการถูก RBAC ปฏิเสธ"},
+		Intro:  Text{"Send requests that end at different stages: one that mutating admission changes on its way to etcd, and one that authorization stops.", "ส่ง request ที่ไปจบคนละ stage: ตัวหนึ่งถูก mutating admission แก้ระหว่างทางไป etcd อีกตัวถูก authorization หยุดไว้"},
+		Lesson: LessonPipeline,
+		Steps: []Step{{
+			ID:      "mutate",
+			Title:   Text{"Create a pod that admission mutates", "สร้าง pod ที่ admission แก้ไข"},
+			Do:      Text{"Create a pod in your namespace and look at its trace: the ServiceAccount plugin patches in serviceAccountName.", "สร้าง pod ใน namespace ของคุณแล้วดู trace: plugin ServiceAccount จะ patch serviceAccountName ใส่ให้"},
+			Command: "kubectl -n NS run lab-pod --image=nginx:1.27",
+			Hint:    Text{"RequireLimits may refuse a pod without limits in some namespaces; its message says what to add.", "RequireLimits อาจปฏิเสธ pod ที่ไม่มี limits ในบาง namespace ข้อความจะบอกว่าต้องเพิ่มอะไร"},
+			How:     Text{"A create of yours was stored after a mutating admission plugin patched it.", "request create ของคุณถูกเก็บหลังจาก mutating admission plugin patch มัน"},
+			Check:   admissionPatched,
+		}, {
+			ID:      "deny",
+			Title:   Text{"Be denied by RBAC", "ถูก RBAC ปฏิเสธ"},
+			Do:      Text{"Ask for something your RoleBinding does not allow, such as the pods of kube-system, and read the 403's message.", "ขอสิ่งที่ RoleBinding ของคุณไม่อนุญาต เช่น pod ใน kube-system แล้วอ่านข้อความของ 403"},
+			Command: "kubectl -n kube-system get pods",
+			Hint:    Text{"In local mode you are cluster-admin and nothing is denied: this step needs classroom mode, where you are a student.", "ใน local mode คุณเป็น cluster-admin จึงไม่มีอะไรถูกปฏิเสธ ขั้นนี้ต้องใช้ classroom mode ที่คุณเป็นนักเรียน"},
+			How:     Text{"A request of yours ended at the authorization stage with deny (HTTP 403).", "request ของคุณจบที่ stage authorization ด้วย deny (HTTP 403)"},
+			Check:   rbacDenied,
+		}},
+	}
+}
+
+// nsOf matches traces in the student's namespace; it is filled in per
+// Env by requested.
+var nsOf TraceMatch = nil
+
+// requested passes when a trace since the step began matches; a nil match
+// (nsOf) stands for "in the student's namespace".
+func requested(matches ...TraceMatch) Check {
+	return func(_ context.Context, env *Env) (Result, error) {
+		ms := make([]TraceMatch, 0, len(matches))
+		for _, m := range matches {
+			if m == nil {
+				m = inNamespace(env.Namespace)
+			}
+			ms = append(ms, m)
+		}
+		if t := lastTrace(env, env.StepStarted, ms...); t != nil {
+			return Result{Passed: true, Evidence: describe(t)}, nil
+		}
+		return Result{}, nil
+	}
+}
+
+func anyOf(checks ...Check) Check {
+	return func(ctx context.Context, env *Env) (Result, error) {
+		for _, c := range checks {
+			r, err := c(ctx, env)
+			if err != nil || r.Passed {
+				return r, err
+			}
+		}
+		return Result{}, nil
+	}
+}
+
+func watchOnPods(ctx context.Context, env *Env) (Result, error) {
+	if w := lastWatch(env, env.StepStarted, podsWatch(env)); w != nil {
+		return Result{Passed: true, Evidence: "watch on pods in " + w.Namespace + " opened at " + w.Time.Format("15:04:05")}, nil
+	}
+	return requested(verb("watch"), resource("", "pods"), nsOf, code(200, 299))(ctx, env)
+}
+
+func podsWatch(env *Env) func(*Watch) bool {
+	return func(w *Watch) bool { return w.APIGroup == "" && w.Resource == "pods" && w.Namespace == env.Namespace }
+}
+
+func watchDelivered(typ string) Check {
+	return func(_ context.Context, env *Env) (Result, error) {
+		isPods := podsWatch(env)
+		w := lastWatch(env, env.LabStarted, func(w *Watch) bool { return isPods(w) && w.Events[typ] > 0 })
+		if w == nil {
+			return Result{}, nil
+		}
+		return Result{Passed: true, Evidence: typ + " sent on your watch of pods in " + w.Namespace + " at " + w.Last[typ].Format("15:04:05")}, nil
+	}
+}
+
+func labelChanged(ctx context.Context, env *Env) (Result, error) {
+	names, err := env.World.LabelChanges(ctx, env.Namespace, env.StepRev)
+	if err != nil || len(names) == 0 {
+		return Result{}, err
+	}
+	return Result{Passed: true, Evidence: "labels or annotations of pod " + strings.Join(names, ", ") + " changed in etcd"}, nil
+}
+
+func resumed(_ context.Context, env *Env) (Result, error) {
+	isPods := podsWatch(env)
+	w := lastWatch(env, env.StepStarted, func(w *Watch) bool {
+		return isPods(w) && w.ResourceVersion != "" && w.ResourceVersion != "0" && !w.Expired
+	})
+	if w == nil {
+		return Result{}, nil
+	}
+	return Result{Passed: true, Evidence: "watch of pods in " + w.Namespace + " resumed from resourceVersion " + w.ResourceVersion}, nil
+}
+
+func compacted(ctx context.Context, env *Env) (Result, error) {
+	ok, err := env.World.CompactedAfter(ctx, env.StepRev)
+	if err != nil || !ok {
+		return Result{}, err
+	}
+	return Result{Passed: true, Evidence: "etcd and the watch cache compacted at revision " + strconv.FormatInt(env.StepRev, 10) + " or later"}, nil
+}
+
+func expired(_ context.Context, env *Env) (Result, error) {
+	w := lastWatch(env, env.StepStarted, func(w *Watch) bool { return w.Expired })
+	if w == nil {
+		return Result{}, nil
+	}
+	return Result{Passed: true, Evidence: "410 Expired on your watch of " + w.Resource + " from resourceVersion " + w.ResourceVersion}, nil
+}
+
+func admissionPatched(_ context.Context, env *Env) (Result, error) {
+	t := lastTrace(env, env.StepStarted, verb("create"), inNamespace(env.Namespace), code(200, 299), func(t *pipeline.Trace) bool {
+		r := record(t, pipeline.StageMutatingAdmission, pipeline.Mutate)
+		return r != nil && len(r.Patch) > 0
+	})
+	if t == nil {
+		return Result{}, nil
+	}
+	r := record(t, pipeline.StageMutatingAdmission, pipeline.Mutate)
+	return Result{Passed: true, Evidence: describe(t) + "; " + r.Plugin + " patched " + string(r.Patch)}, nil
+}
+
+func rbacDenied(_ context.Context, env *Env) (Result, error) {
+	t := lastTrace(env, env.StepStarted, code(403, 403), func(t *pipeline.Trace) bool {
+		last := len(t.Records) - 1
+		return last >= 0 && t.Records[last].Stage == pipeline.StageAuthorization && t.Records[last].Decision == pipeline.Deny
+	})
+	if t == nil {
+		return Result{}, nil
+	}
+	return Result{Passed: true, Evidence: describe(t) + "; authorization: deny"}, nil
+}

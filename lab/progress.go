@@ -1,0 +1,161 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Progress is one student's progress through the labs, stored in etcd.
+type Progress struct {
+	User  string `json:"user"`
+	Class string `json:"class,omitempty"`
+	// Namespace is where the student works, where checks look.
+	Namespace string `json:"namespace"`
+	// Labs holds the labs the student has started, by lab id.
+	Labs map[string]*LabProgress `json:"labs"`
+	// Current is the lab the student opened last.
+	Current string `json:"current,omitempty"`
+	// Updated is when a step was last passed or a lab started: what
+	// "stuck" is measured from.
+	Updated time.Time `json:"updated"`
+	// Revision is the store's version of what was read (0: never stored);
+	// a Put of an older one is refused with ErrConflict.
+	Revision int64 `json:"-"`
+}
+
+// LabProgress is where a student is in one lab.
+type LabProgress struct {
+	Started time.Time `json:"started"`
+	// Step is the index of the current step; len(Steps) when done.
+	Step        int       `json:"step"`
+	StepStarted time.Time `json:"stepStarted"`
+	// StepRev is etcd's revision when the current step began.
+	StepRev int64             `json:"stepRev"`
+	Passed  map[string]Passed `json:"passed,omitempty"`
+	Tries   map[string]int    `json:"tries,omitempty"`
+}
+
+// Passed records one passed step.
+type Passed struct {
+	At       time.Time `json:"at"`
+	Evidence string    `json:"evidence,omitempty"`
+}
+
+// Done reports whether every step of l is passed.
+func (p *LabProgress) Done(l *Lab) bool { return p != nil && p.Step >= len(l.Steps) }
+
+// ErrNotFound is a Store's answer for a student with no progress yet.
+var ErrNotFound = errors.New("no lab progress")
+
+// ErrConflict is a Store's answer to a Put of progress that changed since
+// it was read (another replica checked the same student): read it again.
+var ErrConflict = errors.New("lab progress changed since it was read")
+
+// Store keeps progress.
+type Store interface {
+	// Get returns the user's progress, or ErrNotFound.
+	Get(ctx context.Context, user string) (*Progress, error)
+	// Put stores p if it is unchanged since it was read (by Revision),
+	// and updates p.Revision; else ErrConflict.
+	Put(ctx context.Context, p *Progress) error
+	// List returns everyone's progress.
+	List(ctx context.Context) ([]*Progress, error)
+}
+
+// NewProgress is an empty progress for user.
+func NewProgress(user, class, namespace string) *Progress {
+	return &Progress{User: user, Class: class, Namespace: namespace, Labs: map[string]*LabProgress{}}
+}
+
+// Start begins lab l (if not begun) at now and revision rev, and makes it
+// current. It reports whether anything changed.
+func (p *Progress) Start(l *Lab, now time.Time, rev int64) bool {
+	changed := p.Current != l.ID
+	p.Current = l.ID
+	if p.Labs == nil {
+		p.Labs = map[string]*LabProgress{}
+	}
+	if _, ok := p.Labs[l.ID]; !ok {
+		p.Labs[l.ID] = &LabProgress{Started: now, StepStarted: now, StepRev: rev, Passed: map[string]Passed{}}
+		p.Updated = now
+		changed = true
+	}
+	return changed
+}
+
+// pass marks the current step passed; the next one begins now.
+func (lp *LabProgress) pass(l *Lab, r Result, now time.Time, rev int64) {
+	if lp.Passed == nil {
+		lp.Passed = map[string]Passed{}
+	}
+	lp.Passed[l.Steps[lp.Step].ID] = Passed{At: now, Evidence: r.Evidence}
+	lp.Step++
+	lp.StepStarted, lp.StepRev = now, rev
+}
+
+// Advance runs the current step's check of every started lab that is not
+// done, passing steps while their checks pass (a question step waits for
+// its answer). It reports whether anything was passed.
+func Advance(ctx context.Context, labs []*Lab, p *Progress, env Env, now time.Time, rev int64) (bool, error) {
+	changed := false
+	var errs []error
+	for _, l := range labs {
+		lp := p.Labs[l.ID]
+		if lp == nil {
+			continue
+		}
+		for !lp.Done(l) {
+			st := &l.Steps[lp.Step]
+			if st.Check == nil {
+				break
+			}
+			e := env
+			e.LabStarted, e.StepStarted, e.StepRev = lp.Started, lp.StepStarted, lp.StepRev
+			r, err := st.Check(ctx, &e)
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			if !r.Passed {
+				break
+			}
+			lp.pass(l, r, now, rev)
+			p.Updated, changed = now, true
+		}
+	}
+	return changed, errors.Join(errs...)
+}
+
+// ErrNotCurrent answers an answer to a step that is not the lab's current one.
+var ErrNotCurrent = errors.New("that step is not the current one")
+
+// ErrNotQuestion answers an answer to a step that is checked from what happened.
+var ErrNotQuestion = errors.New("that step is checked from what happens on the server, not from an answer")
+
+// Answer grades an answer to the current step of lab l, passing it if it
+// is right. It reports whether the answer was right.
+func Answer(l *Lab, p *Progress, stepID, answer string, now time.Time, rev int64) (bool, error) {
+	lp := p.Labs[l.ID]
+	if lp == nil || lp.Done(l) || l.Steps[lp.Step].ID != stepID {
+		return false, ErrNotCurrent
+	}
+	st := &l.Steps[lp.Step]
+	if !st.IsQuestion() {
+		return false, ErrNotQuestion
+	}
+	if lp.Tries == nil {
+		lp.Tries = map[string]int{}
+	}
+	lp.Tries[stepID]++
+	if !st.Answer(answer) {
+		return false, nil
+	}
+	shown := answer
+	if len(shown) > 40 {
+		shown = shown[:40] + "…"
+	}
+	lp.pass(l, Result{Evidence: "answered “" + shown + "”"}, now, rev)
+	p.Updated = now
+	return true, nil
+}

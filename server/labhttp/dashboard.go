@@ -1,0 +1,200 @@
+package labhttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/quiz"
+)
+
+// dashboardTick refreshes dashboards that saw no progress, so that a
+// student becomes "stuck" on screen without anyone acting.
+const dashboardTick = 30 * time.Second
+
+// ClassView is the dashboard: every student who started a lab.
+type ClassView struct {
+	Generated  time.Time    `json:"generated"`
+	StuckAfter string       `json:"stuckAfter"`
+	Labs       []LabSummary `json:"labs"`
+	Students   []StudentRow `json:"students"`
+}
+
+// StudentRow is one student on the dashboard.
+type StudentRow struct {
+	User  string `json:"user"`
+	Class string `json:"class,omitempty"`
+	// Lab and Step are where the student is (the lab opened last); Step
+	// is 1-based, StepTitle in English; Done when the lab is finished.
+	Lab       string    `json:"lab,omitempty"`
+	LabNumber int       `json:"labNumber,omitempty"`
+	Step      int       `json:"step,omitempty"`
+	Steps     int       `json:"steps,omitempty"`
+	StepTitle string    `json:"stepTitle,omitempty"`
+	Done      bool      `json:"done,omitempty"`
+	LabsDone  int       `json:"labsDone"`
+	Updated   time.Time `json:"updated"`
+	Stuck     bool      `json:"stuck"`
+	// Quizzes is the best score of each quiz taken, by quiz id.
+	Quizzes map[string]QuizScore `json:"quizzes"`
+}
+
+// QuizScore is a student's best attempt at a quiz.
+type QuizScore struct {
+	ScoreGiven   int `json:"scoreGiven"`
+	ScoreMaximum int `json:"scoreMaximum"`
+	Attempts     int `json:"attempts"`
+}
+
+// classSnapshot reads everyone's progress and quiz attempts.
+func (h *handlers) classSnapshot(ctx context.Context) (*ClassView, error) {
+	all, err := h.svc.store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var attempts []*quiz.Attempt
+	if h.cfg.Quizzes != nil {
+		if attempts, err = h.cfg.Quizzes.List(ctx, quiz.Filter{}); err != nil {
+			return nil, err
+		}
+	}
+	now := h.cfg.Now()
+	v := &ClassView{Generated: now, StuckAfter: h.cfg.StuckAfter.String(), Labs: listView(h.svc.labs, lab.NewProgress("", "", ""), lab.English).Items}
+	rows := map[string]*StudentRow{}
+	for _, p := range all {
+		r := &StudentRow{User: p.User, Class: p.Class, Updated: p.Updated, Quizzes: map[string]QuizScore{}}
+		for _, l := range h.svc.labs {
+			if p.Labs[l.ID].Done(l) {
+				r.LabsDone++
+			}
+		}
+		if l := lab.Find(h.svc.labs, p.Current); l != nil && p.Labs[l.ID] != nil {
+			lp := p.Labs[l.ID]
+			r.Lab, r.LabNumber, r.Steps, r.Done = l.ID, number(h.svc.labs, l.ID), len(l.Steps), lp.Done(l)
+			if !r.Done {
+				r.Step, r.StepTitle = lp.Step+1, l.Steps[lp.Step].Title.EN
+			}
+		}
+		r.Stuck = r.LabsDone < len(h.svc.labs) && !r.Done && now.Sub(p.Updated) >= h.cfg.StuckAfter
+		rows[p.User] = r
+	}
+	for _, a := range attempts {
+		r, ok := rows[a.Student]
+		if !ok {
+			r = &StudentRow{User: a.Student, Class: a.Class, Quizzes: map[string]QuizScore{}}
+			rows[a.Student] = r
+		}
+		q := r.Quizzes[a.Quiz]
+		q.Attempts++
+		if q.Attempts == 1 || a.Result.ScoreGiven > q.ScoreGiven {
+			q.ScoreGiven = a.Result.ScoreGiven
+		}
+		q.ScoreMaximum = a.Result.ScoreMaximum
+		r.Quizzes[a.Quiz] = q
+	}
+	for _, r := range rows {
+		v.Students = append(v.Students, *r)
+	}
+	slices.SortFunc(v.Students, func(a, b StudentRow) int { return strings.Compare(a.User, b.User) })
+	return v, nil
+}
+
+// mayWatchClass refuses everyone but instructors and admins: 401 without
+// a session, 403 for the rest, as a Status.
+func (h *handlers) mayWatchClass(c echo.Context) error {
+	u := userOf(c)
+	if isInstructor(u) {
+		return nil
+	}
+	if u.IsAnonymous() && h.cfg.RequireSignIn {
+		return errUnauthorized()
+	}
+	return apierrors.NewForbidden(labsResource, "dashboard", fmt.Errorf("User %q is not an instructor: the class's progress is for instructors and admins", u.Name))
+}
+
+func errUnauthorized() error {
+	return apierrors.NewUnauthorized("the dashboard needs an instructor's session or bearer token")
+}
+
+func (h *handlers) apiDashboard(c echo.Context) error {
+	if err := h.mayWatchClass(c); err != nil {
+		return err
+	}
+	v, err := h.classSnapshot(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+// ws is the websocket of live progress: ?dashboard=1 is the class (for
+// instructors), else the student's own lab ?lab=.
+func (h *handlers) ws(c echo.Context) error {
+	u := userOf(c)
+	cl := &client{user: u.Name, lang: langOf(c)}
+	if c.QueryParam("dashboard") != "" {
+		if err := h.mayWatchClass(c); err != nil {
+			return err
+		}
+		cl.instructor = true
+	} else {
+		l, err := h.findLab(c.QueryParam("lab"))
+		if err != nil {
+			return err
+		}
+		cl.lab = l
+	}
+	if !h.hub.accept(c, cl) {
+		return nil
+	}
+	// The current state first; changes follow.
+	ctx := c.Request().Context()
+	if cl.instructor {
+		if v, err := h.classSnapshot(ctx); err == nil {
+			cl.send(classMsg{T: "class", Class: v})
+		}
+	} else if p, err := h.svc.progress(ctx, u); err == nil {
+		cl.send(progressMsg{T: "lab", Lab: labView(h.svc.labs, cl.lab, p, cl.lang)})
+	}
+	go h.hub.serve(cl)
+	return nil
+}
+
+// dashboardSignin turns an instructor's bearer token into a browser
+// session, so the dashboard opens in a browser: the token is checked,
+// and only an instructor's or admin's is accepted.
+func (h *handlers) dashboardSignin(c echo.Context) error {
+	r := c.Request()
+	lang := langOf(c)
+	if err := h.csrf.Check(r); err != nil {
+		return h.pageError(c, apierrors.NewForbidden(labsResource, "dashboard", errors.New("the form was sent from another site")), DashboardPath)
+	}
+	token := strings.TrimSpace(c.FormValue("token"))
+	if h.cfg.Authenticate == nil || token == "" {
+		return h.renderDashboardSignin(c, http.StatusUnauthorized, ui(lang).TokenMissing)
+	}
+	u, ok, err := h.cfg.Authenticate(r.Context(), token)
+	if err != nil || !ok {
+		return h.renderDashboardSignin(c, http.StatusUnauthorized, ui(lang).TokenWrong)
+	}
+	if !isInstructor(u) {
+		return h.renderDashboardSignin(c, http.StatusForbidden, ui(lang).TokenNotInstructor)
+	}
+	session := token
+	if h.cfg.Mint != nil {
+		if session, err = h.cfg.Mint(r.Context(), u); err != nil {
+			return h.pageError(c, err, DashboardPath)
+		}
+	}
+	c.SetCookie(&http.Cookie{Name: h.cfg.SessionCookie, Value: session, Path: "/", MaxAge: int((12 * time.Hour).Seconds()),
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	return c.Redirect(http.StatusSeeOther, DashboardPath+"?lang="+string(lang))
+}

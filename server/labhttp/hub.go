@@ -1,0 +1,195 @@
+package labhttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
+
+	"github.com/kubelab/kubelab/lab"
+)
+
+// sendQueue is how many messages may wait for a slow browser; past that
+// the browser is closed and reconnects, rather than hold memory.
+const sendQueue = 16
+
+// writeTimeout bounds one websocket write.
+const writeTimeout = 10 * time.Second
+
+// client is one browser websocket: a student following their own lab, or
+// an instructor following the class.
+type client struct {
+	conn       *websocket.Conn
+	queue      chan []byte
+	ctx        context.Context
+	cancel     context.CancelFunc
+	user       string
+	instructor bool
+	lab        *lab.Lab
+	lang       lab.Lang
+}
+
+// hub sends each progress change to the student's own pages and a fresh
+// class snapshot to every dashboard.
+type hub struct {
+	mu      sync.Mutex
+	clients map[*client]struct{}
+	closed  bool
+	labs    []*lab.Lab
+	// snapshot builds the dashboard's view of the class.
+	snapshot func(ctx context.Context) (*ClassView, error)
+	// dirty coalesces dashboard updates: one snapshot per burst.
+	dirty chan struct{}
+}
+
+func newHub() *hub {
+	return &hub{clients: map[*client]struct{}{}, labs: lab.All(), dirty: make(chan struct{}, 1)}
+}
+
+// accept upgrades to a websocket. The Origin check is websocket.Accept's
+// default: only this host's pages may connect.
+func (h *hub) accept(c echo.Context, cl *client) bool {
+	conn, err := websocket.Accept(c.Response(), c.Request(), &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return false // Accept answered (403 for a foreign Origin)
+	}
+	conn.SetReadLimit(512)
+	cl.conn, cl.queue = conn, make(chan []byte, sendQueue)
+	cl.ctx, cl.cancel = context.WithCancel(context.WithoutCancel(c.Request().Context()))
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		conn.Close(websocket.StatusGoingAway, "server shutting down")
+		return false
+	}
+	h.clients[cl] = struct{}{}
+	h.mu.Unlock()
+	return true
+}
+
+// serve writes queued messages until the browser goes or the hub closes.
+func (h *hub) serve(cl *client) {
+	defer func() {
+		h.mu.Lock()
+		delete(h.clients, cl)
+		h.mu.Unlock()
+	}()
+	go func() {
+		// Reading answers control frames and notices a closed tab.
+		for {
+			if _, _, err := cl.conn.Read(context.Background()); err != nil {
+				cl.cancel()
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case b := <-cl.queue:
+			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+			err := cl.conn.Write(ctx, websocket.MessageText, b)
+			cancel()
+			if err != nil {
+				cl.conn.CloseNow()
+				return
+			}
+		case <-cl.ctx.Done():
+			cl.conn.Close(websocket.StatusNormalClosure, "")
+			return
+		}
+	}
+}
+
+// send queues v without waiting; a browser that is too slow is closed
+// (it reconnects and gets the current state).
+func (cl *client) send(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	select {
+	case cl.queue <- b:
+	default:
+		cl.cancel()
+	}
+}
+
+// progressChanged tells the student's pages and, soon, the dashboards.
+func (h *hub) progressChanged(p *lab.Progress) {
+	h.mu.Lock()
+	dashboards := false
+	for cl := range h.clients {
+		switch {
+		case cl.instructor:
+			dashboards = true
+		case cl.user == p.User && cl.lab != nil:
+			cl.send(progressMsg{T: "lab", Lab: labView(h.labs, cl.lab, p, cl.lang)})
+		}
+	}
+	h.mu.Unlock()
+	if dashboards {
+		select {
+		case h.dirty <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// runDashboards sends snapshots when progress changed, and every tick so
+// that "stuck" appears without anyone's progress changing.
+func (h *hub) runDashboards(ctx context.Context, tick time.Duration, log func(error)) {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.dirty:
+		case <-t.C:
+		}
+		h.mu.Lock()
+		var boards []*client
+		for cl := range h.clients {
+			if cl.instructor {
+				boards = append(boards, cl)
+			}
+		}
+		h.mu.Unlock()
+		if len(boards) == 0 {
+			continue
+		}
+		snap, err := h.snapshot(ctx)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				log(err)
+			}
+			continue
+		}
+		for _, cl := range boards {
+			cl.send(classMsg{T: "class", Class: snap})
+		}
+	}
+}
+
+func (h *hub) closeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for cl := range h.clients {
+		cl.cancel()
+	}
+}
+
+type progressMsg struct {
+	T   string  `json:"t"`
+	Lab LabView `json:"lab"`
+}
+
+type classMsg struct {
+	T     string     `json:"t"`
+	Class *ClassView `json:"class"`
+}

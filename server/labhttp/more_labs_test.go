@@ -1,0 +1,97 @@
+package labhttp_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/server/labhttp"
+)
+
+// Labs 2, 3, 5 and 6 with the real kubectl and etcdctl, as a student.
+func TestMoreLabsWithKubectlAndEtcdctl(t *testing.T) {
+	lab := kubelabtest.Start(t, classroomMode)
+	alice := student(t, lab, "alice")
+	ns := alice.name
+	kubectl := func(args ...string) string {
+		t.Helper()
+		out, stderr, err := alice.kubectl(args...)
+		if err != nil {
+			t.Fatalf("kubectl %v: %v %s", args, err, stderr)
+		}
+		return out
+	}
+
+	t.Run("OK bookmarks and resuming", func(t *testing.T) {
+		alice.start("bookmarks")
+		var list struct {
+			Metadata struct{ ResourceVersion string } `json:"metadata"`
+		}
+		if err := json.Unmarshal([]byte(kubectl("get", "--raw", "/api/v1/namespaces/"+ns+"/pods")), &list); err != nil || list.Metadata.ResourceVersion == "" {
+			t.Fatalf("list: %v %+v", err, list)
+		}
+		rv := list.Metadata.ResourceVersion
+		alice.waitPassed("bookmarks", "list-rv")
+		if out := kubectl("get", "--raw", "/api/v1/namespaces/"+ns+"/pods?watch=1&timeoutSeconds=3&allowWatchBookmarks=true"); !strings.Contains(out, `"BOOKMARK"`) {
+			t.Fatalf("no bookmark in %s", out)
+		}
+		alice.waitPassed("bookmarks", "bookmark")
+		kubectl("get", "--raw", "/api/v1/namespaces/"+ns+"/pods?watch=1&resourceVersion="+rv+"&timeoutSeconds=1")
+		alice.waitPassed("bookmarks", "resume")
+	})
+
+	t.Run("OK compaction, 410 and relist", func(t *testing.T) {
+		alice.start("gone")
+		// etcdctl compacts etcd behind the watch cache's back: the cache
+		// still serves old watches, so the step, which leads to a 410,
+		// is not passed by it.
+		resp, err := lab.EtcdClient().Get(context.Background(), "/registry/namespaces/default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, stderr, err := clitest.Run(t, clitest.Etcdctl(t), "--endpoints", lab.EtcdURL, "compact", strconv.FormatInt(resp.Header.Revision, 10)); err != nil {
+			t.Fatalf("etcdctl compact: %v %s", err, stderr)
+		}
+		alice.post("/kubelab/v1/labs/gone/check", "")
+		if s := alice.state("gone", "compact"); s != labhttp.StateCurrent {
+			t.Fatalf("compact passed by etcdctl alone: %s", s)
+		}
+		// The lesson's Compact button, from the browser.
+		if resp, body := alice.inBrowser().post("/ui/compact", "{}"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("compact: HTTP %d: %s", resp.StatusCode, body)
+		}
+		alice.waitPassed("gone", "compact")
+		out := kubectl("get", "--raw", "/api/v1/namespaces/"+ns+"/pods?watch=1&resourceVersion=1&timeoutSeconds=2")
+		if !strings.Contains(out, `"code":410`) {
+			t.Fatalf("no 410: %s", out)
+		}
+		alice.waitPassed("gone", "gone")
+		kubectl("-n", ns, "get", "pods")
+		alice.waitPassed("gone", "relist")
+	})
+
+	t.Run("OK discovery and OpenAPI", func(t *testing.T) {
+		alice.start("discovery")
+		kubectl("get", "--raw", "/apis")
+		alice.waitPassed("discovery", "groups")
+		kubectl("explain", "pod.spec.containers.image")
+		alice.waitPassed("discovery", "openapi")
+	})
+
+	t.Run("OK the aggregated API", func(t *testing.T) {
+		alice.start("extend")
+		kubectl("get", "--raw", "/apis/metrics.k8s.io/v1beta1")
+		alice.waitPassed("extend", "metrics")
+		if resp, body := alice.post("/kubelab/v1/labs/extend/steps/where/answer", `{"answer":"crd-here"}`); !strings.Contains(body, `"correct":true`) {
+			t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+		}
+		if v := alice.view("extend"); !v.Done {
+			t.Errorf("not done: %+v", v)
+		}
+	})
+}

@@ -1,0 +1,147 @@
+package labhttp_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/server/labhttp"
+)
+
+// The watch lab done with the real kubectl: a watch, a label, and the
+// MODIFIED the server sent on that watch. Nothing is passed for a
+// command that changes nothing.
+func TestWatchLabWithKubectl(t *testing.T) {
+	lab := kubelabtest.Start(t, classroomMode)
+	alice := student(t, lab, "alice")
+	if v := alice.start("watch"); v.Steps[0].State != labhttp.StateCurrent || v.Namespace != alice.name {
+		t.Fatalf("started: %+v", v)
+	}
+	// A list is not a watch.
+	if _, stderr, err := alice.kubectl("-n", alice.name, "get", "pods"); err != nil {
+		t.Fatal(err, stderr)
+	}
+	alice.post(labhttp.APIPath+"/watch/check", "")
+	if s := alice.state("watch", "watch-pods"); s != labhttp.StateCurrent {
+		t.Fatalf("a list passed the watch step: %s", s)
+	}
+	alice.kubectlBackground("-n", alice.name, "get", "pods", "--watch", "--output-watch-events")
+	alice.waitPassed("watch", "watch-pods")
+	// Reading is not changing.
+	if _, stderr, err := alice.kubectl("-n", alice.name, "get", "pod", "ssa-demo", "-o", "yaml"); err != nil {
+		t.Fatal(err, stderr)
+	}
+	alice.post(labhttp.APIPath+"/watch/check", "")
+	if s := alice.state("watch", "modify"); s != labhttp.StateCurrent {
+		t.Fatalf("a read passed the MODIFIED step: %s", s)
+	}
+	if _, stderr, err := alice.kubectl("-n", alice.name, "label", "pod", "ssa-demo", "demo-round=one", "--overwrite"); err != nil {
+		t.Fatal(err, stderr)
+	}
+	if st := alice.waitPassed("watch", "modify"); !strings.Contains(st.Evidence, "ssa-demo") {
+		t.Errorf("evidence %q", st.Evidence)
+	}
+	if st := alice.waitPassed("watch", "see-modified"); !strings.Contains(st.Evidence, "MODIFIED") {
+		t.Errorf("evidence %q", st.Evidence)
+	}
+	if v := alice.view("watch"); !v.Done {
+		t.Errorf("lab not done: %+v", v)
+	}
+	// Another student's view is their own.
+	bob := student(t, lab, "bob")
+	if v := bob.view("watch"); v.Started {
+		t.Errorf("bob sees alice's progress: %+v", v)
+	}
+}
+
+// The pipeline lab with kubectl: admission's patch and RBAC's denial are
+// read from the traces of alice's own requests.
+func TestPipelineLabWithKubectl(t *testing.T) {
+	lab := kubelabtest.Start(t, classroomMode)
+	alice := student(t, lab, "alice")
+	alice.start("pipeline")
+	if _, stderr, err := alice.kubectl("-n", alice.name, "get", "pods"); err != nil {
+		t.Fatal(err, stderr)
+	}
+	if _, stderr, err := alice.kubectl("-n", alice.name, "run", "lab-pod", "--image=nginx:1.27"); err != nil {
+		t.Fatal(err, stderr)
+	}
+	if st := alice.waitPassed("pipeline", "mutate"); !strings.Contains(st.Evidence, "ServiceAccount") {
+		t.Errorf("evidence %q", st.Evidence)
+	}
+	if s := alice.state("pipeline", "deny"); s != labhttp.StateCurrent {
+		t.Fatalf("deny: %s before any denial", s)
+	}
+	if _, stderr, err := alice.kubectl("-n", "kube-system", "get", "pods"); err == nil || !strings.Contains(stderr, "forbidden") {
+		t.Fatalf("kube-system was not forbidden: %v %s", err, stderr)
+	}
+	if st := alice.waitPassed("pipeline", "deny"); !strings.Contains(st.Evidence, "403") {
+		t.Errorf("evidence %q", st.Evidence)
+	}
+}
+
+// The same lab done from the browser: the lesson's own "Run it live"
+// websockets, with the session cookie, and the labs' JSON API.
+func TestWatchLabInTheBrowser(t *testing.T) {
+	lab := kubelabtest.Start(t, classroomMode)
+	alice := student(t, lab, "alice").inBrowser()
+	alice.start("watch")
+	watch := alice.dial("/ui/ws/run?cmd=watch-pods")
+	defer watch.Close(websocket.StatusNormalClosure, "")
+	alice.waitPassed("watch", "watch-pods")
+	label := alice.dial("/ui/ws/run?cmd=label-pod&value=from-the-page")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		_, b, err := label.Read(ctx)
+		if err != nil {
+			t.Fatalf("run label-pod: %v", err)
+		}
+		if strings.Contains(string(b), `"t":"end"`) {
+			break
+		}
+	}
+	alice.waitPassed("watch", "modify")
+	alice.waitPassed("watch", "see-modified")
+}
+
+// Question steps are graded on the server; a wrong answer does not pass,
+// an answer to a step that is not current is a Conflict, bad input a
+// clear Status.
+func TestQuestionSteps(t *testing.T) {
+	lab := kubelabtest.Start(t, classroomMode)
+	alice := student(t, lab, "alice")
+	alice.start("etcd")
+	path := labhttp.APIPath + "/etcd/steps/prefix/answer"
+	resp, body := alice.post(path, `{"answer":"k8s"}`)
+	wantStatus(t, resp, body, http.StatusConflict, "Conflict")
+	// The inspector is the browser's: it reads etcd with the page's session.
+	if resp, body := alice.inBrowser().get("/ui/etcd/value?key=/registry/pods/" + alice.name + "/ssa-demo"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("inspector: HTTP %d: %s", resp.StatusCode, body)
+	}
+	alice.waitPassed("etcd", "read-key")
+	if resp, body := alice.post(path, `{"answer":"json"}`); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"correct":false`) {
+		t.Fatalf("wrong answer: HTTP %d %s", resp.StatusCode, body)
+	}
+	if resp, body := alice.post(path, `{"answer":"k8s\\x00"}`); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"correct":true`) {
+		t.Fatalf("right answer: HTTP %d %s", resp.StatusCode, body)
+	}
+	resp, body = alice.post(labhttp.APIPath+"/etcd/steps/why-not/answer", `{"answer":`)
+	wantStatus(t, resp, body, http.StatusBadRequest, "BadRequest")
+	resp, body = alice.post(labhttp.APIPath+"/etcd/steps/why-not/answer", `{"answer":"skips","extra":1}`)
+	wantStatus(t, resp, body, http.StatusBadRequest, "BadRequest")
+	resp, body = alice.post(labhttp.APIPath+"/nope/start", ``)
+	wantStatus(t, resp, body, http.StatusNotFound, "NotFound")
+	resp, body = alice.post(labhttp.APIPath+"/etcd/steps/nope/answer", `{"answer":"x"}`)
+	wantStatus(t, resp, body, http.StatusNotFound, "NotFound")
+	resp, body = alice.post(labhttp.APIPath+"/etcd/steps/why-not/answer", `{"answer":"`+strings.Repeat("x", 8<<10)+`"}`)
+	wantStatus(t, resp, body, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge")
+	anon := user{t: t, lab: lab}
+	resp, body = anon.post(labhttp.APIPath+"/etcd/start", "")
+	wantStatus(t, resp, body, http.StatusUnauthorized, "Unauthorized")
+}

@@ -1,0 +1,52 @@
+package labhttp
+
+import "github.com/kubelab/kubelab/lab"
+
+// uiText is the pages' own words in one language.
+type uiText struct {
+	Lang                                                          string
+	LabsTitle, LabsIntro, LabOf, Steps, StepsDone, Start, Started string
+	Done, Todo, Current, Passed, Check, Checking, Hint, How, Try  string
+	Lesson, LabLink, Namespace, YourAnswer, Submit, Wrong, Right  string
+	Tries, Reset, ResetHelp, ResetDone, Prev, Next, AllLabs       string
+	Dashboard, DashboardIntro, Student, Where, Quizzes, Stuck     string
+	Updated, NoStudents, StuckAfter, SigninTitle, SigninHelp      string
+	Token, SignIn, TokenMissing, TokenWrong, TokenNotInstructor   string
+	Forbidden, ForbiddenBody, Back, LabsDone, Finished, Evidence  string
+	Live, NotStarted                                              string
+}
+
+var texts = map[lab.Lang]uiText{
+	lab.English: {
+		Lang: "en", LabsTitle: "Labs", LabsIntro: "Seven hands-on labs, one for each part of the lesson. Each step is checked from what really happened on the server — your requests' traces, the watch events it sent you, the state in etcd — so kubectl, curl and the browser all count.",
+		LabOf: "Lab %d of %d", Steps: "steps", StepsDone: "%d of %d steps done", Start: "Start this lab", Started: "In progress",
+		Done: "Done", Todo: "To do", Current: "Now", Passed: "Passed", Check: "Check now", Checking: "Steps are checked by themselves as you work; this checks again right away.",
+		Hint: "Hint", How: "How this is checked", Try: "A way to do it", Lesson: "Lesson section", LabLink: "Practise it in a lab",
+		Namespace: "Your namespace", YourAnswer: "Your answer", Submit: "Answer", Wrong: "Not quite — try again.", Right: "Right!",
+		Tries: "tries", Reset: "Reset my namespace", ResetHelp: "Deletes everything the labs created in your namespace and makes the lesson's pods again. Your namespace, its default ServiceAccount and your RoleBinding stay; so does your progress.",
+		ResetDone: "Your namespace is as kubelab made it.", Prev: "Previous lab", Next: "Next lab", AllLabs: "All labs",
+		Dashboard: "Class dashboard", DashboardIntro: "Live progress of the class: who is on which lab step, quiz scores, and who has made no progress for a while.",
+		Student: "Student", Where: "Lab step", Quizzes: "Quizzes", Stuck: "stuck", Updated: "Last progress", NoStudents: "No student has started a lab yet.",
+		StuckAfter: "Stuck means no progress for %s.", SigninTitle: "Instructor sign-in", SigninHelp: "Paste the instructor token (KUBELAB_INSTRUCTOR_TOKEN) to open the dashboard in this browser.",
+		Token: "Instructor token", SignIn: "Open the dashboard", TokenMissing: "Paste a token first.", TokenWrong: "That token is not valid.", TokenNotInstructor: "That token is not an instructor's or an admin's.",
+		Forbidden: "For instructors only", ForbiddenBody: "The class dashboard shows every student's progress, so only instructors and admins may open it. Your own progress is on the labs page.",
+		Back: "Back", LabsDone: "labs done", Finished: "finished", Evidence: "What the server saw", Live: "live", NotStarted: "not started",
+	},
+	lab.Thai: {
+		Lang: "th", LabsTitle: "แล็บ", LabsIntro: "แล็บลงมือทำเจ็ดชุด ชุดละหนึ่งส่วนของบทเรียน ทุกขั้นตรวจจากสิ่งที่เกิดขึ้นจริงบน server ทั้ง trace ของ request ของคุณ event ของ watch ที่ server ส่งให้คุณ และ state ใน etcd ดังนั้นจะใช้ kubectl, curl หรือเบราว์เซอร์ก็นับเหมือนกัน",
+		LabOf: "แล็บที่ %d จาก %d", Steps: "ขั้น", StepsDone: "ทำแล้ว %d จาก %d ขั้น", Start: "เริ่มแล็บนี้", Started: "กำลังทำ",
+		Done: "เสร็จแล้ว", Todo: "ยังไม่ทำ", Current: "ตอนนี้", Passed: "ผ่าน", Check: "ตรวจเดี๋ยวนี้", Checking: "ขั้นต่าง ๆ ถูกตรวจเองระหว่างที่คุณทำ ปุ่มนี้สั่งตรวจอีกครั้งทันที",
+		Hint: "คำใบ้", How: "ตรวจอย่างไร", Try: "วิธีหนึ่งที่ทำได้", Lesson: "ส่วนของบทเรียน", LabLink: "ฝึกในแล็บ",
+		Namespace: "namespace ของคุณ", YourAnswer: "คำตอบของคุณ", Submit: "ตอบ", Wrong: "ยังไม่ใช่ ลองอีกครั้ง", Right: "ถูกต้อง!",
+		Tries: "ครั้ง", Reset: "รีเซ็ต namespace ของฉัน", ResetHelp: "ลบทุกอย่างที่แล็บสร้างไว้ใน namespace ของคุณแล้วสร้าง pod ของบทเรียนใหม่ namespace, ServiceAccount default และ RoleBinding ของคุณยังอยู่ ความคืบหน้าก็ยังอยู่",
+		ResetDone: "namespace ของคุณกลับเป็นแบบที่ kubelab สร้างไว้แล้ว", Prev: "แล็บก่อนหน้า", Next: "แล็บถัดไป", AllLabs: "แล็บทั้งหมด",
+		Dashboard: "แดชบอร์ดของชั้นเรียน", DashboardIntro: "ความคืบหน้าสดของชั้นเรียน: ใครอยู่แล็บไหนขั้นไหน คะแนนแบบทดสอบ และใครไม่มีความคืบหน้ามาสักพัก",
+		Student: "นักเรียน", Where: "ขั้นของแล็บ", Quizzes: "แบบทดสอบ", Stuck: "ติดอยู่", Updated: "ความคืบหน้าล่าสุด", NoStudents: "ยังไม่มีนักเรียนเริ่มแล็บ",
+		StuckAfter: "ติดอยู่ หมายถึงไม่มีความคืบหน้ามา %s", SigninTitle: "เข้าสู่ระบบสำหรับผู้สอน", SigninHelp: "วาง token ของผู้สอน (KUBELAB_INSTRUCTOR_TOKEN) เพื่อเปิดแดชบอร์ดในเบราว์เซอร์นี้",
+		Token: "token ของผู้สอน", SignIn: "เปิดแดชบอร์ด", TokenMissing: "วาง token ก่อน", TokenWrong: "token นี้ใช้ไม่ได้", TokenNotInstructor: "token นี้ไม่ใช่ของผู้สอนหรือผู้ดูแล",
+		Forbidden: "สำหรับผู้สอนเท่านั้น", ForbiddenBody: "แดชบอร์ดแสดงความคืบหน้าของนักเรียนทุกคน จึงเปิดได้เฉพาะผู้สอนและผู้ดูแล ความคืบหน้าของคุณเองอยู่ที่หน้าแล็บ",
+		Back: "กลับ", LabsDone: "แล็บที่เสร็จ", Finished: "เสร็จแล้ว", Evidence: "สิ่งที่ server เห็น", Live: "สด", NotStarted: "ยังไม่เริ่ม",
+	},
+}
+
+func ui(lang lab.Lang) uiText { return texts[lab.ParseLang(string(lang))] }

@@ -1,0 +1,129 @@
+package labhttp
+
+import (
+	"strings"
+	"time"
+
+	"github.com/kubelab/kubelab/lab"
+)
+
+// LabSummary names a lab in the list of labs, with the student's progress.
+type LabSummary struct {
+	ID      string `json:"id"`
+	Number  int    `json:"number"`
+	Title   string `json:"title"`
+	Intro   string `json:"intro"`
+	Lesson  string `json:"lesson"`
+	Steps   int    `json:"steps"`
+	Passed  int    `json:"passed"`
+	Started bool   `json:"started"`
+	Done    bool   `json:"done"`
+}
+
+// LabList is the answer to GET /kubelab/v1/labs.
+type LabList struct {
+	APIVersion string       `json:"apiVersion"`
+	Kind       string       `json:"kind"`
+	User       string       `json:"user"`
+	Namespace  string       `json:"namespace"`
+	Current    string       `json:"current,omitempty"`
+	Items      []LabSummary `json:"items"`
+}
+
+// LabView is one lab with the student's progress through it.
+type LabView struct {
+	APIVersion string     `json:"apiVersion"`
+	Kind       string     `json:"kind"`
+	ID         string     `json:"id"`
+	Number     int        `json:"number"`
+	Title      string     `json:"title"`
+	Intro      string     `json:"intro"`
+	Lesson     string     `json:"lesson"`
+	Namespace  string     `json:"namespace"`
+	Started    bool       `json:"started"`
+	Done       bool       `json:"done"`
+	Current    int        `json:"current"`
+	Steps      []StepView `json:"steps"`
+	Lang       lab.Lang   `json:"lang"`
+}
+
+// StepView is one step: what to do and whether it is done.
+type StepView struct {
+	ID      string `json:"id"`
+	Number  int    `json:"number"`
+	Title   string `json:"title"`
+	Do      string `json:"do"`
+	Command string `json:"command,omitempty"`
+	Hint    string `json:"hint"`
+	How     string `json:"how"`
+	// State is passed, current or todo.
+	State    string       `json:"state"`
+	Evidence string       `json:"evidence,omitempty"`
+	PassedAt *time.Time   `json:"passedAt,omitempty"`
+	Question bool         `json:"question,omitempty"`
+	Choices  []ChoiceView `json:"choices,omitempty"`
+	Tries    int          `json:"tries,omitempty"`
+}
+
+// ChoiceView is one option of a question step.
+type ChoiceView struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+// The states of a step.
+const (
+	StatePassed  = "passed"
+	StateCurrent = "current"
+	StateTodo    = "todo"
+)
+
+func number(labs []*lab.Lab, id string) int {
+	for i, l := range labs {
+		if l.ID == id {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func listView(labs []*lab.Lab, p *lab.Progress, lang lab.Lang) LabList {
+	out := LabList{APIVersion: "kubelab.io/v1", Kind: "LabList", User: p.User, Namespace: p.Namespace, Current: p.Current, Items: []LabSummary{}}
+	for i, l := range labs {
+		s := LabSummary{ID: l.ID, Number: i + 1, Title: l.Title.In(lang), Intro: l.Intro.In(lang), Lesson: l.Lesson, Steps: len(l.Steps)}
+		if lp := p.Labs[l.ID]; lp != nil {
+			s.Started, s.Passed, s.Done = true, min(lp.Step, len(l.Steps)), lp.Done(l)
+		}
+		out.Items = append(out.Items, s)
+	}
+	return out
+}
+
+func labView(labs []*lab.Lab, l *lab.Lab, p *lab.Progress, lang lab.Lang) LabView {
+	v := LabView{APIVersion: "kubelab.io/v1", Kind: "Lab", ID: l.ID, Number: number(labs, l.ID), Title: l.Title.In(lang), Intro: l.Intro.In(lang),
+		Lesson: l.Lesson, Namespace: p.Namespace, Lang: lang}
+	lp := p.Labs[l.ID]
+	if lp != nil {
+		v.Started, v.Done, v.Current = true, lp.Done(l), lp.Step
+	}
+	for i := range l.Steps {
+		st := &l.Steps[i]
+		sv := StepView{ID: st.ID, Number: i + 1, Title: st.Title.In(lang), Do: st.Do.In(lang), Hint: st.Hint.In(lang), How: st.How.In(lang),
+			Command: strings.ReplaceAll(st.Command, "NS", p.Namespace), Question: st.IsQuestion(), State: StateTodo}
+		for _, c := range st.Choices {
+			sv.Choices = append(sv.Choices, ChoiceView{ID: c.ID, Text: c.Text.In(lang)})
+		}
+		if lp != nil {
+			sv.Tries = lp.Tries[st.ID]
+			switch pass, ok := lp.Passed[st.ID]; {
+			case ok:
+				at := pass.At
+				sv.State, sv.Evidence, sv.PassedAt = StatePassed, pass.Evidence, &at
+			case i == lp.Step:
+				sv.State = StateCurrent
+			}
+		}
+		v.Steps = append(v.Steps, sv)
+	}
+	return v
+}

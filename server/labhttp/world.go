@@ -1,0 +1,93 @@
+package labhttp
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strconv"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/etcd3"
+)
+
+// world reads the labs' state from etcd, through the pods store (which
+// decodes the protobuf) and the etcd client.
+type world struct {
+	pods *etcd3.Store
+	etcd *clientv3.Client
+}
+
+var _ lab.World = (*world)(nil)
+
+// LabelChanges compares the pods of ns now with the same pods at revision
+// rev, read from etcd's history: the change is in the stored state, so it
+// counts however it was made.
+func (w *world) LabelChanges(ctx context.Context, ns string, rev int64) ([]string, error) {
+	now, err := w.pods.List(ctx, storage.ListOptions{Namespace: ns})
+	if err != nil {
+		return nil, err
+	}
+	then, err := w.pods.List(ctx, storage.ListOptions{Namespace: ns, ResourceVersion: strconv.FormatInt(rev, 10), ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	if err != nil {
+		// Compacted past rev: the old state is gone, so nothing can be
+		// compared; the student changes the label again.
+		return nil, nil
+	}
+	before := map[string]metav1.Object{}
+	for _, o := range then.Items {
+		if m, err := meta.Accessor(o); err == nil {
+			before[string(m.GetUID())] = m
+		}
+	}
+	var names []string
+	for _, o := range now.Items {
+		m, err := meta.Accessor(o)
+		if err != nil {
+			continue
+		}
+		old, ok := before[string(m.GetUID())]
+		if !ok {
+			continue
+		}
+		if !maps.Equal(old.GetLabels(), m.GetLabels()) || !maps.Equal(old.GetAnnotations(), m.GetAnnotations()) {
+			names = append(names, m.GetName())
+		}
+	}
+	return names, nil
+}
+
+// CompactedAfter asks etcd for a read just before rev, which it refuses
+// once its history is compacted at rev or later (compacting at the current
+// revision is what the lesson does, and with no write since the step
+// began that revision is rev itself), and asks the pods' watch cache
+// whether its window moved too. Both must hold: the watch cache keeps its
+// own window, as kube-apiserver's does, so a compaction behind kubelab's
+// back (etcdctl compact) leaves old watches servable and no 410 to see.
+func (w *world) CompactedAfter(ctx context.Context, rev int64) (bool, error) {
+	if rev <= 1 {
+		return false, nil
+	}
+	_, err := w.etcd.Get(ctx, "/registry/namespaces/default", clientv3.WithRev(rev-1), clientv3.WithKeysOnly())
+	switch {
+	case errors.Is(err, rpctypes.ErrCompacted):
+		return w.pods.Cache().OldestResourceVersion() >= rev-1, nil
+	case err != nil:
+		return false, err
+	}
+	return false, nil
+}
+
+// revision is etcd's current revision.
+func (w *world) revision(ctx context.Context) (int64, error) {
+	resp, err := w.etcd.Get(ctx, "/registry/namespaces/default", clientv3.WithKeysOnly())
+	if err != nil {
+		return 0, err
+	}
+	return resp.Header.Revision, nil
+}
