@@ -22,6 +22,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/server/labhttp"
 	"github.com/kubelab/kubelab/server/quizhttp"
 )
 
@@ -110,13 +111,13 @@ func TestWebSecurityCrossSiteSignOut(t *testing.T) {
 	}
 }
 
-// Every websocket of the web UI refuses a page from another origin, in
+// Every websocket of the web UI and the labs refuses a page from another origin, in
 // classroom mode with a valid session cookie too (the browser would send
 // it along: that is what the Origin check is for).
 func TestWebSecurityWebsocketOrigin(t *testing.T) {
 	lab := classroomLab(t)
 	ck := sessionCookie(t, &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, lab.URL(), "Wes")
-	for _, path := range []string{"/ui/ws/trace", "/ui/ws/watch?lane=A", "/ui/ws/run?cmd=get-pods", "/ui/ws/pollwatch"} {
+	for _, path := range []string{"/ui/ws/trace", "/ui/ws/watch?lane=A", "/ui/ws/run?cmd=get-pods", "/ui/ws/pollwatch", labhttp.APIPath + "/ws?lab=watch"} {
 		for origin, want := range map[string]int{"http://evil.example": http.StatusForbidden, lab.URL(): http.StatusSwitchingProtocols} {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			h := http.Header{"Origin": {origin}, "Cookie": {ck.Name + "=" + ck.Value}}
