@@ -252,7 +252,7 @@ func pipelineLab() *Lab {
 			Title:   Text{"Be denied by RBAC", "ถูก RBAC ปฏิเสธ"},
 			Do:      Text{"Ask for something your RoleBinding does not allow, such as the pods of kube-system, and read the 403's message.", "ขอสิ่งที่ RoleBinding ของคุณไม่อนุญาต เช่น pod ใน kube-system แล้วอ่านข้อความของ 403"},
 			Command: "kubectl -n kube-system get pods",
-			Hint:    Text{"In local mode you are cluster-admin and nothing is denied: this step needs classroom mode, where you are a student.", "ใน local mode คุณเป็น cluster-admin จึงไม่มีอะไรถูกปฏิเสธ ขั้นนี้ต้องใช้ classroom mode ที่คุณเป็นนักเรียน"},
+			Hint:    Text{"In local mode you are cluster-admin and nothing is denied to you: ask to be served as a user with no bindings, with kubectl --as=nobody get pods -n internals-demo. The request is still yours, so it counts.", "ใน local mode คุณเป็น cluster-admin จึงไม่มีอะไรถูกปฏิเสธ ให้ขอทำคำขอในนามผู้ใช้ที่ไม่มีสิทธิ์ใด ๆ ด้วย kubectl --as=nobody get pods -n internals-demo คำขอนั้นยังนับเป็นของคุณ"},
 			How:     Text{"A request of yours ended at the authorization stage with deny (HTTP 403).", "request ของคุณจบที่ stage authorization ด้วย deny (HTTP 403)"},
 			Check:   rbacDenied,
 		}},

@@ -58,17 +58,20 @@ type Record struct {
 // goroutine; once published it is shared and must not be modified.
 type Trace struct {
 	// ID is returned to the client in the TraceHeader response header.
-	ID          string    `json:"id"`
-	Time        time.Time `json:"time"`
-	User        string    `json:"user"`
-	Verb        string    `json:"verb"`
-	APIGroup    string    `json:"apiGroup,omitempty"`
-	Resource    string    `json:"resource,omitempty"`
-	Subresource string    `json:"subresource,omitempty"`
-	Namespace   string    `json:"namespace,omitempty"`
-	Name        string    `json:"name,omitempty"`
-	Path        string    `json:"path"`
-	Records     []Record  `json:"records"`
+	ID   string    `json:"id"`
+	Time time.Time `json:"time"`
+	// User is who sent the request (whose tracer shows it); As is the
+	// user it was served as, when it asked to impersonate one (kubectl --as).
+	User        string   `json:"user"`
+	As          string   `json:"as,omitempty"`
+	Verb        string   `json:"verb"`
+	APIGroup    string   `json:"apiGroup,omitempty"`
+	Resource    string   `json:"resource,omitempty"`
+	Subresource string   `json:"subresource,omitempty"`
+	Namespace   string   `json:"namespace,omitempty"`
+	Name        string   `json:"name,omitempty"`
+	Path        string   `json:"path"`
+	Records     []Record `json:"records"`
 	// Code is the HTTP status the client got.
 	Code int `json:"code"`
 }
@@ -105,7 +108,10 @@ func NewTrace(r *http.Request) *Trace {
 
 // Describe copies what the attributes say about the request into the trace.
 func (t *Trace) Describe(a *Attributes) {
-	t.User, t.Verb = a.User.Name, a.Verb
+	if t.As == "" {
+		t.User = a.User.Name
+	}
+	t.Verb = a.Verb
 	t.APIGroup, t.Resource, t.Subresource = a.APIGroup, a.Resource, a.Subresource
 	t.Namespace, t.Name = a.Namespace, a.Name
 	if a.Path != "" {

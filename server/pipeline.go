@@ -120,6 +120,10 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 					finish(http.StatusUnauthorized)
 					return err
 				}
+				if user, err = p.Impersonate(tr, r, user); err != nil {
+					finish(responseCode(c, err))
+					return err
+				}
 			}
 			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), tr, user)))
 			if s.cfg.Classroom && user.IsAnonymous() && isPageRequest(r) {

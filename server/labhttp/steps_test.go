@@ -145,3 +145,27 @@ func TestQuestionSteps(t *testing.T) {
 	resp, body = anon.post(labhttp.APIPath+"/etcd/start", "")
 	wantStatus(t, resp, body, http.StatusUnauthorized, "Unauthorized")
 }
+
+// An admin is denied nothing; `kubectl --as` serves their request as a
+// user without bindings, and the denial counts for the admin who sent it.
+func TestPipelineLabDenialByImpersonation(t *testing.T) {
+	lab := kubelabtest.Start(t, classroomMode)
+	admin := mint(t, lab, "teacher", "system:masters")
+	admin.start("pipeline")
+	if _, stderr, err := admin.kubectl("-n", "internals-demo", "get", "pods"); err != nil {
+		t.Fatal(err, stderr)
+	}
+	if _, stderr, err := admin.kubectl("-n", "internals-demo", "run", "lab-pod", "--image=nginx:1.27"); err != nil {
+		t.Fatal(err, stderr)
+	}
+	admin.waitPassed("pipeline", "mutate")
+	if s := admin.state("pipeline", "deny"); s != labhttp.StateCurrent {
+		t.Fatalf("deny: %s before any denial", s)
+	}
+	if _, stderr, err := admin.kubectl("--as=nobody", "-n", "internals-demo", "get", "pods"); err == nil || !strings.Contains(stderr, `User "nobody" cannot list`) {
+		t.Fatalf("as nobody: %v %s", err, stderr)
+	}
+	if st := admin.waitPassed("pipeline", "deny"); !strings.Contains(st.Evidence, "403") {
+		t.Errorf("evidence %q", st.Evidence)
+	}
+}
