@@ -65,6 +65,12 @@ func TestKubectlAsImpersonates(t *testing.T) {
 	if err == nil || !strings.Contains(stderr, `users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope`) {
 		t.Fatalf("alice as bob: %v\n%s%s", err, out, stderr)
 	}
+	// ...but may act as a service account of her namespace (edit allows
+	// it), which may do nothing.
+	out, stderr, err = clitest.Run(t, kubectl, "--kubeconfig", alice.kubeconfig, "--as", "system:serviceaccount:alice:default", "get", "pods")
+	if err == nil || !strings.Contains(stderr, `User "system:serviceaccount:alice:default" cannot list resource "pods"`) {
+		t.Fatalf("alice as her default service account: %v\n%s%s", err, out, stderr)
+	}
 	// A group without a user is a bad request.
 	out, stderr, err = clitest.Run(t, kubectl, "--kubeconfig", admin, "--as-group", "system:masters", "get", "pods")
 	if err == nil || !strings.Contains(stderr, "without impersonating a user") {
