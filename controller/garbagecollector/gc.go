@@ -360,6 +360,9 @@ func (c *Collector) checkOwners(ctx context.Context, s *etcd3.Store, k storage.K
 		}
 		ownerKey := storage.Key{Name: ref.Name}
 		if os.Namespaced() {
+			if dep.GetNamespace() == "" {
+				return nil // a cluster-scoped object cannot be owned by a namespaced one: not ours to judge
+			}
 			ownerKey.Namespace = dep.GetNamespace()
 		}
 		owner, err := os.Get(ctx, ownerKey, "")
