@@ -36,6 +36,9 @@ type Deps struct {
 	Compactor *etcd3.Compactor
 	Etcd      *clientv3.Client
 	Logger    *slog.Logger
+	// MaxWebsocketsPerUser caps one user's open live views (0: no cap),
+	// so that one student's runaway tabs cannot hold the class's memory.
+	MaxWebsocketsPerUser int
 }
 
 // UI serves the pages and live views.
@@ -69,7 +72,7 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	if !ok {
 		return nil, errors.New("web UI: the API serves no pods")
 	}
-	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub(), pods: pods}
+	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub(d.MaxWebsocketsPerUser), pods: pods}
 	u.ctx, u.stop = context.WithCancel(context.Background())
 	go u.hub.runTraces(u.ctx, d.Traces.Subscribe(u.ctx, nil, 1024))
 	go u.hub.runClock(u.ctx, pods.Cache(), 2*time.Second)
