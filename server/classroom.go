@@ -23,6 +23,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/web"
 )
 
 // sessionLifetime is how long a browser stays signed in.
@@ -68,8 +69,8 @@ func (s *Server) newClass() *classroom.Class {
 func (s *Server) installClassroom() {
 	e := s.echo
 	limits := &signinLimits{m: map[string]*rate.Limiter{}}
-	e.GET("/signin", s.signinPage)
-	e.POST("/signin", func(c echo.Context) error { return s.signin(c, limits) })
+	e.GET("/signin", s.signinPage, web.SecureHeaders)
+	e.POST("/signin", func(c echo.Context) error { return s.signin(c, limits) }, web.SecureHeaders)
 	e.POST("/signout", s.signout)
 	e.GET("/kubelab/v1/whoami", s.whoami)
 	e.GET("/kubelab/v1/kubeconfig", s.downloadKubeconfig)

@@ -83,7 +83,12 @@ func connectEtcd(ctx context.Context, endpoints []string, log *slog.Logger) (*ex
 	client, err := clientv3.New(clientv3.Config{
 		Endpoints:   urls,
 		DialTimeout: 5 * time.Second,
-		Logger:      zap.NewNop(),
+		// kube-apiserver's keepalives: a member that hangs (rather than
+		// closing its connections) is noticed within 40 s and its
+		// requests go to another member.
+		DialKeepAliveTime:    30 * time.Second,
+		DialKeepAliveTimeout: 10 * time.Second,
+		Logger:               zap.NewNop(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd client for %v: %w", urls, err)

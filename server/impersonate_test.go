@@ -47,6 +47,10 @@ func TestKubectlAsImpersonates(t *testing.T) {
 	if err != nil || !strings.Contains(out, "pod/") {
 		t.Fatalf("admin as mallory in system:masters: %v\n%s%s", err, out, stderr)
 	}
+	out, stderr, err = clitest.Run(t, kubectl, "--kubeconfig", admin, "--as", "alice", "--as-group", "k8s-students", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.groups}")
+	if err != nil || out != `alice ["k8s-students","system:authenticated"]` {
+		t.Fatalf("whoami as alice: %v %q %s", err, out, stderr)
+	}
 	// An access review asks about the impersonated user.
 	out, _, _ = clitest.Run(t, kubectl, "--kubeconfig", admin, "--as", "alice", "auth", "can-i", "list", "pods", "-n", "alice")
 	if strings.TrimSpace(out) != "yes" {
@@ -60,6 +64,12 @@ func TestKubectlAsImpersonates(t *testing.T) {
 	out, stderr, err = clitest.Run(t, kubectl, "--kubeconfig", alice.kubeconfig, "--as", "bob", "get", "pods")
 	if err == nil || !strings.Contains(stderr, `users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope`) {
 		t.Fatalf("alice as bob: %v\n%s%s", err, out, stderr)
+	}
+	// ...but may act as a service account of her namespace (edit allows
+	// it), which may do nothing.
+	out, stderr, err = clitest.Run(t, kubectl, "--kubeconfig", alice.kubeconfig, "--as", "system:serviceaccount:alice:default", "get", "pods")
+	if err == nil || !strings.Contains(stderr, `User "system:serviceaccount:alice:default" cannot list resource "pods"`) {
+		t.Fatalf("alice as her default service account: %v\n%s%s", err, out, stderr)
 	}
 	// A group without a user is a bad request.
 	out, stderr, err = clitest.Run(t, kubectl, "--kubeconfig", admin, "--as-group", "system:masters", "get", "pods")

@@ -21,6 +21,11 @@ import (
 // a limit is refused at once with 429 and Retry-After, never queued.)
 const MaxUserInflight = 50
 
+// websocketsPerStudent is classroom mode's cap on one user's open live
+// views (lesson pages open several each: tracer, timeline lanes, run it
+// live); past it a new one is refused with 429.
+const websocketsPerStudent = 24
+
 // inflight counts the requests being served, by kind and by user.
 type inflight struct {
 	reads, mutations chan struct{}

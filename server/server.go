@@ -275,7 +275,11 @@ func (s *Server) installAPI(ctx context.Context) error {
 		api.Stop()
 		return err
 	}
-	ui, err := webui.Install(s.echo, webui.Deps{API: api, Traces: s.traces, Compactor: s.etcdCompactor, Etcd: s.etcd.Client(), Logger: s.log})
+	deps := webui.Deps{API: api, Traces: s.traces, Compactor: s.etcdCompactor, Etcd: s.etcd.Client(), Logger: s.log}
+	if s.cfg.Classroom {
+		deps.MaxWebsocketsPerUser = websocketsPerStudent
+	}
+	ui, err := webui.Install(s.echo, deps)
 	if err != nil {
 		api.Stop()
 		return err

@@ -41,7 +41,8 @@ type child struct {
 
 // startChild runs the kubelab binary (built from ./cmd/kubelab when none
 // is given) on a fresh data dir, so its memory is measured as deployed.
-func startChild(ctx context.Context, bin string) (*child, error) {
+// args are more flags for it.
+func startChild(ctx context.Context, bin string, args ...string) (*child, error) {
 	dir, err := os.MkdirTemp("", "kubelab-load-")
 	if err != nil {
 		return nil, err
@@ -55,8 +56,8 @@ func startChild(ctx context.Context, bin string) (*child, error) {
 		}
 	}
 	listen, etcd := freeAddr(), freeAddr()
-	cmd := exec.CommandContext(ctx, bin, "--data-dir", filepath.Join(dir, "data"), "--listen", listen,
-		"--etcd-listen-client", etcd, "--compaction-interval", "0", "--log-level", "error")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--data-dir", filepath.Join(dir, "data"), "--listen", listen,
+		"--etcd-listen-client", etcd, "--compaction-interval", "0", "--log-level", "error"}, args...)...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -4,6 +4,8 @@
 // event received) with many watchers, and the server's memory.
 //
 //	go run ./cmd/kubelab-load            # writes a Markdown report to stdout
+//	go run ./cmd/kubelab-load overload   # sustainable rate, then twice it: 429s and admitted latency
+//	go run ./cmd/kubelab-load soak       # a long run with watchers, websockets and compaction
 //
 // The server is the real kubelab binary, run as a child process, so its
 // memory is measured alone and as deployed.
@@ -13,10 +15,21 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		sub := map[string]func(context.Context, []string, io.Writer) error{"overload": overload, "soak": soak}[os.Args[1]]
+		if sub != nil {
+			if err := sub(context.Background(), os.Args[2:], os.Stdout); err != nil {
+				fmt.Fprintf(os.Stderr, "kubelab-load %s: %v\n", os.Args[1], err)
+				os.Exit(1)
+			}
+			return
+		}
+	}
 	writers := flag.Int("writers", 16, "concurrent writers for the create benchmarks")
 	creates := flag.Int("creates", 8000, "creates per create benchmark")
 	events := flag.Int("events", 200, "writes observed by the watchers in each watch benchmark")

@@ -354,15 +354,18 @@ func (c *Collector) checkOwners(ctx context.Context, s *etcd3.Store, k storage.K
 	gone := map[types.UID]bool{}
 	foreground := 0
 	for _, ref := range dep.GetOwnerReferences() {
-		os, ok := c.cfg.Resolve(ref.APIVersion, ref.Kind)
+		owners, ok := c.cfg.Resolve(ref.APIVersion, ref.Kind)
 		if !ok {
 			return nil // a kind not served (yet): never a reason to delete
 		}
 		ownerKey := storage.Key{Name: ref.Name}
-		if os.Namespaced() {
+		if owners.Namespaced() {
+			if dep.GetNamespace() == "" {
+				return nil // a cluster-scoped object cannot be owned by a namespaced one: not ours to judge
+			}
 			ownerKey.Namespace = dep.GetNamespace()
 		}
-		owner, err := os.Get(ctx, ownerKey, "")
+		owner, err := owners.Get(ctx, ownerKey, "")
 		switch {
 		case apierrors.IsNotFound(err):
 			gone[ref.UID] = true

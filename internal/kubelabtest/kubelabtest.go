@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationhelper "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 
 	"github.com/kubelab/kubelab/controller/rootca"
 	"github.com/kubelab/kubelab/server"
@@ -64,8 +66,9 @@ func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 
 // waitForControllers returns once the controllers have done what the
 // seeded state asks of them (a default service account and the root CA's
-// ConfigMap in every namespace), so that tests start from a quiet etcd
-// whose revision moves only with their own requests.
+// ConfigMap in every namespace, each APIService's Available condition), so
+// that tests start from a quiet etcd whose revision moves only with their
+// own requests.
 func (l *Lab) waitForControllers(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
@@ -85,12 +88,29 @@ func (l *Lab) waitForControllers(t testing.TB) {
 		}
 		return n >= namespaces, nil
 	}
+	// The aggregator writes each APIService's Available condition once it
+	// has checked its backend.
+	apiServices, _ := l.API().Store(apiregistrationv1.SchemeGroupVersion.WithResource("apiservices"))
+	available := func() (bool, error) {
+		list, err := apiServices.List(ctx, storage.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, obj := range list.Items {
+			if !apiregistrationhelper.IsAPIServiceConditionTrue(obj.(*apiregistrationv1.APIService), apiregistrationv1.Available) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		nss, err1 := namespaces.List(ctx, storage.ListOptions{})
 		sas, err2 := accounts.List(ctx, storage.ListOptions{})
 		if err1 == nil && err2 == nil && len(sas.Items) >= len(nss.Items) {
-			if ok, err := published(len(nss.Items)); err == nil && ok {
+			ok1, err1 := published(len(nss.Items))
+			ok2, err2 := available()
+			if err1 == nil && err2 == nil && ok1 && ok2 {
 				return
 			}
 		}

@@ -26,11 +26,29 @@ func (r *request) review() error {
 
 // AccessReviewResources are SelfSubjectAccessReview and
 // SelfSubjectRulesReview, which `kubectl auth can-i` (and --list) ask:
-// the answers come from the same authorizer that enforces.
+// the answers come from the same authorizer that enforces; and
+// SelfSubjectReview, which `kubectl auth whoami` asks: the user the
+// request was served as.
 func AccessReviewResources(can func(pipeline.User, authorizationv1.SelfSubjectAccessReviewSpec) authorizationv1.SubjectAccessReviewStatus,
 	rules func(pipeline.User, string) authorizationv1.SubjectRulesReviewStatus) []*Resource {
 	gv := authorizationv1.SchemeGroupVersion
 	return []*Resource{
+		{
+			GroupVersion: authenticationv1.SchemeGroupVersion, Name: "selfsubjectreviews", SingularName: "selfsubjectreview", Kind: "SelfSubjectReview",
+			Verbs: []string{"create"},
+			New:   func() runtime.Object { return &authenticationv1.SelfSubjectReview{} },
+			Review: func(u pipeline.User, obj runtime.Object) (runtime.Object, error) {
+				review := obj.(*authenticationv1.SelfSubjectReview)
+				review.Status.UserInfo = authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}
+				if len(u.Extra) > 0 {
+					review.Status.UserInfo.Extra = map[string]authenticationv1.ExtraValue{}
+					for k, v := range u.Extra {
+						review.Status.UserInfo.Extra[k] = v
+					}
+				}
+				return review, nil
+			},
+		},
 		{
 			GroupVersion: gv, Name: "selfsubjectaccessreviews", SingularName: "selfsubjectaccessreview", Kind: "SelfSubjectAccessReview",
 			Verbs: []string{"create"},

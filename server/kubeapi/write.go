@@ -306,12 +306,13 @@ func (r *request) deleteOptions() (deletion.Options, error) {
 		p := metav1.DeletionPropagation(v)
 		opts.PropagationPolicy = &p
 	}
-	if v := r.query("orphanDependents"); v != "" && opts.OrphanDependents == nil { //nolint:staticcheck // still part of the API
+	// orphanDependents is deprecated but still part of the API.
+	if v := r.query("orphanDependents"); v != "" && opts.OrphanDependents == nil {
 		b := parseBool(v)
-		opts.OrphanDependents = &b //nolint:staticcheck
+		opts.OrphanDependents = &b
 	}
 	var errs field.ErrorList
-	orphan := opts.OrphanDependents //nolint:staticcheck
+	orphan := opts.OrphanDependents
 	if orphan != nil && opts.PropagationPolicy != nil {
 		errs = append(errs, field.Invalid(field.NewPath("propagationPolicy"), *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
 	}

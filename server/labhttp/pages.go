@@ -13,15 +13,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/web"
 )
 
-// csp allows nothing from other hosts and no inline script or style, as
-// the lesson's pages do.
-const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
-	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-
 func (h *handlers) routePages(e *echo.Echo) {
-	g := e.Group(PagesPath, secureHeaders, h.signedInPage)
+	g := e.Group(PagesPath, web.SecureHeaders, h.signedInPage)
 	g.GET("", h.listPage)
 	g.GET("/dashboard", h.dashboardPage)
 	g.POST("/dashboard/signin", h.dashboardSignin)
@@ -30,17 +26,6 @@ func (h *handlers) routePages(e *echo.Echo) {
 	g.POST("/:lab/start", h.startPage)
 	g.POST("/:lab/check", h.checkPage)
 	g.POST("/:lab/answer", h.answerPage)
-}
-
-func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		hd := c.Response().Header()
-		hd.Set("Content-Security-Policy", csp)
-		hd.Set("X-Content-Type-Options", "nosniff")
-		hd.Set("Referrer-Policy", "same-origin")
-		hd.Set("X-Frame-Options", "DENY")
-		return next(c)
-	}
 }
 
 // signedInPage: the front door sends an anonymous browser's page views to

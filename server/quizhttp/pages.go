@@ -16,10 +16,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/web"
 )
 
 func (h *handlers) routePages(e *echo.Echo) {
-	g := e.Group("/quiz", h.signedInPage)
+	g := e.Group("/quiz", web.SecureHeaders, h.signedInPage)
 	g.GET("", h.listPage)
 	g.GET("/:quiz", h.quizPage)
 	g.POST("/:quiz", h.submitPage)

@@ -10,6 +10,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server/quizhttp"
+	"github.com/kubelab/kubelab/web"
 )
 
 // secrets are what must not be served before an attempt is submitted:
@@ -47,6 +48,9 @@ func TestNothingGivenAwayBeforeSubmitting(t *testing.T) {
 				}
 				if !strings.Contains(body, want) {
 					t.Errorf("%s does not show %q", path, want)
+				}
+				if strings.HasPrefix(path, "/quiz") && resp.Header.Get("Content-Security-Policy") != web.CSP {
+					t.Errorf("%s: Content-Security-Policy %q", path, resp.Header.Get("Content-Security-Policy"))
 				}
 				for _, s := range secrets() {
 					if strings.Contains(body, s) || strings.Contains(body, html.EscapeString(s)) {

@@ -1,6 +1,7 @@
 package webui_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/coder/websocket"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/server"
@@ -71,6 +74,48 @@ func TestClassroomEtcdAccess(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated || who.Name == "" {
 		t.Fatalf("join: %d %+v", resp.StatusCode, who)
 	}
+
+	t.Run("ErrTooManyLiveViews", func(t *testing.T) {
+		ctx := context.Background()
+		u, _ := url.Parse(lab.URL())
+		header := http.Header{"Origin": {lab.URL()}}
+		for _, c := range jar.Cookies(u) {
+			header.Add("Cookie", c.String())
+		}
+		var open []*websocket.Conn
+		defer func() {
+			for _, c := range open {
+				c.CloseNow()
+			}
+		}()
+		for i := 0; i < 24; i++ {
+			c, _, err := websocket.Dial(ctx, wsURL(lab, "/ui/ws/trace"), &websocket.DialOptions{HTTPHeader: header})
+			if err != nil {
+				t.Fatalf("view %d: %v", i+1, err)
+			}
+			open = append(open, c)
+		}
+		_, resp, err := websocket.Dial(ctx, wsURL(lab, "/ui/ws/trace"), &websocket.DialOptions{HTTPHeader: header})
+		if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("view 25: %v %+v", err, resp)
+		}
+		// Another user is not held back by Alice's views.
+		if c, _, err := websocket.Dial(ctx, wsURL(lab, "/ui/ws/trace"), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {lab.URL()}}}); err != nil {
+			t.Fatalf("anonymous view: %v", err)
+		} else {
+			c.CloseNow()
+		}
+		// A closed view gives its place back.
+		open[0].Close(websocket.StatusNormalClosure, "")
+		open = open[1:]
+		kubelabtest.Eventually(t, "a view's place given back", func() (bool, error) {
+			c, _, err := websocket.Dial(ctx, wsURL(lab, "/ui/ws/trace"), &websocket.DialOptions{HTTPHeader: header})
+			if err == nil {
+				open = append(open, c)
+			}
+			return err == nil, nil
+		})
+	})
 
 	t.Run("OK student reads own namespace only", func(t *testing.T) {
 		code, body := get(alice, "/ui/etcd/keys?prefix=/registry/")

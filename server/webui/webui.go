@@ -36,6 +36,9 @@ type Deps struct {
 	Compactor *etcd3.Compactor
 	Etcd      *clientv3.Client
 	Logger    *slog.Logger
+	// MaxWebsocketsPerUser caps one user's open live views (0: no cap),
+	// so that one student's runaway tabs cannot hold the class's memory.
+	MaxWebsocketsPerUser int
 }
 
 // UI serves the pages and live views.
@@ -55,10 +58,6 @@ type UI struct {
 // (the quiz reads it too).
 const LangCookie = "lang"
 
-// csp allows nothing from other hosts and no inline script or style.
-const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
-	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-
 // Install adds the web UI's routes to e; API requests made for the browser
 // are served by e itself.
 func Install(e *echo.Echo, d Deps) (*UI, error) {
@@ -73,7 +72,7 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	if !ok {
 		return nil, errors.New("web UI: the API serves no pods")
 	}
-	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub(), pods: pods}
+	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub(d.MaxWebsocketsPerUser), pods: pods}
 	u.ctx, u.stop = context.WithCancel(context.Background())
 	go u.hub.runTraces(u.ctx, d.Traces.Subscribe(u.ctx, nil, 1024))
 	go u.hub.runClock(u.ctx, pods.Cache(), 2*time.Second)
@@ -113,22 +112,11 @@ func (u *UI) Close() {
 	u.hub.closeAll()
 }
 
-// secured registers routes whose responses carry secureHeaders.
+// secured registers routes whose responses carry web.SecureHeaders.
 type secured struct{ e *echo.Echo }
 
-func (s secured) GET(path string, h echo.HandlerFunc)  { s.e.GET(path, secureHeaders(h)) }
-func (s secured) POST(path string, h echo.HandlerFunc) { s.e.POST(path, secureHeaders(h)) }
-
-func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("X-Frame-Options", "DENY")
-		return next(c)
-	}
-}
+func (s secured) GET(path string, h echo.HandlerFunc)  { s.e.GET(path, web.SecureHeaders(h)) }
+func (s secured) POST(path string, h echo.HandlerFunc) { s.e.POST(path, web.SecureHeaders(h)) }
 
 // Render writes component as a complete HTML page with the given status.
 func Render(c echo.Context, status int, component templ.Component) error {

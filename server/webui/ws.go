@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -36,6 +37,7 @@ const StatusTooSlow = websocket.StatusTryAgainLater
 // hold a thousand readers and nothing more.
 type client struct {
 	conn   *websocket.Conn
+	user   string
 	queue  chan []byte
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -211,12 +213,22 @@ func isUpgrade(r *http.Request) bool {
 // accept upgrades the request to a websocket registered with the UI, so
 // that shutdown can end it.
 func (u *UI) accept(c echo.Context) (*client, bool) {
+	name := user(c).Name
+	if err := u.hub.reserve(name); err != nil {
+		c.Response().Header().Set("Retry-After", "5")
+		c.JSON(http.StatusTooManyRequests, apiStatus{Code: http.StatusTooManyRequests, Reason: "TooManyRequests",
+			Message: fmt.Sprintf("%s: at most %d per user; close another tab of the lab", err, u.hub.maxPerUser)})
+		return nil, false
+	}
 	cl, err := accept(c)
 	if err != nil {
 		// Accept has answered already (403 for a foreign Origin, 426...).
+		u.hub.release(name)
 		return nil, false
 	}
+	cl.user = name
 	if !u.hub.add(cl) {
+		u.hub.release(name)
 		cl.conn.Close(websocket.StatusGoingAway, "server shutting down")
 		return nil, false
 	}
@@ -228,7 +240,10 @@ func (u *UI) accept(c echo.Context) (*client, bool) {
 // instead of waiting for the life of the connection. That was most of an
 // idle connection's memory.
 func (u *UI) detach(cl *client, onMessage func([]byte)) {
-	cl.start(onMessage, func() { u.hub.remove(cl) })
+	cl.start(onMessage, func() {
+		u.hub.remove(cl)
+		u.hub.release(cl.user)
+	})
 }
 
 // serve serves the client until it ends and forgets it.

@@ -16,7 +16,7 @@ import (
 // server's sender never blocks on it.
 func TestSlowClientIsClosed(t *testing.T) {
 	e := echo.New()
-	u := &UI{hub: newHub()}
+	u := &UI{hub: newHub(0)}
 	queued := make(chan int, 1)
 	big := []byte(`"` + strings.Repeat("x", 64*1024) + `"`)
 	e.GET("/ws", func(c echo.Context) error {

@@ -200,6 +200,21 @@ func (m *Member) Stop() {
 	})
 }
 
+// Crash stops the member as a crash would, for fault tests: raft stops at
+// once, so a leader hands nothing over and the others must notice it is
+// gone and elect another (Stop, like a clean shutdown, transfers the
+// leadership first). The listeners are then closed as Stop closes them.
+func (m *Member) Crash() {
+	m.stopOnce.Do(func() {
+		m.stopping.Store(true)
+		m.etcd.Server.HardStop()
+		if m.client != nil {
+			m.client.Close()
+		}
+		m.etcd.Close()
+	})
+}
+
 // errorLogger logs etcd's errors to stderr until the member is stopping;
 // then etcd reports its closed listeners as errors, which would only alarm.
 func errorLogger(stopping *atomic.Bool) *zap.Logger {

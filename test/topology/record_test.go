@@ -108,15 +108,15 @@ func create(t *testing.T, l *ledger, s *server, ns, name string) {
 			n = fmt.Sprintf("%s-r%d", name, attempt)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		p, err := s.client.CoreV1().Pods(ns).Create(ctx, pod(n), metav1.CreateOptions{})
+		p, err := s.Client.CoreV1().Pods(ns).Create(ctx, pod(n), metav1.CreateOptions{})
 		cancel()
 		if err == nil {
 			l.ack(event{watch.Added, n, rvOf(t, p)})
 			return
 		}
-		l.fail(n, fmt.Errorf("create through %s: %w", s.name, err))
+		l.fail(n, fmt.Errorf("create through %s: %w", s.Name, err))
 		if time.Now().After(deadline) {
-			t.Errorf("no create of %s acknowledged by kubelab %s within %s: %v", name, s.name, wait, err)
+			t.Errorf("no create of %s acknowledged by kubelab %s within %s: %v", name, s.Name, wait, err)
 			return
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -132,17 +132,17 @@ func label(t *testing.T, l *ledger, s *server, ns, name, value string) {
 	deadline := time.Now().Add(wait)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		p, err := s.client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		p, err := s.Client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 		cancel()
 		if err == nil {
 			l.ack(event{watch.Modified, name, rvOf(t, p)})
 			return
 		}
 		l.mu.Lock()
-		l.failures = append(l.failures, fmt.Sprintf("label %s through %s: %v", name, s.name, err))
+		l.failures = append(l.failures, fmt.Sprintf("label %s through %s: %v", name, s.Name, err))
 		l.mu.Unlock()
 		if apierrors.IsNotFound(err) || time.Now().After(deadline) {
-			t.Errorf("label %s through kubelab %s: %v", name, s.name, err)
+			t.Errorf("label %s through kubelab %s: %v", name, s.Name, err)
 			return
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -155,7 +155,7 @@ func label(t *testing.T, l *ledger, s *server, ns, name, value string) {
 func writeLoad(t *testing.T, l *ledger, ns, round string, servers ...*server) {
 	t.Helper()
 	const writers, perWriter = 2, 8
-	name := func(s *server, w, i int) string { return fmt.Sprintf("%s-%s%d-%02d", round, s.name, w, i) }
+	name := func(s *server, w, i int) string { return fmt.Sprintf("%s-%s%d-%02d", round, s.Name, w, i) }
 	var wg sync.WaitGroup
 	for _, s := range servers {
 		for w := range writers {
@@ -190,10 +190,10 @@ func checkReads(t *testing.T, l *ledger, ns string, servers ...*server) {
 	latest := l.latest()
 	for _, s := range servers {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		list, err := s.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		list, err := s.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			cancel()
-			t.Errorf("list through %s: %v", s.name, err)
+			t.Errorf("list through %s: %v", s.Name, err)
 			continue
 		}
 		listed := map[string]bool{}
@@ -202,22 +202,22 @@ func checkReads(t *testing.T, l *ledger, ns string, servers ...*server) {
 			want, ok := latest[p.Name]
 			switch {
 			case !ok && !l.isUncertain(p.Name):
-				t.Errorf("list through %s: %s was never written", s.name, p.Name)
+				t.Errorf("list through %s: %s was never written", s.Name, p.Name)
 			case ok && rvOf(t, &p) != want:
-				t.Errorf("list through %s: %s has resourceVersion %s, last acknowledged %d", s.name, p.Name, p.ResourceVersion, want)
+				t.Errorf("list through %s: %s has resourceVersion %s, last acknowledged %d", s.Name, p.Name, p.ResourceVersion, want)
 			}
 		}
 		for name, want := range latest {
 			if !listed[name] {
-				t.Errorf("list through %s: acknowledged %s@%d is missing", s.name, name, want)
+				t.Errorf("list through %s: acknowledged %s@%d is missing", s.Name, name, want)
 			}
-			p, err := s.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			p, err := s.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
-				t.Errorf("get %s through %s: %v", name, s.name, err)
+				t.Errorf("get %s through %s: %v", name, s.Name, err)
 				continue
 			}
 			if got := rvOf(t, p); got != want {
-				t.Errorf("get %s through %s: resourceVersion %d, last acknowledged %d", name, s.name, got, want)
+				t.Errorf("get %s through %s: resourceVersion %d, last acknowledged %d", name, s.Name, got, want)
 			}
 		}
 		cancel()

@@ -23,7 +23,7 @@ func TestConcurrentFirstStart(t *testing.T) {
 			startServers(t, servers...)
 			checkDemo(t, servers...)
 			for _, s := range servers {
-				s.stop(t)
+				s.Stop(t)
 			}
 		})
 	}

@@ -27,7 +27,7 @@ func TestStopWithReconnectingWatchers(t *testing.T) {
 			for range watchers {
 				startWatch(t, s, "default", 1)
 			}
-			s.stop(t)
+			s.Stop(t)
 		})
 	}
 }

@@ -38,7 +38,7 @@ func TestComposeTopology(t *testing.T) {
 	const ns = "topology"
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	created, err := a.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	created, err := a.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create namespace through a: %v", err)
 	}
@@ -92,8 +92,8 @@ func TestComposeTopology(t *testing.T) {
 	wa.stop()
 	wb.stop()
 	wn.stop()
-	a.stop(t)
-	b.stop(t)
+	a.Stop(t)
+	b.Stop(t)
 	for _, m := range cluster.Members {
 		m.Stop()
 	}
@@ -158,25 +158,25 @@ func checkDemo(t *testing.T, servers ...*server) {
 	defer cancel()
 	var first []string
 	for _, s := range servers {
-		list, err := s.client.CoreV1().Pods(demoNamespace).List(ctx, metav1.ListOptions{})
+		list, err := s.Client.CoreV1().Pods(demoNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			t.Fatalf("list the demo through %s: %v", s.name, err)
+			t.Fatalf("list the demo through %s: %v", s.Name, err)
 		}
 		var got []string
 		for _, p := range list.Items {
 			got = append(got, p.Name+"@"+p.ResourceVersion)
 		}
 		if len(got) == 0 {
-			t.Errorf("kubelab %s serves no demo pods", s.name)
+			t.Errorf("kubelab %s serves no demo pods", s.Name)
 		}
 		if first == nil {
 			first = got
 		} else if !slices.Equal(got, first) {
-			t.Errorf("the demo through %s is %q, through %s %q", s.name, got, servers[0].name, first)
+			t.Errorf("the demo through %s is %q, through %s %q", s.Name, got, servers[0].Name, first)
 		}
 	}
 
-	w, err := servers[0].client.CoreV1().Pods(demoNamespace).Watch(ctx, metav1.ListOptions{ResourceVersion: "1"})
+	w, err := servers[0].Client.CoreV1().Pods(demoNamespace).Watch(ctx, metav1.ListOptions{ResourceVersion: "1"})
 	if err != nil {
 		t.Fatalf("watch the demo's history: %v", err)
 	}
@@ -206,7 +206,7 @@ func checkDemo(t *testing.T, servers ...*server) {
 	case <-time.After(time.Second):
 	}
 
-	ssa, err := servers[0].client.CoreV1().Pods(demoNamespace).Get(ctx, "ssa-demo", metav1.GetOptions{})
+	ssa, err := servers[0].Client.CoreV1().Pods(demoNamespace).Get(ctx, "ssa-demo", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("get ssa-demo: %v", err)
 	}

@@ -33,9 +33,9 @@ type watchLog struct {
 func startWatch(t *testing.T, s *server, ns string, from int64) *watchLog {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &watchLog{server: s.name, cancel: cancel, done: make(chan struct{})}
+	w := &watchLog{server: s.Name, cancel: cancel, done: make(chan struct{})}
 	t.Cleanup(w.stop)
-	pods := s.client.CoreV1().Pods(ns)
+	pods := s.Client.CoreV1().Pods(ns)
 	go func() {
 		defer close(w.done)
 		last := from

@@ -82,7 +82,7 @@ export function initTracer(root) {
       h("div", { class: "trace-line" },
         h("span", { class: "trace-verb" }, tr.verb),
         h("span", { class: "trace-path" }, tr.path),
-        h("span", { class: "trace-user" }, tr.user),
+        h("span", { class: "trace-user" }, tr.as ? `${tr.user} as ${tr.as}` : tr.user),
         h("span", { class: "trace-code" }, String(tr.code))),
       h("ul", { class: "stages", "aria-label": lang === "th" ? "ขั้นของ pipeline" : "pipeline stages" }, chips),
       why && h("p", { class: "trace-why" }, (lang === "th" ? "หยุดที่ " : "Stopped at ") + why),

@@ -1,0 +1,198 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubelab/kubelab/internal/kubelabproc"
+	"github.com/kubelab/kubelab/storage/storagetest"
+)
+
+// attempt is one create of the steady load, as its client saw it.
+type attempt struct {
+	start, end time.Time
+	err        error
+}
+
+// steadyLoad creates pods through s from a few clients, without pause,
+// until stopped, recording every attempt. A failed create is not retried:
+// its outcome is unknown, and the ledger says so.
+type steadyLoad struct {
+	mu       sync.Mutex
+	attempts []attempt
+	stop     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func startLoad(t *testing.T, l *ledger, s *server, ns string, clients int) *steadyLoad {
+	ld := &steadyLoad{stop: make(chan struct{})}
+	for c := range clients {
+		ld.wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-ld.stop:
+					return
+				default:
+				}
+				name := fmt.Sprintf("load-%d-%05d", c, i)
+				// Longer than the server's request timeout: a request that
+				// outlives it hangs, and the test says so.
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				a := attempt{start: time.Now()}
+				p, err := s.Client.CoreV1().Pods(ns).Create(ctx, pod(name), metav1.CreateOptions{})
+				cancel()
+				a.end, a.err = time.Now(), err
+				if err == nil {
+					l.ack(event{watch.Added, name, rvOf(t, p)})
+				} else {
+					l.fail(name, err)
+				}
+				// A steady trickle, not a flood: every write is read back
+				// at the end, within the test's bounds.
+				time.Sleep(80 * time.Millisecond)
+				ld.mu.Lock()
+				ld.attempts = append(ld.attempts, a)
+				ld.mu.Unlock()
+			}
+		})
+	}
+	return ld
+}
+
+func (ld *steadyLoad) halt() {
+	close(ld.stop)
+	ld.wg.Wait()
+}
+
+// since summarizes the attempts that started after t0: how many succeeded
+// and failed, the worst failure latency, how long after t0 the writes were
+// acknowledged again for good (the first success after the last failure),
+// and the failures that were not a Kubernetes 5xx Status.
+func (ld *steadyLoad) since(t0 time.Time) (ok, failed int, slowest, recovered time.Duration, notStatus []string) {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	var lastFail time.Time
+	for _, a := range ld.attempts {
+		if a.start.Before(t0) {
+			continue
+		}
+		if a.err == nil {
+			ok++
+			continue
+		}
+		failed++
+		slowest = max(slowest, a.end.Sub(a.start))
+		lastFail = a.end
+		var st apierrors.APIStatus
+		if !errors.As(a.err, &st) || st.Status().Code < 500 {
+			notStatus = append(notStatus, a.err.Error())
+		}
+	}
+	for _, a := range ld.attempts {
+		if a.err == nil && !a.start.Before(t0) && !a.end.Before(lastFail) {
+			if recovered == 0 || a.end.Sub(t0) < recovered {
+				recovered = a.end.Sub(t0)
+			}
+		}
+	}
+	if failed == 0 {
+		recovered = 0
+	}
+	return
+}
+
+// TestMemberFaultsUnderLoad stops etcd members under a steady load of
+// creates through one kubelab, with watch streams open: a follower, then
+// the leader, then two members at once (quorum lost), restarting each
+// time. kubelab must keep serving (with a quorum, only the requests in
+// flight to the crashed member may fail), or fail requests with a 5xx
+// Status within its request timeout (never hang), recover by itself, and
+// the watch streams must resume with no gap. It logs the time to recover.
+func TestMemberFaultsUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-member etcd cluster and a kubelab process")
+	}
+	kubelabBinary(t)
+	cluster := storagetest.StartCluster(t, 3)
+	// A short request timeout, so that a request without quorum ends
+	// within the test's bounds; the default is kube-apiserver's minute.
+	const requestTimeout, clients = 3 * time.Second, 4
+	s := kubelabproc.New(t, "s", "--etcd-endpoints", strings.Join(cluster.Endpoints(), ","), "--request-timeout", requestTimeout.String())
+	startServers(t, s)
+	const ns = "faults"
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	created, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := rvOf(t, created)
+	l := &ledger{}
+	w1, w2 := startWatch(t, s, ns, from), startWatch(t, s, ns, from)
+	load := startLoad(t, l, s, ns, clients)
+	time.Sleep(2 * time.Second)
+
+	// phase stops the members pick chooses, holds, restarts them, and
+	// measures from the moment the first was stopped.
+	phase := func(what string, pick func() []int, hold time.Duration, quorum bool) {
+		t.Helper()
+		stopped := pick()
+		t0 := time.Now()
+		for _, i := range stopped {
+			cluster.Members[i].Crash()
+		}
+		time.Sleep(hold)
+		restarted := time.Now()
+		restartMembers(t, cluster, stopped...)
+		waitHealthy(t, cluster)
+		time.Sleep(2 * time.Second) // the load goes on with every member back
+		ok, failed, slowest, recovered, notStatus := load.since(t0)
+		afterRestart := max(recovered-restarted.Sub(t0), 0)
+		t.Logf("%s: %d creates acknowledged, %d failed (slowest failure %v); writes acknowledged again for good %v after the fault, %v after the members were started again (%v after the fault)",
+			what, ok, failed, slowest.Round(time.Millisecond), recovered.Round(time.Millisecond), afterRestart.Round(time.Millisecond), restarted.Sub(t0).Round(time.Millisecond))
+		t.Logf("FIGURES phase=%q acked=%d failed=%d recover_ms=%d recover_after_restart_ms=%d slowest_failure_ms=%d",
+			what, ok, failed, recovered.Milliseconds(), afterRestart.Milliseconds(), slowest.Milliseconds())
+		// With a quorum, only requests already sent to the crashed member
+		// may fail (they wait on it until the request timeout): at most one
+		// per client, and the next goes elsewhere.
+		if quorum && (failed > clients || recovered > requestTimeout+2*time.Second) {
+			t.Errorf("%s: %d creates failed, writes acknowledged again after %v; with a quorum, at most %d may fail, within %v",
+				what, failed, recovered, clients, requestTimeout+2*time.Second)
+		}
+		if slowest > 10*time.Second {
+			t.Errorf("%s: a failed create took %v: a hang, not an answer", what, slowest)
+		}
+		for _, e := range notStatus {
+			t.Errorf("%s: a create failed without a 5xx Status: %s", what, e)
+		}
+		if ok == 0 {
+			t.Errorf("%s: no create acknowledged: kubelab did not recover", what)
+		}
+	}
+	phase("a follower crashed", func() []int { return []int{member(t, cluster, false)} }, 3*time.Second, true)
+	phase("the leader crashed", func() []int { return []int{member(t, cluster, true)} }, 3*time.Second, true)
+	phase("the leader and a follower crashed (no quorum)", func() []int {
+		leader := member(t, cluster, true)
+		for i := range cluster.Members {
+			if i != leader {
+				return []int{leader, i}
+			}
+		}
+		return nil
+	}, 6*time.Second, false)
+	load.halt()
+	w1.check(t, "after the member faults", l)
+	w2.check(t, "after the member faults", l)
+	checkReads(t, l, ns, s)
+	t.Logf("%d creates acknowledged in all; %d failed", len(l.sorted()), l.failureCount())
+}
