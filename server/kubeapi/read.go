@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubelab/kubelab/storage"
 )
@@ -67,6 +69,7 @@ func (r *request) list() error {
 	if err := meta.SetList(list, res.Items); err != nil {
 		return err
 	}
+	clearItemKinds(list)
 	lm, err := meta.ListAccessor(list)
 	if err != nil {
 		return err
@@ -111,4 +114,20 @@ func (r *request) selectableFields() fields.Set {
 		return fields.Set{}
 	}
 	return f
+}
+
+// clearItemKinds drops kind and apiVersion from the items of a built-in
+// kind's list, as kube-apiserver's lists have them: the list says what its
+// items are, and a client that decodes both a created object (whose kind
+// the decoder clears) and a listed one must get equal objects. The items
+// are the list's own copies, not the watch cache's objects. Custom
+// resources' items keep theirs, as in kube.
+func clearItemKinds(list runtime.Object) {
+	if _, ok := list.(runtime.Unstructured); ok {
+		return
+	}
+	_ = meta.EachListItem(list, func(obj runtime.Object) error {
+		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		return nil
+	})
 }

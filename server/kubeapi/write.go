@@ -438,6 +438,7 @@ func (r *request) deleteCollection() error {
 	if err := meta.SetList(list, deleted); err != nil {
 		return err
 	}
+	clearItemKinds(list)
 	out, err := r.negotiate()
 	if err != nil {
 		return err
