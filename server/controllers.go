@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -35,7 +36,8 @@ func (s *Server) startControllers(ctx context.Context, api *kubeapi.API) {
 	if s.cfg.SimulatedNode {
 		nodes, _ := api.Store(corev1.SchemeGroupVersion.WithResource("nodes"))
 		pods, _ := api.Store(corev1.SchemeGroupVersion.WithResource("pods"))
-		controllers = append(controllers, kubelet.New(kubelet.Config{Nodes: nodes, Pods: pods, StartDelay: s.cfg.PodStartDelay, Logger: s.log}))
+		leases, _ := api.Store(coordinationv1.SchemeGroupVersion.WithResource("leases"))
+		controllers = append(controllers, kubelet.New(kubelet.Config{Nodes: nodes, Pods: pods, Leases: leases, StartDelay: s.cfg.PodStartDelay, Logger: s.log}))
 	}
 	for _, c := range controllers {
 		s.background.Add(1)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -40,9 +41,21 @@ const Version = "v1.37.2"
 // reports within its node-monitor grace period of 40 seconds).
 const Heartbeat = 40 * time.Second
 
+// LeaseNamespace holds the nodes' heartbeat Leases.
+const LeaseNamespace = "kube-node-lease"
+
+// leaseDuration and leaseRenew are a kubelet's defaults: the Lease is
+// renewed every quarter of its duration.
+const (
+	leaseDuration = 40
+	leaseRenew    = 10 * time.Second
+)
+
 // Config is the simulated node's settings.
 type Config struct {
 	Nodes, Pods *etcd3.Store
+	// Leases, if set, holds the node's heartbeat Lease in kube-node-lease.
+	Leases *etcd3.Store
 	// StartDelay is how long a bound pod stays Pending before it runs.
 	StartDelay time.Duration
 	Logger     *slog.Logger
@@ -93,6 +106,9 @@ func podKey(obj runtime.Object) (string, bool) {
 // Run registers the node, keeps it alive and handles pods until ctx ends.
 func (n *Node) Run(ctx context.Context) {
 	go n.heartbeat(ctx)
+	if n.cfg.Leases != nil {
+		go n.renewLease(ctx)
+	}
 	go n.feed.Run(ctx)
 	n.loop.Run(ctx)
 }
@@ -110,6 +126,55 @@ func (n *Node) heartbeat(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// renewLease keeps the node's Lease fresh, the heartbeat a kubelet sends
+// between its (rarer) status updates.
+func (n *Node) renewLease(ctx context.Context) {
+	t := time.NewTicker(leaseRenew)
+	defer t.Stop()
+	for {
+		if err := n.renew(ctx); err != nil && ctx.Err() == nil {
+			n.cfg.Logger.Warn("simulated node lease renewal failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (n *Node) renew(ctx context.Context) error {
+	now := metav1.NewMicroTime(n.cfg.Now())
+	key := storage.Key{Namespace: LeaseNamespace, Name: NodeName}
+	_, err := n.cfg.Leases.GuaranteedUpdate(ctx, key, nil, func(cur runtime.Object) (runtime.Object, error) {
+		lease := cur.(*coordinationv1.Lease).DeepCopy()
+		lease.Spec.RenewTime = &now
+		return lease, nil
+	})
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	node, err := n.cfg.Nodes.Get(ctx, storage.Key{Name: NodeName}, "")
+	if err != nil {
+		return err // registered first, on the other heartbeat
+	}
+	holder, duration := NodeName, int32(leaseDuration)
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: NodeName, Namespace: LeaseNamespace, UID: uuid.NewUUID(),
+			CreationTimestamp: metav1.NewTime(now.Truncate(time.Second)),
+			// Owned by the node, so it goes with it.
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: NodeName, UID: node.(*corev1.Node).UID}},
+		},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &now},
+	}
+	_, err = n.cfg.Leases.Create(ctx, key, lease)
+	if apierrors.IsAlreadyExists(err) {
+		return nil // another replica made it
+	}
+	return err
 }
 
 // register creates the node, or renews its Ready condition's heartbeat.

@@ -144,3 +144,26 @@ func TestBoundPodDeletionIsGraceful(t *testing.T) {
 		t.Fatal("an unbound pod outlived its delete")
 	}
 }
+
+// TestNodeHoldsItsLease: the node's heartbeat Lease is in kube-node-lease,
+// held by the node and owned by it.
+func TestNodeHoldsItsLease(t *testing.T) {
+	lab := kubelabtest.Start(t, func(c *server.Config) { c.SimulatedNode = true })
+	cs := lab.Clientset(t)
+	ctx := context.Background()
+	kubelabtest.Eventually(t, "the node's lease", func() (bool, error) {
+		lease, err := cs.CoordinationV1().Leases(kubelet.LeaseNamespace).Get(ctx, kubelet.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		node, err := cs.CoreV1().Nodes().Get(ctx, kubelet.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		ok := lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity == kubelet.NodeName &&
+			lease.Spec.LeaseDurationSeconds != nil && *lease.Spec.LeaseDurationSeconds == 40 &&
+			lease.Spec.RenewTime != nil && time.Since(lease.Spec.RenewTime.Time) < time.Minute &&
+			len(lease.OwnerReferences) == 1 && lease.OwnerReferences[0].UID == node.UID
+		return ok, nil
+	})
+}
