@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kubelab/kubelab/internal/browsertest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/server"
 )
@@ -15,50 +16,50 @@ import (
 // joins with a display name (shown escaped), lands on the lesson with its
 // account in the header, and its live commands run in its own namespace.
 func TestBrowserJoinsAClass(t *testing.T) {
-	ctx := browser(t)
+	ctx := browsertest.Start(t)
 	lab := kubelabtest.Start(t, func(c *server.Config) {
 		c.Classroom = true
 		c.SecureListen = "127.0.0.1:0"
 		c.JoinCode = "k8s-101"
 	})
-	do(t, ctx, "open the lesson", chromedp.Navigate(lab.URL()+"/lesson/request-path"))
-	waitJS(t, ctx, "the sign-in page", `location.pathname === "/signin" && document.querySelector("form[action='/signin']") !== null`)
-	do(t, ctx, "a wrong join code",
+	browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(lab.URL()+"/lesson/request-path"))
+	browsertest.WaitJS(t, ctx, "the sign-in page", `location.pathname === "/signin" && document.querySelector("form[action='/signin']") !== null`)
+	browsertest.Do(t, ctx, "a wrong join code",
 		chromedp.SetValue(chromedp.CSS(`#name`), `Ada <b>Lovelace</b>`),
 		chromedp.SetValue(chromedp.CSS(`#code`), "guess"),
 		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
 	afterSubmit()
-	waitJS(t, ctx, "the join code refused", `document.querySelector("#signin-error") !== null`)
-	shot(t, ctx, "signin-refused")
-	if v := eval[string](t, ctx, `document.querySelector("#name").value`); v != `Ada <b>Lovelace</b>` {
+	browsertest.WaitJS(t, ctx, "the join code refused", `document.querySelector("#signin-error") !== null`)
+	browsertest.Shot(t, ctx, "signin-refused")
+	if v := browsertest.Eval[string](t, ctx, `document.querySelector("#name").value`); v != `Ada <b>Lovelace</b>` {
 		t.Fatalf("the name typed was not kept: %q", v)
 	}
-	do(t, ctx, "join",
+	browsertest.Do(t, ctx, "join",
 		chromedp.SetValue(chromedp.CSS(`#code`), "k8s-101"),
 		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
 	afterSubmit()
-	waitJS(t, ctx, "back on the lesson, signed in", `location.pathname === "/lesson/request-path" && !document.querySelector("[data-account]").hidden`)
-	account := eval[string](t, ctx, `document.querySelector("[data-account]").textContent`)
-	if !strings.Contains(account, "Ada <b>Lovelace</b>") || !strings.Contains(account, "ada-b-lovelace-b") || eval[int](t, ctx, `document.querySelectorAll("[data-account] b").length`) != 0 {
+	browsertest.WaitJS(t, ctx, "back on the lesson, signed in", `location.pathname === "/lesson/request-path" && !document.querySelector("[data-account]").hidden`)
+	account := browsertest.Eval[string](t, ctx, `document.querySelector("[data-account]").textContent`)
+	if !strings.Contains(account, "Ada <b>Lovelace</b>") || !strings.Contains(account, "ada-b-lovelace-b") || browsertest.Eval[int](t, ctx, `document.querySelectorAll("[data-account] b").length`) != 0 {
 		t.Fatalf("account %q: the display name must show as text", account)
 	}
-	if href := eval[string](t, ctx, `document.querySelector(".account-kubeconfig").getAttribute("href")`); href != "/kubelab/v1/kubeconfig" {
+	if href := browsertest.Eval[string](t, ctx, `document.querySelector(".account-kubeconfig").getAttribute("href")`); href != "/kubelab/v1/kubeconfig" {
 		t.Fatalf("kubeconfig link %q", href)
 	}
-	shot(t, ctx, "signed-in")
+	browsertest.Shot(t, ctx, "signed-in")
 
 	// Her live command runs against her own namespace, as her.
-	do(t, ctx, "run it live", chromedp.Click(chromedp.CSS(`figure[data-cmd="list-table"] [data-run]`)))
-	waitJS(t, ctx, "the live response", `document.querySelector('figure[data-cmd="list-table"]').dataset.state === "done"`)
-	req := eval[string](t, ctx, `document.querySelector('figure[data-cmd="list-table"] .live-req').textContent`)
-	resp := eval[string](t, ctx, `document.querySelector('figure[data-cmd="list-table"] .live-resp').textContent`)
+	browsertest.Do(t, ctx, "run it live", chromedp.Click(chromedp.CSS(`figure[data-cmd="list-table"] [data-run]`)))
+	browsertest.WaitJS(t, ctx, "the live response", `document.querySelector('figure[data-cmd="list-table"]').dataset.state === "done"`)
+	req := browsertest.Eval[string](t, ctx, `document.querySelector('figure[data-cmd="list-table"] .live-req').textContent`)
+	resp := browsertest.Eval[string](t, ctx, `document.querySelector('figure[data-cmd="list-table"] .live-resp').textContent`)
 	if !strings.Contains(req, "/api/v1/namespaces/ada-b-lovelace-b/pods") || !strings.Contains(resp, "HTTP/1.1 200 OK") || !strings.Contains(resp, "ssa-demo") {
 		t.Fatalf("request %q\nresponse %q", req, resp)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`.account button`)))
+	browsertest.Do(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`.account button`)))
 	afterSubmit()
-	waitJS(t, ctx, "signed out", `location.pathname === "/signin"`)
+	browsertest.WaitJS(t, ctx, "signed out", `location.pathname === "/signin"`)
 }
 
 // afterSubmit lets a form's navigation begin, so that what is waited for

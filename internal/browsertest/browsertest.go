@@ -1,0 +1,126 @@
+// Package browsertest drives headless Chromium for the web pages' tests:
+// a fresh browser per test, steps that keep a screenshot when they fail,
+// and waits that survive the page being replaced by the next one.
+package browsertest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Start starts headless Chromium (Debian's chromium, or KUBELAB_CHROMIUM)
+// with a fresh profile. Without one the test skips, except in CI
+// (CI=true), where it fails.
+func Start(t *testing.T) context.Context {
+	t.Helper()
+	path := os.Getenv("KUBELAB_CHROMIUM")
+	if path == "" {
+		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if p, err := exec.LookPath(name); err == nil {
+				path = p
+				break
+			}
+		}
+	}
+	if path == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no chromium: install it (apt-get install -y chromium) or set KUBELAB_CHROMIUM")
+		}
+		t.Skip("no chromium; the browser tests need it (they fail instead of skipping when CI=true)")
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
+// Do runs the steps; a failure keeps a screenshot and ends the test.
+func Do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		Shot(t, ctx, "failed-"+strings.ReplaceAll(what, " ", "-"))
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// WaitJS waits until a JavaScript expression is true.
+func WaitJS(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	var err error
+	for range 5 {
+		_, err = chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)))
+		// A poll that began as the page navigated away is asked again.
+		if err == nil || !navigating(err) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		Shot(t, ctx, "failed-"+strings.ReplaceAll(what, " ", "-"))
+		t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+	}
+}
+
+// navigating: the error of a call made while the page was being replaced
+// by the next one (after a click on a link or a form).
+func navigating(err error) bool {
+	for _, s := range []string{"Cannot find context", "navigated or closed", "Not attached to an active page"} {
+		if strings.Contains(err.Error(), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Eval evaluates a JavaScript expression on the page.
+func Eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// ScrollTo brings the element to the top of the viewport, by script: the
+// page may have navigated since chromedp last looked at its DOM.
+func ScrollTo(t *testing.T, ctx context.Context, selector string) {
+	t.Helper()
+	Eval[bool](t, ctx, `(document.querySelector(`+strconv.Quote(selector)+`).scrollIntoView({block: "start"}), window.scrollBy(0, -70), true)`)
+}
+
+// Shot keeps a screenshot of the viewport under the test package's
+// testdata/screenshots (a failing step's is named failed-*, not kept in git).
+func Shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	p := filepath.Join("testdata", "screenshots", name+".png")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+	}
+}
