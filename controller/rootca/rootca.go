@@ -34,55 +34,19 @@ const (
 	description = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters."
 )
 
-// Publisher keeps the CA ConfigMap in each active namespace, putting it
-// back when it is deleted or edited.
-type Publisher struct {
-	namespaces, configMaps *etcd3.Store
-	caPEM                  string
-	loop                   *controller.Loop
-	feeds                  []interface{ Run(context.Context) }
+// New watches namespaces and ConfigMaps and publishes caPEM in each active
+// namespace, putting it back when it is deleted or edited.
+func New(namespaces, configMaps *etcd3.Store, caPEM []byte, log *slog.Logger) *controller.PerNamespace {
+	p := &publisher{configMaps: configMaps, caPEM: string(caPEM)}
+	return controller.NewPerNamespace("root-ca-publisher", namespaces, configMaps, ConfigMapName, p.publish, log)
 }
 
-// New watches namespaces and ConfigMaps and publishes caPEM.
-func New(namespaces, configMaps *etcd3.Store, caPEM []byte, log *slog.Logger) *Publisher {
-	p := &Publisher{namespaces: namespaces, configMaps: configMaps, caPEM: string(caPEM)}
-	p.loop = controller.New("root-ca-publisher", p.sync, log)
-	p.feeds = []interface{ Run(context.Context) }{
-		controller.Feed("namespaces", namespaces, func(obj runtime.Object) (string, bool) {
-			if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp == nil {
-				return ns.Name, true
-			}
-			return "", false
-		}, p.loop),
-		controller.Feed("configmaps", configMaps, func(obj runtime.Object) (string, bool) {
-			if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Name == ConfigMapName {
-				return cm.Namespace, true
-			}
-			return "", false
-		}, p.loop),
-	}
-	return p
+type publisher struct {
+	configMaps *etcd3.Store
+	caPEM      string
 }
 
-// Run works until ctx ends.
-func (p *Publisher) Run(ctx context.Context) {
-	for _, f := range p.feeds {
-		go f.Run(ctx)
-	}
-	p.loop.Run(ctx)
-}
-
-func (p *Publisher) sync(ctx context.Context, namespace string) error {
-	obj, err := p.namespaces.Get(ctx, storage.Key{Name: namespace}, "")
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if ns := obj.(*corev1.Namespace); ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
-		return nil
-	}
+func (p *publisher) publish(ctx context.Context, namespace string) error {
 	key := storage.Key{Namespace: namespace, Name: ConfigMapName}
 	want := map[string]string{DataKey: p.caPEM}
 	existing, err := p.configMaps.Get(ctx, key, "")

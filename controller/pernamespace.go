@@ -1,0 +1,74 @@
+package controller
+
+import (
+	"context"
+	"log/slog"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/etcd3"
+)
+
+// EnsureFunc makes sure one active namespace has what the controller keeps
+// in it.
+type EnsureFunc func(ctx context.Context, namespace string) error
+
+// PerNamespace is a controller that keeps one object, by name, in every
+// active namespace (kube's service-account and root-CA publisher
+// controllers): ensure runs for each namespace that appears or changes,
+// and again whenever that object in it changes or goes. A namespace being
+// deleted is left alone.
+type PerNamespace struct {
+	namespaces *etcd3.Store
+	ensure     EnsureFunc
+	loop       *Loop
+	feeds      []interface{ Run(context.Context) }
+}
+
+// NewPerNamespace watches namespaces and the objects named objectName in
+// objects.
+func NewPerNamespace(name string, namespaces, objects *etcd3.Store, objectName string, ensure EnsureFunc, log *slog.Logger) *PerNamespace {
+	p := &PerNamespace{namespaces: namespaces, ensure: ensure}
+	p.loop = New(name, p.sync, log)
+	p.feeds = []interface{ Run(context.Context) }{
+		Feed("namespaces", namespaces, func(obj runtime.Object) (string, bool) {
+			if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp == nil {
+				return ns.Name, true
+			}
+			return "", false
+		}, p.loop),
+		Feed(objects.Resource().Resource, objects, func(obj runtime.Object) (string, bool) {
+			if m, err := meta.Accessor(obj); err == nil && m.GetName() == objectName {
+				return m.GetNamespace(), true
+			}
+			return "", false
+		}, p.loop),
+	}
+	return p
+}
+
+// Run works until ctx ends.
+func (p *PerNamespace) Run(ctx context.Context) {
+	for _, f := range p.feeds {
+		go f.Run(ctx)
+	}
+	p.loop.Run(ctx)
+}
+
+func (p *PerNamespace) sync(ctx context.Context, namespace string) error {
+	obj, err := p.namespaces.Get(ctx, storage.Key{Name: namespace}, "")
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ns := obj.(*corev1.Namespace); ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+		return nil
+	}
+	return p.ensure(ctx, namespace)
+}
