@@ -60,7 +60,10 @@ func TestLabPageInTheBrowser(t *testing.T) {
 	// A question step, answered in the page.
 	browsertest.Do(t, ctx, "open the discovery of etcd lab", chromedp.Navigate(lab.URL()+"/labs/etcd"))
 	browsertest.Do(t, ctx, "start it", chromedp.Click(chromedp.CSS(".lab-start button")))
-	browsertest.WaitJS(t, ctx, "the etcd lab started", `document.querySelector('li[data-step="read-key"]')?.dataset.state === "current"`)
+	// The page the form was posted from updates live too: wait for the
+	// page the start led to (no start button, its own live connection), or
+	// the fetch below may leave from a page being unloaded and be lost.
+	browsertest.WaitJS(t, ctx, "the etcd lab started", `document.querySelector(".lab-start button") === null && document.querySelector('li[data-step="read-key"]')?.dataset.state === "current" && document.querySelector(".lab-meta .conn.live") !== null`)
 	browsertest.Eval[bool](t, ctx, `(fetch("/ui/etcd/value?key=/registry/pods/internals-demo/ssa-demo"), true)`)
 	browsertest.WaitJS(t, ctx, "the inspector step checked", `document.querySelector('li[data-step="prefix"]').dataset.state === "current" && !document.querySelector('li[data-step="prefix"] form').hidden`)
 	browsertest.Do(t, ctx, "answer", chromedp.SendKeys(chromedp.CSS(`li[data-step="prefix"] input[name=answer]`), `k8s\x00`), chromedp.Submit(chromedp.CSS(`li[data-step="prefix"] form`)))
