@@ -126,7 +126,7 @@ func (u *UI) etcdValue(c echo.Context) error {
 	}
 	if path := u.apiPath(key); path != "" {
 		out.APIPath = path
-		rec := u.do(apiRequest(c.Request().Context(), c.Request(), http.MethodGet, path, "", nil))
+		rec := u.do(apiRequest(c.Request().Context(), callerOf(c.Request()), http.MethodGet, path, "", nil))
 		out.JSON = prettyJSON(rec.Body.Bytes())
 	}
 	return c.JSON(http.StatusOK, out)

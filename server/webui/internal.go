@@ -9,11 +9,25 @@ import (
 	"strings"
 )
 
-// apiRequest builds a request to the API on behalf of the browser's
-// request from: it carries the browser's credentials (session cookie or
-// bearer token), so it is authenticated, authorized, admitted and traced
-// exactly as the same request from kubectl would be.
-func apiRequest(ctx context.Context, from *http.Request, method, target, contentType string, body []byte) *http.Request {
+// caller is what an API request made on a browser's behalf takes from the
+// browser's own request: its address and credentials. A live view keeps
+// this rather than the request, whose headers, URL and context (with the
+// request's trace) it would otherwise hold for as long as it is open.
+type caller struct {
+	remoteAddr, host      string
+	cookie, authorization string
+}
+
+func callerOf(r *http.Request) caller {
+	return caller{remoteAddr: r.RemoteAddr, host: r.Host,
+		cookie: r.Header.Get("Cookie"), authorization: r.Header.Get("Authorization")}
+}
+
+// apiRequest builds a request to the API on behalf of the browser from:
+// it carries the browser's credentials (session cookie or bearer token),
+// so it is authenticated, authorized, admitted and traced exactly as the
+// same request from kubectl would be.
+func apiRequest(ctx context.Context, from caller, method, target, contentType string, body []byte) *http.Request {
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -24,12 +38,13 @@ func apiRequest(ctx context.Context, from *http.Request, method, target, content
 		panic(err)
 	}
 	r.RequestURI = target
-	r.RemoteAddr = from.RemoteAddr
-	r.Host = from.Host
-	for _, h := range []string{"Cookie", "Authorization"} {
-		if v := from.Header.Get(h); v != "" {
-			r.Header.Set(h, v)
-		}
+	r.RemoteAddr = from.remoteAddr
+	r.Host = from.host
+	if from.cookie != "" {
+		r.Header.Set("Cookie", from.cookie)
+	}
+	if from.authorization != "" {
+		r.Header.Set("Authorization", from.authorization)
 	}
 	r.Header.Set("User-Agent", "kubelab-web/v1 (browser)")
 	if contentType != "" {

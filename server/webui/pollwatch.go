@@ -51,7 +51,7 @@ type statsMsg struct {
 // {"t":"change"} labels the pod and each side reports when it noticed.
 func (u *UI) pollWatchStream(c echo.Context) error {
 	ns := namespace(c)
-	from := c.Request()
+	from := callerOf(c.Request())
 	cl, ok := u.accept(c)
 	if !ok {
 		return nil

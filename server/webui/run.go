@@ -117,7 +117,7 @@ func (u *UI) runStream(c echo.Context) error {
 	cmd, ok := liveCommands[c.QueryParam("cmd")]
 	value := c.QueryParam("value")
 	ns := namespace(c)
-	from := c.Request()
+	from := callerOf(c.Request())
 	cl, accepted := u.accept(c)
 	if !accepted {
 		return nil
@@ -143,7 +143,7 @@ func (u *UI) runStream(c echo.Context) error {
 	return nil
 }
 
-func (u *UI) runCommand(cl *client, from *http.Request, cmd liveCommand, ns, value string) {
+func (u *UI) runCommand(cl *client, from caller, cmd liveCommand, ns, value string) {
 	target := cmd.path
 	if strings.Contains(target, "%s") {
 		target = fmt.Sprintf(target, url.PathEscape(ns))

@@ -132,7 +132,7 @@ func statusError(code int, body []byte) error {
 func (u *UI) watchStream(c echo.Context) error {
 	ns := namespace(c)
 	rv, _ := strconv.ParseInt(c.QueryParam("rv"), 10, 64)
-	from := c.Request()
+	from := callerOf(c.Request())
 	cl, ok := u.accept(c)
 	if !ok {
 		return nil
@@ -143,7 +143,7 @@ func (u *UI) watchStream(c echo.Context) error {
 	return nil
 }
 
-func (u *UI) followPods(cl *client, from *http.Request, ns string, rv int64) {
+func (u *UI) followPods(cl *client, from caller, ns string, rv int64) {
 	relist := false
 	for cl.ctx.Err() == nil {
 		if rv == 0 {
@@ -176,7 +176,7 @@ func trimReason(s string) string {
 	return s
 }
 
-func (u *UI) listPods(cl *client, from *http.Request, ns string, relist bool) (int64, error) {
+func (u *UI) listPods(cl *client, from caller, ns string, relist bool) (int64, error) {
 	target := "/api/v1/namespaces/" + url.PathEscape(ns) + "/pods"
 	rec := u.do(apiRequest(cl.ctx, from, http.MethodGet, target, "", nil))
 	if rec.Code != http.StatusOK {
@@ -214,7 +214,7 @@ var errStopped = errors.New("stopped")
 
 // watchPods watches from rv until the watch ends; it returns the last
 // resourceVersion seen and whether the watch ended with 410 Gone.
-func (u *UI) watchPods(cl *client, from *http.Request, ns string, rv int64) (last int64, gone bool, err error) {
+func (u *UI) watchPods(cl *client, from caller, ns string, rv int64) (last int64, gone bool, err error) {
 	target := "/api/v1/namespaces/" + url.PathEscape(ns) + "/pods?watch=1&allowWatchBookmarks=true&resourceVersion=" + strconv.FormatInt(rv, 10)
 	last = rv
 	var failed []byte

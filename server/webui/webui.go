@@ -153,7 +153,7 @@ func user(c echo.Context) pipeline.User {
 // path succeeds: RBAC decides what the web UI lets a user do beyond the
 // API, from what the user may do through it.
 func (u *UI) allowed(c echo.Context, path string) bool {
-	return u.do(apiRequest(c.Request().Context(), c.Request(), http.MethodGet, path, "", nil)).Code == http.StatusOK
+	return u.do(apiRequest(c.Request().Context(), callerOf(c.Request()), http.MethodGet, path, "", nil)).Code == http.StatusOK
 }
 
 // namespace is where the reader's live commands run.

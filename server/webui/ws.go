@@ -72,8 +72,10 @@ func accept(c echo.Context) (*client, error) {
 	conn.SetReadLimit(4096)
 	// The connection is hijacked: it outlives the handler when a stream
 	// runs on goroutines of its own (see detach), so its context must not
-	// end when the handler returns.
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.Request().Context()))
+	// end when the handler returns. Nor does it keep the handler's values
+	// (the upgrade request's trace and user): the API requests a view makes
+	// get their own from the pipeline.
+	ctx, cancel := context.WithCancelCause(context.Background())
 	cl := &client{conn: conn, queue: make(chan []byte, sendQueue), ctx: ctx, cancel: cancel,
 		closed: make(chan struct{}), code: websocket.StatusNormalClosure}
 	return cl, nil
