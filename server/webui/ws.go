@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -34,20 +33,24 @@ const StatusTooSlow = websocket.StatusTryAgainLater
 // client is one browser websocket with a bounded send queue. No goroutine
 // waits on an idle client's queue: a writer is started when a message is
 // queued and ends when the queue is empty, so a thousand idle browsers
-// hold a thousand readers and nothing more.
+// hold a thousand readers and nothing more. Nor does an idle client hold
+// a queue: it grows as messages wait, up to sendQueue, and is dropped
+// once empty.
 type client struct {
 	conn   *websocket.Conn
 	user   string
-	queue  chan []byte
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	// closed is closed once the close frame is sent (or the connection
 	// is gone).
 	closed chan struct{}
 
-	// writing says a writer is running or about to; writeMu is held by
-	// whoever writes, the writer or the close.
-	writing atomic.Bool
+	// mu guards queue and writing, which says a writer is running or
+	// about to.
+	mu      sync.Mutex
+	queue   [][]byte
+	writing bool
+	// writeMu is held by whoever writes, the writer or the close.
 	writeMu sync.Mutex
 
 	closeOnce sync.Once
@@ -76,8 +79,7 @@ func accept(c echo.Context) (*client, error) {
 	// (the upgrade request's trace and user): the API requests a view makes
 	// get their own from the pipeline.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cl := &client{conn: conn, queue: make(chan []byte, sendQueue), ctx: ctx, cancel: cancel,
-		closed: make(chan struct{}), code: websocket.StatusNormalClosure}
+	cl := &client{conn: conn, ctx: ctx, cancel: cancel, closed: make(chan struct{}), code: websocket.StatusNormalClosure}
 	return cl, nil
 }
 
@@ -95,16 +97,42 @@ func (cl *client) sendRaw(b []byte) bool {
 	if cl.ctx.Err() != nil {
 		return false
 	}
-	select {
-	case cl.queue <- b:
-		if cl.writing.CompareAndSwap(false, true) {
-			go cl.flush()
-		}
-		return true
-	default:
+	cl.mu.Lock()
+	if len(cl.queue) >= sendQueue {
+		cl.mu.Unlock()
 		cl.close(StatusTooSlow, "too slow: resume from your last resourceVersion")
 		return false
 	}
+	cl.queue = append(cl.queue, b)
+	start := !cl.writing
+	cl.writing = true
+	cl.mu.Unlock()
+	if start {
+		go cl.flush()
+	}
+	return true
+}
+
+// next takes the oldest queued message. With none left it lets the queue
+// go and marks the writer stopped, in the same step, so that the next
+// message queued starts a new one.
+func (cl *client) next() ([]byte, bool) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if len(cl.queue) == 0 {
+		cl.queue, cl.writing = nil, false
+		return nil, false
+	}
+	b := cl.queue[0]
+	cl.queue[0] = nil
+	cl.queue = cl.queue[1:]
+	return b, true
+}
+
+func (cl *client) stopWriting() {
+	cl.mu.Lock()
+	cl.writing = false
+	cl.mu.Unlock()
 }
 
 // close ends the client with a close code and reason the browser sees.
@@ -125,25 +153,17 @@ func (cl *client) flush() {
 	cl.writeMu.Lock()
 	defer cl.writeMu.Unlock()
 	for cl.ctx.Err() == nil {
-		select {
-		case b := <-cl.queue:
-			if !cl.write(b, writeTimeout) {
-				cl.close(websocket.StatusGoingAway, "write failed")
-				cl.conn.CloseNow()
-				cl.writing.Store(false)
-				return
-			}
-		default:
-			cl.writing.Store(false)
-			// A message queued between the empty look and the Store found
-			// a writer still marked running: take it, unless a new writer
-			// already has.
-			if len(cl.queue) == 0 || !cl.writing.CompareAndSwap(false, true) {
-				return
-			}
+		b, ok := cl.next()
+		if !ok {
+			return
+		}
+		if !cl.write(b, writeTimeout) {
+			cl.close(websocket.StatusGoingAway, "write failed")
+			cl.conn.CloseNow()
+			break
 		}
 	}
-	cl.writing.Store(false)
+	cl.stopWriting()
 }
 
 // write sends one message. Not cl.ctx: cancelling a write's context tears
@@ -178,12 +198,8 @@ func (cl *client) start(onMessage func([]byte), onClosed func()) {
 
 func (cl *client) drain() {
 	for {
-		select {
-		case b := <-cl.queue:
-			if !cl.write(b, time.Second) {
-				return
-			}
-		default:
+		b, ok := cl.next()
+		if !ok || !cl.write(b, time.Second) {
 			return
 		}
 	}
