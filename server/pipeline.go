@@ -23,6 +23,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/pipeline/rbac"
 	"github.com/kubelab/kubelab/pipeline/trace"
+	"github.com/kubelab/kubelab/server/handoff"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/etcd3"
@@ -108,8 +109,9 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
 			tr := pipeline.NewTrace(r)
+			ctx, method := r.Context(), r.Method
 			finish := func(code int) {
-				s.observe(r.Context(), tr, r.Method, code)
+				s.observe(ctx, tr, method, code)
 				p.Finish(tr, code)
 			}
 			c.Response().Header().Set(pipeline.TraceHeader, tr.ID)
@@ -144,7 +146,10 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 				}
 			}
 			err := next(c)
-			finish(responseCode(c, err))
+			// A watch served in-process may go on after its handler: its
+			// trace is finished when it ends, as any other watch's is.
+			code := responseCode(c, err)
+			handoff.After(ctx, func() { finish(code) })
 			return err
 		}
 	}

@@ -2,8 +2,10 @@ package kubeapi
 
 import (
 	"bytes"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kubelab/kubelab/server/handoff"
 	"github.com/kubelab/kubelab/storage"
 )
 
@@ -28,24 +31,57 @@ const maxEventsPerFlush = 64
 
 // watch streams events as they happen: newline-delimited WatchEvent JSON
 // (or length-prefixed protobuf), flushed one by one, on one connection.
+//
+// A caller that serves the request in-process may offer to take the
+// stream off the handler's goroutine (package handoff): once the request
+// has passed the pipeline and the watch is open, the stream goes on on a
+// fresh goroutine with a shallow stack, and the handler returns.
 func (r *request) watch() error {
-	opts, timeout, err := r.watchOptions()
+	s, err := r.startWatch()
 	if err != nil {
 		return err
+	}
+	if handoff.Take(r.ctx(), s.runDetached) {
+		return nil
+	}
+	s.run()
+	return nil
+}
+
+// watchStream is a watch whose response has begun. It holds nothing of
+// the request's echo context, which is reused once the handler returns.
+type watchStream struct {
+	w        watch.Interface
+	flush    *http.ResponseController
+	enc      *eventEncoder
+	timer    *time.Timer
+	done     <-chan struct{}
+	log      *slog.Logger
+	resource string // for the log
+}
+
+// startWatch opens the watch and sends the response header. It is a
+// function of its own so that its locals are not in the frame that waits
+// for events: an idle watch served by its handler waits with the whole
+// middleware chain below it, and the runtime halves a waiting goroutine's
+// stack only while less than a quarter of it is in use.
+func (r *request) startWatch() (*watchStream, error) {
+	opts, timeout, err := r.watchOptions()
+	if err != nil {
+		return nil, err
 	}
 	out, err := r.negotiate()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if out.info.StreamSerializer == nil {
-		return notAcceptable()
+		return nil, notAcceptable()
 	}
 	opts.Deadline = time.Now().Add(timeout)
 	w, err := r.store.Watch(r.ctx(), opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer w.Stop()
 
 	resp := r.c.Response()
 	mediaType := out.info.MediaType
@@ -57,41 +93,63 @@ func (r *request) watch() error {
 	resp.WriteHeader(http.StatusOK)
 	resp.Flush()
 
-	enc := &eventEncoder{req: r, out: out, frames: out.info.StreamSerializer.Framer.NewFrameWriter(resp)}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+	enc := &eventEncoder{api: r.api, res: r.res, includeObject: r.query("includeObject"), out: out,
+		frames: out.info.StreamSerializer.Framer.NewFrameWriter(resp.Writer)}
+	return &watchStream{w: w, flush: http.NewResponseController(resp.Writer), enc: enc,
+		timer: time.NewTimer(timeout), done: r.ctx().Done(), log: r.api.log, resource: r.res.Name}, nil
+}
+
+// run writes events until the watch ends, its deadline passes or the
+// client goes away.
+func (s *watchStream) run() {
+	defer s.w.Stop()
+	defer s.timer.Stop()
 	for {
 		select {
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil
+		case ev, ok := <-s.w.ResultChan():
+			if !ok || !s.write(ev) {
+				return
 			}
-			// Write what is already queued too, then flush once: under load
-			// that turns many small socket writes into one.
-			for written := 1; ; written++ {
-				if err := enc.write(ev); err != nil {
-					// The client went away or the event could not be encoded: the
-					// status line is long sent, so all that is left is to stop.
-					r.api.log.Debug("watch stream ended", "resource", r.res.Name, "err", err)
-					return nil
-				}
-				if written == maxEventsPerFlush || len(w.ResultChan()) == 0 {
-					break
-				}
-				if ev, ok = <-w.ResultChan(); !ok {
-					break
-				}
-			}
-			resp.Flush()
-			if !ok {
-				return nil
-			}
-		case <-timer.C:
-			return nil
-		case <-r.ctx().Done():
-			return nil
+		case <-s.timer.C:
+			return
+		case <-s.done:
+			return
 		}
 	}
+}
+
+// runDetached is run on a goroutine of its own, where no middleware
+// recovers a panic: it ends the stream, not the server.
+func (s *watchStream) runDetached() {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic serving a watch", "resource", s.resource, "error", p, "stack", string(debug.Stack()))
+		}
+	}()
+	s.run()
+}
+
+// write writes ev and what is already queued after it, then flushes once:
+// under load that turns many small socket writes into one. It reports
+// whether the watch goes on.
+func (s *watchStream) write(ev watch.Event) bool {
+	ok := true
+	for written := 1; ; written++ {
+		if err := s.enc.write(ev); err != nil {
+			// The client went away or the event could not be encoded: the
+			// status line is long sent, so all that is left is to stop.
+			s.log.Debug("watch stream ended", "resource", s.resource, "err", err)
+			return false
+		}
+		if written == maxEventsPerFlush || len(s.w.ResultChan()) == 0 {
+			break
+		}
+		if ev, ok = <-s.w.ResultChan(); !ok {
+			break
+		}
+	}
+	_ = s.flush.Flush()
+	return ok
 }
 
 func (r *request) watchOptions() (storage.WatchOptions, time.Duration, error) {
@@ -138,11 +196,13 @@ func parseBool(s string) bool {
 // eventEncoder writes one WatchEvent per frame: the event's object encoded
 // in the negotiated format, wrapped in {"type": ..., "object": ...}.
 type eventEncoder struct {
-	req        *request
-	out        output
-	frames     interface{ Write([]byte) (int, error) }
-	sentHeader bool
-	obj, frame bytes.Buffer
+	api           *API
+	res           *Resource
+	includeObject string
+	out           output
+	frames        interface{ Write([]byte) (int, error) }
+	sentHeader    bool
+	obj, frame    bytes.Buffer
 }
 
 func (e *eventEncoder) write(ev watch.Event) error {
@@ -167,11 +227,10 @@ func (e *eventEncoder) write(ev watch.Event) error {
 // Encoding it once instead of once per watcher is what lets one write
 // reach a thousand watchers quickly.
 func (e *eventEncoder) writeSharedJSON(ev watch.Event) error {
-	r := e.req
-	key := encodeKey{obj: ev.Object, mediaType: runtime.ContentTypeJSON, gv: r.res.GroupVersion, eventType: ev.Type}
-	line, err := r.api.encoded.encode(key, func() ([]byte, error) {
+	key := encodeKey{obj: ev.Object, mediaType: runtime.ContentTypeJSON, gv: e.res.GroupVersion, eventType: ev.Type}
+	line, err := e.api.encoded.encode(key, func() ([]byte, error) {
 		var obj bytes.Buffer
-		if err := encode(e.out.info.Serializer, r.res.GroupVersion, ev.Object, &obj); err != nil {
+		if err := encode(e.out.info.Serializer, e.res.GroupVersion, ev.Object, &obj); err != nil {
 			return nil, err
 		}
 		line := make([]byte, 0, obj.Len()+32)
@@ -189,7 +248,7 @@ func (e *eventEncoder) writeSharedJSON(ev watch.Event) error {
 }
 
 func (e *eventEncoder) encodeObject(ev watch.Event) error {
-	r, info := e.req, e.out.info
+	info := e.out.info
 	switch {
 	case ev.Type == watch.Error:
 		return Codecs.EncoderForVersion(info.Serializer, coreV1).Encode(ev.Object, &e.obj)
@@ -198,7 +257,7 @@ func (e *eventEncoder) encodeObject(ev watch.Event) error {
 		// A bookmark is a row too, as kube-apiserver sends it: its object
 		// carries the resourceVersion and, at the end of a streaming
 		// list's initial events, the k8s.io/initial-events-end annotation.
-		t, err := toTable(r.res, []runtime.Object{ev.Object}, listMeta, includeObject(r.query("includeObject")), e.sentHeader)
+		t, err := toTable(e.res, []runtime.Object{ev.Object}, listMeta, includeObject(e.includeObject), e.sentHeader)
 		if err != nil {
 			return err
 		}
@@ -209,12 +268,12 @@ func (e *eventEncoder) encodeObject(ev watch.Event) error {
 	case ev.Type == watch.Bookmark && info.MediaType == runtime.ContentTypeJSON:
 		// A bookmark carries a resourceVersion and nothing else; a typed
 		// empty object would print empty spec and status too.
-		return unstructured.UnstructuredJSONScheme.Encode(bookmarkObject(r.res, ev.Object), &e.obj)
+		return unstructured.UnstructuredJSONScheme.Encode(bookmarkObject(e.res, ev.Object), &e.obj)
 	}
-	key := encodeKey{obj: ev.Object, mediaType: info.MediaType, gv: r.res.GroupVersion}
-	b, err := r.api.encoded.encode(key, func() ([]byte, error) {
+	key := encodeKey{obj: ev.Object, mediaType: info.MediaType, gv: e.res.GroupVersion}
+	b, err := e.api.encoded.encode(key, func() ([]byte, error) {
 		var buf bytes.Buffer
-		err := encode(info.Serializer, r.res.GroupVersion, ev.Object, &buf)
+		err := encode(info.Serializer, e.res.GroupVersion, ev.Object, &buf)
 		return buf.Bytes(), err
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubelab/kubelab/lab"
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/server/handoff"
 )
 
 // watchesPerUser is how many watch streams are remembered per user.
@@ -130,7 +131,9 @@ func (w *watches) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		resp.Writer = &eventSniffer{ResponseWriter: orig, w: w, x: x}
 		defer func() {
 			resp.Writer = orig
-			w.done(x)
+			// The stream may go on after the handler (package handoff),
+			// with the sniffer it took.
+			handoff.After(r.Context(), func() { w.done(x) })
 		}()
 		return next(c)
 	}
