@@ -2,7 +2,6 @@ package webui
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
+
+	"github.com/kubelab/kubelab/server/handoff"
 )
 
 // podRef is one pod of a list, for the timeline.
@@ -138,32 +139,41 @@ func (u *UI) watchStream(c echo.Context) error {
 		return nil
 	}
 	u.hub.addTimeline(cl)
-	go u.followPods(cl, from, ns, max(rv, 0))
+	go (&lane{u: u, cl: cl, from: from, ns: ns}).follow(max(rv, 0), false)
 	u.detach(cl, nil)
 	return nil
 }
 
-func (u *UI) followPods(cl *client, from caller, ns string, rv int64) {
-	relist := false
-	for cl.ctx.Err() == nil {
+// lane is one timeline lane: a browser's reflector over its namespace's
+// pods.
+type lane struct {
+	u    *UI
+	cl   *client
+	from caller
+	ns   string
+}
+
+// follow lists (unless it resumes from rv) and watches, and relists on
+// 410 Gone, for as long as the browser is there. When the API takes a
+// watch's stream off this goroutine (package handoff), the rest of the
+// loop goes with it: this goroutine, whose stack the requests through the
+// router grew, ends instead of waiting for the watch.
+func (l *lane) follow(rv int64, relist bool) {
+	for l.cl.ctx.Err() == nil {
 		if rv == 0 {
 			var err error
-			if rv, err = u.listPods(cl, from, ns, relist); err != nil {
-				cl.close(websocket.StatusPolicyViolation, trimReason(err.Error()))
+			if rv, err = l.u.listPods(l.cl, l.from, l.ns, relist); err != nil {
+				l.cl.close(websocket.StatusPolicyViolation, trimReason(err.Error()))
 				return
 			}
 		}
-		next, gone, err := u.watchPods(cl, from, ns, rv)
-		switch {
-		case cl.ctx.Err() != nil:
+		w := l.newWatch(rv)
+		if w.serve() {
 			return
-		case err != nil:
-			cl.close(websocket.StatusPolicyViolation, trimReason(err.Error()))
+		}
+		var ok bool
+		if rv, relist, ok = w.end(); !ok {
 			return
-		case gone:
-			rv, relist = 0, true
-		default:
-			rv = next // the watch timed out: resume where it was
 		}
 	}
 }
@@ -210,53 +220,94 @@ func (u *UI) listPods(cl *client, from caller, ns string, relist bool) (int64, e
 	return rv, nil
 }
 
-var errStopped = errors.New("stopped")
+// laneWatch is one watch of a lane, from rv until it ends.
+type laneWatch struct {
+	*lane
+	target   string
+	rv, last int64
+	code     int
+	failed   []byte // the body of a watch refused with a Status
+	gone     bool
+	err      error
+	out      *lineWriter
+}
 
-// watchPods watches from rv until the watch ends; it returns the last
-// resourceVersion seen and whether the watch ended with 410 Gone.
-func (u *UI) watchPods(cl *client, from caller, ns string, rv int64) (last int64, gone bool, err error) {
-	target := "/api/v1/namespaces/" + url.PathEscape(ns) + "/pods?watch=1&allowWatchBookmarks=true&resourceVersion=" + strconv.FormatInt(rv, 10)
-	last = rv
-	var failed []byte
-	code := 0
-	w := newLineWriter(func(c int, _ http.Header) {
-		code = c
-		if c == http.StatusOK {
-			cl.send(watchingMsg{T: "watching", Request: "GET " + target, RV: rv})
-		}
-	}, func(line []byte) bool {
-		if code != http.StatusOK {
-			failed = append(failed, line...)
-			return true
-		}
-		te, perr := u.events.translate(line)
-		if perr != nil {
-			return false
-		}
-		ev := &te.ev
-		if ev.Type == "ERROR" {
-			if ev.Object.Code == http.StatusGone {
-				gone = true
-				cl.send(goneMsg{T: "gone", Code: ev.Object.Code, Reason: ev.Object.Reason, Message: ev.Object.Message, RV: rv})
-			} else {
-				err = fmt.Errorf("watch error %d: %s", ev.Object.Code, ev.Object.Message)
-			}
-			return false
-		}
-		if te.rv > 0 {
-			last = te.rv
-		}
-		return cl.sendRaw(te.msg)
-	})
-	u.router.ServeHTTP(w, apiRequest(cl.ctx, from, http.MethodGet, target, "", nil))
-	w.rest()
-	if code != http.StatusOK && code != 0 {
-		return last, false, statusError(code, failed)
+func (l *lane) newWatch(rv int64) *laneWatch {
+	w := &laneWatch{lane: l, rv: rv, last: rv,
+		target: "/api/v1/namespaces/" + url.PathEscape(l.ns) + "/pods?watch=1&allowWatchBookmarks=true&resourceVersion=" + strconv.FormatInt(rv, 10)}
+	w.out = newLineWriter(w.onHeader, w.onLine)
+	return w
+}
+
+// serve serves the watch through the router, as a request from the
+// browser. It reports whether the API took the stream to a goroutine of
+// its own: then the lane resumes from there when the watch ends.
+func (w *laneWatch) serve() bool {
+	ctx, h := handoff.Offer(w.cl.ctx, w.resume)
+	w.u.router.ServeHTTP(w.out, apiRequest(ctx, w.from, http.MethodGet, w.target, "", nil))
+	return h.Served()
+}
+
+func (w *laneWatch) resume() {
+	if rv, relist, ok := w.end(); ok {
+		go w.follow(rv, relist)
 	}
-	if err == nil && cl.ctx.Err() != nil {
-		err = errStopped
+}
+
+// end says how the lane goes on after the watch: from which
+// resourceVersion (0: list first), whether that list is a relist, or not
+// at all (ok false: the browser left, or the lane was closed with the
+// watch's error).
+func (w *laneWatch) end() (rv int64, relist, ok bool) {
+	w.out.rest()
+	err := w.err
+	if w.code != http.StatusOK && w.code != 0 {
+		err = statusError(w.code, w.failed)
 	}
-	return last, gone, err
+	switch {
+	case w.cl.ctx.Err() != nil:
+		return 0, false, false
+	case err != nil:
+		w.cl.close(websocket.StatusPolicyViolation, trimReason(err.Error()))
+		return 0, false, false
+	case w.gone:
+		return 0, true, true
+	default:
+		return w.last, false, true // the watch timed out: resume where it was
+	}
+}
+
+func (w *laneWatch) onHeader(code int, _ http.Header) {
+	w.code = code
+	if code == http.StatusOK {
+		w.cl.send(watchingMsg{T: "watching", Request: "GET " + w.target, RV: w.rv})
+	}
+}
+
+// onLine forwards one watch event to the browser; false ends the watch.
+func (w *laneWatch) onLine(line []byte) bool {
+	if w.code != http.StatusOK {
+		w.failed = append(w.failed, line...)
+		return true
+	}
+	te, err := w.u.events.translate(line)
+	if err != nil {
+		return false
+	}
+	ev := &te.ev
+	if ev.Type == "ERROR" {
+		if ev.Object.Code == http.StatusGone {
+			w.gone = true
+			w.cl.send(goneMsg{T: "gone", Code: ev.Object.Code, Reason: ev.Object.Reason, Message: ev.Object.Message, RV: w.rv})
+		} else {
+			w.err = fmt.Errorf("watch error %d: %s", ev.Object.Code, ev.Object.Message)
+		}
+		return false
+	}
+	if te.rv > 0 {
+		w.last = te.rv
+	}
+	return w.cl.sendRaw(te.msg)
 }
 
 // compactGate allows one compaction at a time and at most one a second:
