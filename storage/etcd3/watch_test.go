@@ -247,6 +247,43 @@ func TestStalledWatcherDoesNotDelayOthers(t *testing.T) {
 	}
 }
 
+// TestWatcherThatReadsLateGetsEverything: more events than the result
+// channel has room for (initial ones and later ones) wait for a watcher
+// within its buffer, and arrive in order; Stop ends it even while some
+// still wait.
+func TestWatcherThatReadsLateGetsEverything(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client(), func(c *etcd3.Config) { c.Cache.WatcherBuffer = 80 })
+	var want []string
+	for i := range 40 {
+		c := mustCreate(t, s, newPod("ns", fmt.Sprintf("a%02d", i), nil))
+		want = append(want, "ADDED "+c.Name+" "+c.ResourceVersion)
+	}
+	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "0"})
+	for i := range 60 {
+		c := mustCreate(t, s, newPod("ns", fmt.Sprintf("b%02d", i), nil))
+		want = append(want, "ADDED "+c.Name+" "+c.ResourceVersion)
+	}
+	for i, wanted := range want {
+		if got := describe(next(t, w)); got != wanted {
+			t.Fatalf("event %d: got %q, want %q", i, got, wanted)
+		}
+	}
+
+	late := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "0"})
+	late.Stop()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case _, ok := <-late.ResultChan():
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("watch still open after Stop")
+		}
+	}
+}
+
 func TestStopEndsWatches(t *testing.T) {
 	s := newPodStore(t, storagetest.StartEtcd(t).Client())
 	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns"})

@@ -73,10 +73,11 @@ func (c *Cache) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Int
 		initial = append(initial, c.bookmark(c.rv, true))
 	}
 	// The queue starts with the initial events, with room for WatcherBuffer
-	// more: no goroutine per watcher is needed to feed them first.
-	w.queue = make(chan watch.Event, len(initial)+c.cfg.WatcherBuffer)
+	// more.
+	w.limit = len(initial) + c.cfg.WatcherBuffer
+	w.out = make(chan watch.Event, min(w.limit, resultChanSize))
 	for _, ev := range initial {
-		w.queue <- ev
+		c.queueLocked(w, ev)
 	}
 	w.nextBookmark = w.nextBookmarkTime(time.Now(), c.cfg.BookmarkFrequency)
 	c.nextID++
@@ -233,9 +234,7 @@ func (c *Cache) dispatchLocked(w *watcher, e *event) {
 	if !ok {
 		return
 	}
-	select {
-	case w.queue <- ev:
-	default:
+	if !c.queueLocked(w, ev) {
 		// The watcher cannot keep up: close it rather than let it hold back
 		// the others or grow without bound. Its client resumes from the last
 		// resourceVersion it saw.
@@ -245,11 +244,76 @@ func (c *Cache) dispatchLocked(w *watcher, e *event) {
 	}
 }
 
-func (c *Cache) removeLocked(w *watcher) {
-	if _, ok := c.watchers[w.id]; ok {
-		delete(c.watchers, w.id)
-		close(w.queue)
+// resultChanSize is the room in a watcher's result channel. Events past
+// it wait in the watcher's pending list, up to its limit, and a feeder
+// goroutine, which runs only while some wait, passes them on as the
+// client reads: an idle watcher holds a small channel, not one with room
+// for its whole limit (3.2 KB at the default 100 events, on every watch).
+const resultChanSize = 16
+
+// queueLocked queues ev for w without waiting; false if w already has
+// its limit of events waiting.
+func (c *Cache) queueLocked(w *watcher, ev watch.Event) bool {
+	if len(w.pending) == 0 {
+		select {
+		case w.out <- ev:
+			return true
+		default:
+		}
 	}
+	if len(w.out)+len(w.pending) >= w.limit {
+		return false
+	}
+	w.pending = append(w.pending, ev)
+	if w.stopFeed == nil {
+		w.stopFeed = make(chan struct{})
+		go c.feed(w, w.stopFeed)
+	}
+	return true
+}
+
+// feed passes w's pending events to its result channel, in order, as the
+// client reads them; it ends once none are left, or, when w is removed,
+// closes the channel (what was still pending is dropped: the client
+// resumes from the last resourceVersion it saw).
+func (c *Cache) feed(w *watcher, stop <-chan struct{}) {
+	for {
+		c.mu.Lock()
+		_, open := c.watchers[w.id]
+		if !open || len(w.pending) == 0 {
+			w.pending, w.stopFeed = nil, nil
+			if !open {
+				close(w.out)
+			}
+			c.mu.Unlock()
+			return
+		}
+		// Only the feeder takes from pending: the head stays until sent.
+		ev := w.pending[0]
+		c.mu.Unlock()
+		select {
+		case w.out <- ev:
+			c.mu.Lock()
+			w.pending[0] = watch.Event{}
+			w.pending = w.pending[1:]
+			c.mu.Unlock()
+		case <-stop:
+		}
+	}
+}
+
+// removeLocked ends w: its result channel is closed, by its feeder if
+// one is running (which may be waiting to send on it).
+func (c *Cache) removeLocked(w *watcher) {
+	if _, ok := c.watchers[w.id]; !ok {
+		return
+	}
+	delete(c.watchers, w.id)
+	if w.stopFeed != nil {
+		close(w.stopFeed)
+		return
+	}
+	close(w.out)
 }
 
 // sendBookmarks gives each watcher that allows bookmarks one about every
@@ -279,9 +343,11 @@ func (c *Cache) sendBookmarks(ctx context.Context) {
 			c.mu.Lock()
 			for _, w := range c.watchers {
 				if w.bookmarks && !w.nextBookmark.IsZero() && !now.Before(w.nextBookmark) {
-					select {
-					case w.queue <- c.bookmark(c.rv, false):
-					default: // a full queue already carries a newer position
+					if len(w.pending) == 0 {
+						select {
+						case w.out <- c.bookmark(c.rv, false):
+						default: // a full queue already carries a newer position
+						}
 					}
 					w.nextBookmark = w.nextBookmarkTime(now, c.cfg.BookmarkFrequency)
 				}
@@ -305,6 +371,7 @@ func (c *Cache) bookmarksDue(now time.Time) bool {
 // watcher is one client's watch: a queue that starts with its initial
 // events and then takes what the cache dispatches to it, filtered by
 // namespace and selectors. The cache closes the queue to end the watch.
+// The queue is the result channel and, past its room, pending.
 type watcher struct {
 	id           uint64
 	cache        *Cache
@@ -313,7 +380,12 @@ type watcher struct {
 	bookmarks    bool
 	deadline     time.Time
 	nextBookmark time.Time
-	queue        chan watch.Event
+	out          chan watch.Event
+	// pending holds what does not fit in out, in order; limit bounds
+	// the two together. stopFeed is non-nil while a feeder runs.
+	pending  []watch.Event
+	limit    int
+	stopFeed chan struct{}
 	// seen is the revision of the newest event the watcher's start
 	// covered (its initial state, or the history it was given): later
 	// events are sent to it, older ones never again.
@@ -321,7 +393,7 @@ type watcher struct {
 }
 
 // ResultChan implements watch.Interface.
-func (w *watcher) ResultChan() <-chan watch.Event { return w.queue }
+func (w *watcher) ResultChan() <-chan watch.Event { return w.out }
 
 // Stop implements watch.Interface.
 func (w *watcher) Stop() {
