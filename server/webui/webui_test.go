@@ -380,3 +380,29 @@ func TestPollVsWatch(t *testing.T) {
 		t.Errorf("the watch (%.1f ms) noticed well after the poller (%.1f ms)", *stats.Watch.NoticedMs, *stats.Poll.NoticedMs)
 	}
 }
+
+// A timeline lane's watch is a real API watch, traced by the pipeline like
+// kubectl's: its trace is finished when the watch ends, not when the API
+// hands its stream off to a goroutine of its own.
+func TestTimelineWatchIsTracedWhenItEnds(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	tracer := dial(t, lab, "/ui/ws/trace")
+	lane := dial(t, lab, "/ui/ws/watch?lane=A")
+	next(t, lane, 10*time.Second, func(m msg) bool { return m.T == "watching" })
+	label(t, lab, "while-watching")
+	next(t, tracer, 10*time.Second, func(m msg) bool {
+		if m.T == "trace" && m.Trace.Verb == "watch" {
+			t.Fatalf("the watch was traced while it was open: %+v", m.Trace)
+		}
+		return m.T == "trace" && m.Trace.Verb == "patch"
+	})
+	lane.Close(websocket.StatusNormalClosure, "")
+	m := next(t, tracer, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Verb == "watch" })
+	var stages []string
+	for _, r := range m.Trace.Records {
+		stages = append(stages, r.Stage)
+	}
+	if m.Trace.Code != 200 || !strings.HasPrefix(strings.Join(stages, ","), "authentication,authorization") {
+		t.Fatalf("watch trace %+v", m.Trace)
+	}
+}
