@@ -43,6 +43,11 @@ type Config struct {
 	Logger  *slog.Logger
 	// CheckInterval is how often backends are checked; 0 means 5 seconds.
 	CheckInterval time.Duration
+	// Docs gets the backends' OpenAPI documents (openapi.go); nil
+	// aggregates none. OpenAPIInterval is how often they are fetched
+	// again; 0 means a minute, as in kube.
+	Docs            OpenAPIDocs
+	OpenAPIInterval time.Duration
 }
 
 // Aggregator hands APIServices' group versions to their backends.
@@ -53,9 +58,13 @@ type Aggregator struct {
 	done   chan struct{}
 	kick   chan struct{}
 
+	openapi *openAPIController // openapi.go
+
 	mu       sync.RWMutex
 	services map[string]*apiregistrationv1.APIService // by name, as stored
 	backends map[schema.GroupVersion]*backend
+	// listed says the stored APIServices were listed once.
+	listed bool
 }
 
 // New serves apiservices in cfg.API; Start hands their groups on.
@@ -66,8 +75,12 @@ func New(cfg Config) (*Aggregator, error) {
 	if cfg.CheckInterval == 0 {
 		cfg.CheckInterval = 5 * time.Second
 	}
+	if cfg.OpenAPIInterval == 0 {
+		cfg.OpenAPIInterval = time.Minute
+	}
 	a := &Aggregator{cfg: cfg, done: make(chan struct{}), kick: make(chan struct{}, 1),
 		services: map[string]*apiregistrationv1.APIService{}, backends: map[schema.GroupVersion]*backend{}}
+	a.openapi = newOpenAPIController(a)
 	if err := cfg.API.AddResource(a.resource()); err != nil {
 		return nil, err
 	}
@@ -83,6 +96,7 @@ func (a *Aggregator) Start() {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.follow(ctx) })
 	wg.Go(func() { a.checkLoop(ctx) })
+	wg.Go(func() { a.openapi.run(ctx) })
 	go func() { wg.Wait(); close(a.done) }()
 }
 
@@ -135,6 +149,7 @@ func (a *Aggregator) listAndWatch(ctx context.Context) error {
 	}
 	a.mu.Lock()
 	a.services = services
+	a.listed = true
 	a.rebuildLocked()
 	a.mu.Unlock()
 	a.kickCheck()
@@ -245,6 +260,7 @@ func (a *Aggregator) checkLoop(ctx context.Context) {
 
 func (a *Aggregator) checkAll(ctx context.Context) {
 	a.mu.RLock()
+	listed := a.listed
 	backends := make([]*backend, 0, len(a.backends))
 	for _, b := range a.backends {
 		backends = append(backends, b)
@@ -265,6 +281,7 @@ func (a *Aggregator) checkAll(ctx context.Context) {
 	for _, name := range local {
 		a.writeAvailable(ctx, name, helper.NewLocalAvailableAPIServiceCondition())
 	}
+	a.openapi.checked(listed)
 }
 
 // writeAvailable records an APIService's Available condition when it changed.
