@@ -50,7 +50,8 @@ func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) (err e
 		}
 		return aggregator.Backend{}, false
 	}
-	if x.agg, err = aggregator.New(aggregator.Config{API: api, Resolve: resolve, Logger: s.log}); err != nil {
+	// The aggregator merges each available backend's OpenAPI into docs.
+	if x.agg, err = aggregator.New(aggregator.Config{API: api, Resolve: resolve, Docs: docs, Logger: s.log}); err != nil {
 		return err
 	}
 	x.agg.Start()
@@ -74,6 +75,10 @@ func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) (err e
 	s.OnShutdown(func(context.Context) { x.crds.Stop() })
 	return nil
 }
+
+// openAPISynced is the health check poststarthook/apiservice-openapi-controller:
+// the aggregator has merged every available backend's OpenAPI once.
+func (x *extensions) openAPISynced() bool { return x.agg != nil && x.agg.OpenAPISynced() }
 
 // countObjects counts every namespaced resource's objects by namespace
 // from their etcd keys alone (/registry/<resource>/<namespace>/<name>),
