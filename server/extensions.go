@@ -76,10 +76,6 @@ func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) (err e
 	return nil
 }
 
-// openAPISynced is the health check poststarthook/apiservice-openapi-controller:
-// the aggregator has merged every available backend's OpenAPI once.
-func (x *extensions) openAPISynced() bool { return x.agg != nil && x.agg.OpenAPISynced() }
-
 // countObjects counts every namespaced resource's objects by namespace
 // from their etcd keys alone (/registry/<resource>/<namespace>/<name>),
 // without reading or decoding a value: what the metrics server scrapes.
