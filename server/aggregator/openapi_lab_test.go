@@ -60,6 +60,7 @@ func TestMetricsOpenAPI(t *testing.T) {
 
 	for _, tc := range []struct{ args, want []string }{
 		{[]string{"explain", "namespacemetrics"}, []string{"GROUP:      metrics.k8s.io", "KIND:       NamespaceMetrics", "VERSION:    v1beta1", "Objects counts the namespace's objects by resource."}},
+		{[]string{"explain", "namespacemetrics.requests"}, []string{"FIELD: requests <Requests>", "Requests counts the API requests made in the namespace in the window.", "perMinute"}},
 		{[]string{"explain", "--output=plaintext-openapiv2", "namespacemetrics.requests"}, []string{"KIND:     NamespaceMetrics", "Requests counts the API requests made in the namespace in the window."}},
 	} {
 		out := mustKubectl(t, lab, tc.args...)
