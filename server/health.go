@@ -85,6 +85,7 @@ func (s *Server) postStartHooks() []healthCheck {
 		hook("apiservice-status-local-available-controller", agg((*aggregator.Aggregator).Checked)),
 		hook("apiservice-status-remote-available-controller", agg((*aggregator.Aggregator).Checked)),
 		hook("kube-apiserver-autoregistration", agg((*aggregator.Aggregator).Autoregistered)),
+		hook("apiservice-openapi-controller", agg((*aggregator.Aggregator).OpenAPISynced)),
 		hook("storage-readiness", s.storageReady),
 	}
 }

@@ -110,6 +110,7 @@ var postStartHooks = []string{
 	"apiservice-status-local-available-controller",
 	"apiservice-status-remote-available-controller",
 	"kube-apiserver-autoregistration",
+	"apiservice-openapi-controller",
 	"storage-readiness",
 }
 
