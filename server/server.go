@@ -248,7 +248,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	if s.cfg.Classroom {
 		perUser = MaxUserInflight
 	}
-	s.echo.Use(limit(newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser), s.cfg.RequestTimeout))
+	s.echo.Use(limit(newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser, s.cfg.AdaptiveInflightLimit), s.cfg.RequestTimeout))
 	if err := s.startExtensions(api, docs); err != nil {
 		api.Stop()
 		return err

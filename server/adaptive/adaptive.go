@@ -1,0 +1,173 @@
+// Package adaptive is a concurrency limit that follows the server's
+// latency, in the spirit of Netflix's concurrency-limits (its gradient
+// limit) and of what kube-apiserver's priority and fairness aims at: admit
+// only as many requests at once as the machine serves near its no-load
+// latency, and refuse the rest at once instead of letting every request
+// queue for the CPU.
+//
+// The limit watches the latency of the requests it admitted, as the median
+// of short windows (a median, so that one request stalled by a disk flush
+// or a collection does not count as overload), against a baseline: the
+// lowest window median seen, which is what a request costs when nothing
+// waits. While the median stays within Tolerance times the baseline, the
+// limit grows back towards Max by its square root a window. Past it, the
+// limit falls to what was in flight during the window (a limit far above
+// that would refuse nothing) times baseline×Tolerance/median (at least one
+// half), smoothed: it falls as fast as latency rises and stops where
+// latency is back within the tolerance. It never goes below Min nor above
+// Max (the server's hard caps, --max-requests-inflight and its mutating
+// twin, which stay the absolute maxima), and it starts at Max: a server
+// that is never overloaded never refuses more than its caps would.
+//
+// The baseline creeps up towards the medians slowly (BaselineDrift of the
+// gap a window: about 2× in ten minutes of latency held at twice the
+// baseline), so that a lasting change in what requests cost (a class that
+// lists large namespaces) is learned, while an overload of seconds or
+// minutes is not mistaken for it.
+package adaptive
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Config sets a Limit's bounds and tuning; zero fields take the defaults.
+type Config struct {
+	// Min and Max bound the limit; Max is the hard cap (required).
+	Min, Max int
+	// Initial is the limit before anything is measured (default Max).
+	Initial int
+	// Window is how long latencies are averaged before the limit is
+	// updated (default 100 ms); a window also needs MinSamples requests.
+	Window     time.Duration
+	MinSamples int
+	// Tolerance is how far past the baseline the median may rise before
+	// the limit falls (default 2).
+	Tolerance float64
+	// Smoothing is how much of a window's lower limit is taken (default 0.5).
+	Smoothing float64
+	// BaselineDrift is the fraction of the gap to a higher median the
+	// baseline moves by in a window (default 0.0001).
+	BaselineDrift float64
+	// Now is the clock (default time.Now); tests give a fake one.
+	Now func() time.Time
+}
+
+// Limit is safe for concurrent use.
+type Limit struct {
+	cfg Config
+
+	mu          sync.Mutex
+	limit       float64
+	inflight    int
+	peak        int // most in flight during the window
+	windowStart time.Time
+	samples     []time.Duration // the window's latencies, the first maxSamples
+	baseline    time.Duration   // 0 until the first window
+	refused     uint64
+}
+
+// New returns a Limit; Max must be at least 1.
+func New(cfg Config) *Limit {
+	if cfg.Max < 1 {
+		cfg.Max = 1
+	}
+	if cfg.Min < 1 {
+		cfg.Min = 1
+	}
+	if cfg.Min > cfg.Max {
+		cfg.Min = cfg.Max
+	}
+	if cfg.Initial == 0 {
+		cfg.Initial = cfg.Max
+	}
+	cfg.Initial = min(max(cfg.Initial, cfg.Min), cfg.Max)
+	if cfg.Window <= 0 {
+		cfg.Window = 100 * time.Millisecond
+	}
+	if cfg.MinSamples <= 0 {
+		cfg.MinSamples = 10
+	}
+	if cfg.Tolerance <= 1 {
+		cfg.Tolerance = 2
+	}
+	if cfg.Smoothing <= 0 || cfg.Smoothing > 1 {
+		cfg.Smoothing = 0.5
+	}
+	if cfg.BaselineDrift <= 0 {
+		cfg.BaselineDrift = 0.0001
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Limit{cfg: cfg, limit: float64(cfg.Initial), windowStart: cfg.Now()}
+}
+
+// Acquire admits a request if fewer than the limit are in flight; the
+// caller must then call Release with its latency. It never waits.
+func (l *Limit) Acquire() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inflight >= int(l.limit) {
+		l.refused++
+		return false
+	}
+	l.inflight++
+	l.peak = max(l.peak, l.inflight)
+	return true
+}
+
+// maxSamples bounds the latencies a window keeps for its median.
+const maxSamples = 512
+
+// Release ends an admitted request that took latency, and updates the
+// limit when a window is complete.
+func (l *Limit) Release(latency time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.inflight--
+	if len(l.samples) < maxSamples {
+		l.samples = append(l.samples, latency)
+	}
+	now := l.cfg.Now()
+	if len(l.samples) < l.cfg.MinSamples || now.Sub(l.windowStart) < l.cfg.Window {
+		return
+	}
+	slices.Sort(l.samples)
+	l.update(l.samples[len(l.samples)/2])
+	l.windowStart, l.samples, l.peak = now, l.samples[:0], l.inflight
+}
+
+func (l *Limit) update(median time.Duration) {
+	switch {
+	case l.baseline == 0 || median < l.baseline:
+		l.baseline = median
+	default:
+		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineDrift)
+	}
+	var next float64
+	if tolerated := l.cfg.Tolerance * float64(l.baseline); float64(median) <= tolerated {
+		next = l.limit + math.Sqrt(l.limit)
+	} else {
+		gradient := math.Max(0.5, tolerated/float64(median))
+		used := math.Min(l.limit, float64(l.peak))
+		s := l.cfg.Smoothing
+		next = used*(1-s) + used*gradient*s
+	}
+	l.limit = math.Max(float64(l.cfg.Min), math.Min(float64(l.cfg.Max), next))
+}
+
+// Stats is a Limit's state, for metrics and tests.
+type Stats struct {
+	Limit, Inflight int
+	Baseline        time.Duration
+	Refused         uint64
+}
+
+func (l *Limit) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Stats{Limit: int(l.limit), Inflight: l.inflight, Baseline: l.baseline, Refused: l.refused}
+}
