@@ -34,12 +34,18 @@ func overload(ctx context.Context, args []string, out io.Writer) error {
 	factor := fs.Float64("factor", 1.4, "each rate tried is the last one times this")
 	reads := fs.Int("max-requests-inflight", 400, "the server's --max-requests-inflight")
 	writes := fs.Int("max-mutating-requests-inflight", 200, "the server's --max-mutating-requests-inflight")
+	adaptive := fs.Bool("adaptive", true, "the server's --adaptive-inflight-limit")
+	pinFlag := fs.String("pin", "", "server CPUs:client CPUs (taskset's lists, such as 0:1): run the server on the first and this command on the second, so the load generator does not take the server's CPU")
 	bin := fs.String("kubelab", "", "the kubelab binary to measure; empty builds ./cmd/kubelab")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	c, err := startChild(ctx, *bin, "--max-requests-inflight", strconv.Itoa(*reads),
-		"--max-mutating-requests-inflight", strconv.Itoa(*writes), "--simulated-node=false")
+	pin, err := parsePin(*pinFlag)
+	if err != nil {
+		return err
+	}
+	c, err := startPinnedChild(ctx, *bin, pin, "--max-requests-inflight", strconv.Itoa(*reads),
+		"--max-mutating-requests-inflight", strconv.Itoa(*writes), "--adaptive-inflight-limit="+strconv.FormatBool(*adaptive), "--simulated-node=false")
 	if err != nil {
 		return err
 	}
@@ -61,7 +67,12 @@ func overload(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	fmt.Fprintf(out, "## kubelab-load overload, %s\n\n", time.Now().UTC().Format(time.DateTime))
-	fmt.Fprintf(out, "Half creates, half gets of configmaps, open loop; server --max-requests-inflight %d --max-mutating-requests-inflight %d; load average before: %s\n\n", *reads, *writes, loadavg())
+	pinned := "not pinned"
+	if pin != nil {
+		pinned = fmt.Sprintf("server on CPUs %s, load command on %s", cpus(pin.server), cpus(pin.client))
+	}
+	fmt.Fprintf(out, "Half creates, half gets of configmaps, open loop; server --max-requests-inflight %d --max-mutating-requests-inflight %d --adaptive-inflight-limit=%t; %s; load average before: %s\n\n",
+		*reads, *writes, *adaptive, pinned, loadavg())
 	fmt.Fprintf(out, "| phase | offered/s | admitted/s | admitted p50 ms | admitted p90 ms | admitted p99 ms | 429s | 429 p50 ms | 429 p99 ms | 429 max ms | other errors | load average |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	// A warm-up first: the first requests open the connections and fill
 	// the caches, and would count against the baseline.
