@@ -6,24 +6,24 @@
 // queue for the CPU.
 //
 // The limit watches the latency of the requests it admitted, as the median
-// of short windows (a median, so that one request stalled by a disk flush
-// or a collection does not count as overload), against a baseline: the
-// lowest window median seen, which is what a request costs when nothing
-// waits. While the median stays within Tolerance times the baseline, the
-// limit grows back towards Max by its square root a window. Past it, the
-// limit falls to what was in flight during the window (a limit far above
-// that would refuse nothing) times baseline×Tolerance/median (at least one
-// half), smoothed: it falls as fast as latency rises and stops where
-// latency is back within the tolerance. It never goes below Min nor above
-// Max (the server's hard caps, --max-requests-inflight and its mutating
-// twin, which stay the absolute maxima), and it starts at Max: a server
-// that is never overloaded never refuses more than its caps would.
-//
-// The baseline creeps up towards the medians slowly (BaselineDrift of the
-// gap a window: about 2× in ten minutes of latency held at twice the
-// baseline), so that a lasting change in what requests cost (a class that
-// lists large namespaces) is learned, while an overload of seconds or
-// minutes is not mistaken for it.
+// of short windows (a median, so that a few requests stalled by a disk
+// flush or a collection do not count as overload), against a baseline:
+// the usual median, a moving average of the window medians (time constant
+// 5 s), twenty times slower while the limit refuses: during an overload it
+// keeps about what latency was before (+1% a second at twice the
+// baseline), yet a lasting change in what requests cost (a class listing
+// large namespaces) is learned within minutes instead of being refused
+// for ever. While the median stays within Tolerance times
+// the baseline, the limit grows back towards Max by its square root a
+// window. Past it for two windows in a row (one may be another process
+// taking the CPU for a moment), the limit falls to what was in flight
+// during the window (a limit far above that would refuse nothing) times
+// baseline×Tolerance/median (at least one half), smoothed: it falls as fast
+// as latency rises and stops where latency is back within the tolerance.
+// It never goes below Min nor above Max (the server's hard caps,
+// --max-requests-inflight and its mutating twin, which stay the absolute
+// maxima), and it starts at Max: a server that is never overloaded never
+// refuses more than its caps would.
 package adaptive
 
 import (
@@ -48,9 +48,10 @@ type Config struct {
 	Tolerance float64
 	// Smoothing is how much of a window's lower limit is taken (default 0.5).
 	Smoothing float64
-	// BaselineDrift is the fraction of the gap to a higher median the
-	// baseline moves by in a window (default 0.0001).
-	BaselineDrift float64
+	// BaselineSmoothing is the weight of a window's median in the baseline
+	// (default 0.02: a time constant of 50 windows, 5 s), a twentieth of
+	// it in windows in which the limit refused requests.
+	BaselineSmoothing float64
 	// Now is the clock (default time.Now); tests give a fake one.
 	Now func() time.Time
 }
@@ -66,7 +67,9 @@ type Limit struct {
 	windowStart time.Time
 	samples     []time.Duration // the window's latencies, the first maxSamples
 	baseline    time.Duration   // 0 until the first window
+	high        int             // windows in a row with the median past the tolerance
 	refused     uint64
+	refusedThen uint64 // refused when the window started
 }
 
 // New returns a Limit; Max must be at least 1.
@@ -96,8 +99,8 @@ func New(cfg Config) *Limit {
 	if cfg.Smoothing <= 0 || cfg.Smoothing > 1 {
 		cfg.Smoothing = 0.5
 	}
-	if cfg.BaselineDrift <= 0 {
-		cfg.BaselineDrift = 0.0001
+	if cfg.BaselineSmoothing <= 0 || cfg.BaselineSmoothing > 1 {
+		cfg.BaselineSmoothing = 0.02
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -137,26 +140,31 @@ func (l *Limit) Release(latency time.Duration) {
 	}
 	slices.Sort(l.samples)
 	l.update(l.samples[len(l.samples)/2])
-	l.windowStart, l.samples, l.peak = now, l.samples[:0], l.inflight
+	l.windowStart, l.samples, l.peak, l.refusedThen = now, l.samples[:0], l.inflight, l.refused
 }
 
 func (l *Limit) update(median time.Duration) {
 	switch {
-	case l.baseline == 0 || median < l.baseline:
+	case l.baseline == 0:
 		l.baseline = median
+	case l.refused == l.refusedThen:
+		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineSmoothing)
 	default:
-		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineDrift)
+		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineSmoothing / 20)
 	}
-	var next float64
-	if tolerated := l.cfg.Tolerance * float64(l.baseline); float64(median) <= tolerated {
-		next = l.limit + math.Sqrt(l.limit)
-	} else {
-		gradient := math.Max(0.5, tolerated/float64(median))
-		used := math.Min(l.limit, float64(l.peak))
-		s := l.cfg.Smoothing
-		next = used*(1-s) + used*gradient*s
+	tolerated := l.cfg.Tolerance * float64(l.baseline)
+	if float64(median) <= tolerated {
+		l.high = 0
+		l.limit = math.Min(float64(l.cfg.Max), l.limit+math.Sqrt(l.limit))
+		return
 	}
-	l.limit = math.Max(float64(l.cfg.Min), math.Min(float64(l.cfg.Max), next))
+	if l.high++; l.high < 2 {
+		return
+	}
+	gradient := math.Max(0.5, tolerated/float64(median))
+	used := math.Min(l.limit, float64(l.peak))
+	s := l.cfg.Smoothing
+	l.limit = math.Max(float64(l.cfg.Min), used*(1-s)+used*gradient*s)
 }
 
 // Stats is a Limit's state, for metrics and tests.

@@ -19,8 +19,9 @@ func newFake(cfg Config) *fake {
 	return f
 }
 
-// window offers demand concurrent requests that each take latency, then
-// moves the clock past the window; it returns how many were admitted.
+// window offers demand concurrent requests that each take latency, and
+// closes a window with them (the clock moves past it before the last
+// one ends); it returns how many were admitted.
 func (f *fake) window(demand int, latency time.Duration) int {
 	admitted := 0
 	for range demand {
@@ -28,8 +29,11 @@ func (f *fake) window(demand int, latency time.Duration) int {
 			admitted++
 		}
 	}
+	for range admitted - 1 {
+		f.l.Release(latency)
+	}
 	f.now = f.now.Add(f.l.cfg.Window)
-	for range admitted {
+	if admitted > 0 {
 		f.l.Release(latency)
 	}
 	return admitted
@@ -67,8 +71,7 @@ func TestLimitFallsWhenLatencyRisesAndRecovers(t *testing.T) {
 	for i := range 10 {
 		admitted := f.window(1000, time.Duration(admittedLatency(f.l.Stats().Limit)))
 		got := f.l.Stats().Limit
-		// (The first window still averages some requests of the fast ones.)
-		if i > 0 && got > last {
+		if got > last {
 			t.Fatalf("window %d: the limit rose from %d to %d while latency was high", i, last, got)
 		}
 		last = got
@@ -172,12 +175,57 @@ func TestOneStalledRequestIsNotOverload(t *testing.T) {
 	for range 20 {
 		f.l.Acquire()
 	}
-	f.now = f.now.Add(f.l.cfg.Window)
 	f.l.Release(time.Second)
-	for range 19 {
+	for range 18 {
 		f.l.Release(2 * time.Millisecond)
 	}
+	f.now = f.now.Add(f.l.cfg.Window)
+	f.l.Release(2 * time.Millisecond)
+	f.window(20, 2*time.Millisecond)
 	if got := f.l.Stats().Limit; got < 50 {
 		t.Fatalf("limit %d after one stalled request, want it not lowered from 50", got)
+	}
+}
+
+func TestOneSlowWindowIsNotOverload(t *testing.T) {
+	f := newFake(Config{Min: 1, Max: 100, Initial: 50})
+	f.window(20, 2*time.Millisecond)
+	f.window(20, 50*time.Millisecond) // another process had the CPU
+	if got := f.l.Stats().Limit; got < 50 {
+		t.Fatalf("limit %d after one slow window, want it not lowered from 50", got)
+	}
+	f.window(20, 50*time.Millisecond) // still slow: now it is overload
+	if got := f.l.Stats().Limit; got >= 20 {
+		t.Fatalf("limit %d after two slow windows with 20 in flight, want it below 20", got)
+	}
+}
+
+func TestBaselineFollowsTheUsualLatencyNotAnOverload(t *testing.T) {
+	f := newFake(Config{Min: 1, Max: 100})
+	f.window(20, 2*time.Millisecond)
+	for range 300 {
+		f.window(20, 3*time.Millisecond) // what requests cost now, nothing refused
+	}
+	if b := f.l.Stats().Baseline; b < 2900*time.Microsecond || b > 3*time.Millisecond {
+		t.Fatalf("baseline %v, want it to have followed the usual median to 3 ms", b)
+	}
+	for range 100 {
+		f.window(1000, 6*time.Millisecond) // 10 s of overload: the limit refuses
+	}
+	if b := f.l.Stats().Baseline; b > 3500*time.Microsecond {
+		t.Fatalf("baseline %v after 10 s of overload, want it still near 3 ms", b)
+	}
+}
+
+func TestALastingChangeInCostIsLearnedNotRefusedForEver(t *testing.T) {
+	f := newFake(Config{Min: 2, Max: 100})
+	f.window(20, time.Millisecond)
+	// Requests now cost 5 ms whatever is in flight: not overload, though
+	// the limit first takes it for one.
+	for range 3000 { // 5 min
+		f.window(20, 5*time.Millisecond)
+	}
+	if got := f.l.Stats().Limit; got < 20 {
+		t.Fatalf("limit %d five minutes after requests became slower, want it back above the 20 in flight", got)
 	}
 }
