@@ -8,18 +8,20 @@
 // The limit watches the latency of the requests it admitted, as the median
 // of short windows (a median, so that a few requests stalled by a disk
 // flush or a collection do not count as overload), against a baseline:
-// the usual median, a moving average of the window medians (time constant
-// 5 s), twenty times slower while the limit refuses: during an overload it
-// keeps about what latency was before (+1% a second at twice the
-// baseline), yet a lasting change in what requests cost (a class listing
+// what the median is without load. The baseline follows lower medians
+// quickly and higher ones slowly (a time constant of 100 s): an overload
+// of seconds barely moves it (+1% a second with latency held at twice
+// the baseline), even one that builds up before the limit refuses
+// anything, yet a lasting change in what requests cost (a class listing
 // large namespaces) is learned within minutes instead of being refused
-// for ever. While the median stays within Tolerance times
-// the baseline, the limit grows back towards Max by its square root a
+// for ever. While the median stays within Tolerance times the baseline
+// plus Slack, the limit grows back towards Max by its square root a
 // window. Past it for two windows in a row (one may be another process
 // taking the CPU for a moment), the limit falls to what was in flight
 // during the window (a limit far above that would refuse nothing) times
-// baseline×Tolerance/median (at least one half), smoothed: it falls as fast
-// as latency rises and stops where latency is back within the tolerance.
+// (baseline×Tolerance+Slack)/median (at least one half), smoothed: it
+// falls as fast as latency rises and stops where latency is back within
+// the tolerance.
 // It never goes below Min nor above Max (the server's hard caps,
 // --max-requests-inflight and its mutating twin, which stay the absolute
 // maxima), and it starts at Max: a server that is never overloaded never
@@ -48,10 +50,13 @@ type Config struct {
 	Tolerance float64
 	// Smoothing is how much of a window's lower limit is taken (default 0.5).
 	Smoothing float64
-	// BaselineSmoothing is the weight of a window's median in the baseline
-	// (default 0.02: a time constant of 50 windows, 5 s), a twentieth of
-	// it in windows in which the limit refused requests.
-	BaselineSmoothing float64
+	// Slack is added to the tolerated latency (default 1 ms): a median of
+	// 0.7 ms rising to 1.5 ms is no overload.
+	Slack time.Duration
+	// BaselineDown and BaselineUp are the weights of a window's median in
+	// the baseline when it is lower and when it is higher (defaults 0.05
+	// and 0.001: time constants of 2 s and 100 s).
+	BaselineDown, BaselineUp float64
 	// Now is the clock (default time.Now); tests give a fake one.
 	Now func() time.Time
 }
@@ -69,7 +74,6 @@ type Limit struct {
 	baseline    time.Duration   // 0 until the first window
 	high        int             // windows in a row with the median past the tolerance
 	refused     uint64
-	refusedThen uint64 // refused when the window started
 }
 
 // New returns a Limit; Max must be at least 1.
@@ -99,8 +103,14 @@ func New(cfg Config) *Limit {
 	if cfg.Smoothing <= 0 || cfg.Smoothing > 1 {
 		cfg.Smoothing = 0.5
 	}
-	if cfg.BaselineSmoothing <= 0 || cfg.BaselineSmoothing > 1 {
-		cfg.BaselineSmoothing = 0.02
+	if cfg.Slack == 0 {
+		cfg.Slack = time.Millisecond
+	}
+	if cfg.BaselineDown <= 0 || cfg.BaselineDown > 1 {
+		cfg.BaselineDown = 0.05
+	}
+	if cfg.BaselineUp <= 0 || cfg.BaselineUp > 1 {
+		cfg.BaselineUp = 0.001
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -140,19 +150,19 @@ func (l *Limit) Release(latency time.Duration) {
 	}
 	slices.Sort(l.samples)
 	l.update(l.samples[len(l.samples)/2])
-	l.windowStart, l.samples, l.peak, l.refusedThen = now, l.samples[:0], l.inflight, l.refused
+	l.windowStart, l.samples, l.peak = now, l.samples[:0], l.inflight
 }
 
 func (l *Limit) update(median time.Duration) {
 	switch {
 	case l.baseline == 0:
 		l.baseline = median
-	case l.refused == l.refusedThen:
-		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineSmoothing)
+	case median < l.baseline:
+		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineDown)
 	default:
-		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineSmoothing / 20)
+		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineUp)
 	}
-	tolerated := l.cfg.Tolerance * float64(l.baseline)
+	tolerated := l.cfg.Tolerance*float64(l.baseline) + float64(l.cfg.Slack)
 	if float64(median) <= tolerated {
 		l.high = 0
 		l.limit = math.Min(float64(l.cfg.Max), l.limit+math.Sqrt(l.limit))
