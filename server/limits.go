@@ -47,14 +47,8 @@ type inflight struct {
 func newInflight(reads, mutations, perUser int, adapt bool) *inflight {
 	in := &inflight{reads: make(chan struct{}, reads), mutations: make(chan struct{}, mutations), perUser: perUser, users: map[string]int{}}
 	if adapt {
-		// Each limit also watches how long goroutines wait for a CPU (its
-		// own reader of the runtime's counts, since each reads the change
-		// since its last window).
-		readsSched, mutationsSched := adaptive.NewSchedLatency(), adaptive.NewSchedLatency()
-		in.adaptiveReads = adaptive.New(adaptive.Config{Min: adaptiveFloor, Max: reads,
-			Queueing: func() time.Duration { return readsSched.Quantile(0.9) }})
-		in.adaptiveMutations = adaptive.New(adaptive.Config{Min: adaptiveFloor, Max: mutations,
-			Queueing: func() time.Duration { return mutationsSched.Quantile(0.9) }})
+		in.adaptiveReads = adaptive.New(adaptive.Config{Min: adaptiveFloor, Max: reads})
+		in.adaptiveMutations = adaptive.New(adaptive.Config{Min: adaptiveFloor, Max: mutations})
 	}
 	return in
 }

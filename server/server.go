@@ -257,7 +257,6 @@ func (s *Server) installAPI(ctx context.Context) error {
 		}
 		s.metrics.Gauge("kubelab_adaptive_inflight_limit_"+kind, "The adaptive limit on "+kind+" in flight now (under the hard cap).", func() float64 { return float64(l.Stats().Limit) })
 		s.metrics.Gauge("kubelab_adaptive_inflight_baseline_seconds_"+kind, "The usual median latency of "+kind+" the adaptive limit compares with.", func() float64 { return l.Stats().Baseline.Seconds() })
-		s.metrics.Gauge("kubelab_adaptive_inflight_queueing_seconds_"+kind, "How long goroutines waited for a CPU (p90) in the last window of the adaptive limit on "+kind+".", func() float64 { return l.Stats().Queueing.Seconds() })
 		s.metrics.Counter("kubelab_adaptive_inflight_refused_total_"+kind, "Requests ("+kind+") refused with 429 by the adaptive limit.", func() float64 { return float64(l.Stats().Refused) })
 	}
 	if err := s.startExtensions(api, docs); err != nil {

@@ -76,7 +76,7 @@ func overload(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "Half creates, half gets of configmaps, open loop; server --max-requests-inflight %d --max-mutating-requests-inflight %d --adaptive-inflight-limit=%t; %s; load average before: %s\n\n",
 		*reads, *writes, *adaptive, pinned, loadavg())
-	fmt.Fprintf(out, "| phase | offered/s | admitted/s | admitted p50 ms | admitted p90 ms | admitted p99 ms | 429s | 429 p50 ms | 429 p99 ms | 429 max ms | other errors | adaptive limit reads/mutations (baselines ms; CPU wait p90 ms) | load average |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(out, "| phase | offered/s | admitted/s | admitted p50 ms | admitted p90 ms | admitted p99 ms | 429s | 429 p50 ms | 429 p99 ms | 429 max ms | other errors | adaptive limit reads/mutations (baselines ms) | load average |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	// A warm-up first: the first requests open the connections and fill
 	// the caches, and would count against the baseline.
 	d.drive(ctx, *start, *step)
@@ -210,8 +210,7 @@ func (d *driver) drive(ctx context.Context, rate int, dur time.Duration) phase {
 }
 
 // adaptiveLimits reads the server's adaptive limits from its metrics:
-// "reads/mutations (baseline ms/baseline ms; p90 wait for a CPU ms)", or
-// "off".
+// "reads/mutations (baseline ms/baseline ms)", or "off".
 func (d *driver) adaptiveLimits(ctx context.Context) string {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.base+"/metrics", nil)
 	if err != nil {
@@ -233,9 +232,8 @@ func (d *driver) adaptiveLimits(ctx context.Context) string {
 	if _, ok := m["kubelab_adaptive_inflight_limit_reads"]; !ok {
 		return "off"
 	}
-	return fmt.Sprintf("%.0f/%.0f (%.1f/%.1f; %.1f)", m["kubelab_adaptive_inflight_limit_reads"], m["kubelab_adaptive_inflight_limit_mutations"],
-		1000*m["kubelab_adaptive_inflight_baseline_seconds_reads"], 1000*m["kubelab_adaptive_inflight_baseline_seconds_mutations"],
-		1000*m["kubelab_adaptive_inflight_queueing_seconds_reads"])
+	return fmt.Sprintf("%.0f/%.0f (%.1f/%.1f)", m["kubelab_adaptive_inflight_limit_reads"], m["kubelab_adaptive_inflight_limit_mutations"],
+		1000*m["kubelab_adaptive_inflight_baseline_seconds_reads"], 1000*m["kubelab_adaptive_inflight_baseline_seconds_mutations"])
 }
 
 // loadavg is the machine's 1, 5 and 15 minute load averages.

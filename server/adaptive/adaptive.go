@@ -9,23 +9,23 @@
 // of short windows (a median, so that a few requests stalled by a disk
 // flush or a collection do not count as overload), against a baseline:
 // what the median is without load. The baseline follows lower medians
-// quickly and higher ones slowly (a time constant of 100 s, and never
-// more than 1% a second): an overload of seconds barely moves it, even
-// one that builds up before the limit refuses anything, yet a lasting
-// change in what requests cost (a class listing large namespaces) is
-// learned within minutes instead of being refused for ever. While the median stays within Tolerance times the baseline
+// quickly and higher ones slowly (a time constant of 100 s): an overload
+// of seconds barely moves it (+1% a second with latency held at twice
+// the baseline), even one that builds up before the limit refuses
+// anything, yet a lasting change in what requests cost (a class listing
+// large namespaces) is learned within minutes instead of being refused
+// for ever. While the median stays within Tolerance times the baseline
 // plus Slack, the limit grows back towards Max by its square root a
 // window. Past it for two windows in a row (one may be another process
 // taking the CPU for a moment), the limit falls to what was in flight
 // during the window (a limit far above that would refuse nothing) times
 // (baseline×Tolerance+Slack)/median (at least one half), smoothed: it
 // falls as fast as latency rises and stops where latency is back within
-// the tolerance. Goroutines waiting for a CPU (Config.Queueing) count as
-// overload too: requests wait so before they reach the limit, and the
-// latency of admitted ones shows it late. The limit never goes below Min
-// nor above Max (the server's hard caps, --max-requests-inflight and its
-// mutating twin, which stay the absolute maxima), and it starts at Max: a
-// server that is never overloaded never refuses more than its caps would.
+// the tolerance.
+// It never goes below Min nor above Max (the server's hard caps,
+// --max-requests-inflight and its mutating twin, which stay the absolute
+// maxima), and it starts at Max: a server that is never overloaded never
+// refuses more than its caps would.
 package adaptive
 
 import (
@@ -57,12 +57,6 @@ type Config struct {
 	// the baseline when it is lower and when it is higher (defaults 0.05
 	// and 0.001: time constants of 2 s and 100 s).
 	BaselineDown, BaselineUp float64
-	// Queueing, if set, is how long work waited for a CPU during the
-	// window that ends (the server gives SchedLatency's p90): past
-	// MaxQueueing (default 3 ms) the window counts as overload too, as if
-	// the median were over the tolerance by as much.
-	Queueing    func() time.Duration
-	MaxQueueing time.Duration
 	// Now is the clock (default time.Now); tests give a fake one.
 	Now func() time.Time
 }
@@ -80,7 +74,6 @@ type Limit struct {
 	baseline    time.Duration   // 0 until the first window
 	high        int             // windows in a row with the median past the tolerance
 	refused     uint64
-	queueing    time.Duration // the last window's, if Config.Queueing is set
 }
 
 // New returns a Limit; Max must be at least 1.
@@ -119,9 +112,6 @@ func New(cfg Config) *Limit {
 	if cfg.BaselineUp <= 0 || cfg.BaselineUp > 1 {
 		cfg.BaselineUp = 0.001
 	}
-	if cfg.MaxQueueing <= 0 {
-		cfg.MaxQueueing = 3 * time.Millisecond
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -159,10 +149,6 @@ func (l *Limit) Release(latency time.Duration) {
 		return
 	}
 	slices.Sort(l.samples)
-	l.queueing = 0
-	if l.cfg.Queueing != nil {
-		l.queueing = l.cfg.Queueing()
-	}
 	l.update(l.samples[len(l.samples)/2])
 	l.windowStart, l.samples, l.peak = now, l.samples[:0], l.inflight
 }
@@ -174,16 +160,10 @@ func (l *Limit) update(median time.Duration) {
 	case median < l.baseline:
 		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineDown)
 	default:
-		// At most the baseline itself a step, so that the medians of an
-		// overload, however high, move it by BaselineUp at most.
-		l.baseline += time.Duration(float64(min(median-l.baseline, l.baseline)) * l.cfg.BaselineUp)
+		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineUp)
 	}
 	tolerated := l.cfg.Tolerance*float64(l.baseline) + float64(l.cfg.Slack)
-	over := float64(median) / tolerated // past 1: overload
-	if l.queueing > l.cfg.MaxQueueing {
-		over = math.Max(over, float64(l.queueing)/float64(l.cfg.MaxQueueing))
-	}
-	if over <= 1 {
+	if float64(median) <= tolerated {
 		l.high = 0
 		l.limit = math.Min(float64(l.cfg.Max), l.limit+math.Sqrt(l.limit))
 		return
@@ -191,7 +171,7 @@ func (l *Limit) update(median time.Duration) {
 	if l.high++; l.high < 2 {
 		return
 	}
-	gradient := math.Max(0.5, 1/over)
+	gradient := math.Max(0.5, tolerated/float64(median))
 	used := math.Min(l.limit, float64(l.peak))
 	s := l.cfg.Smoothing
 	l.limit = math.Max(float64(l.cfg.Min), used*(1-s)+used*gradient*s)
@@ -199,13 +179,13 @@ func (l *Limit) update(median time.Duration) {
 
 // Stats is a Limit's state, for metrics and tests.
 type Stats struct {
-	Limit, Inflight    int
-	Baseline, Queueing time.Duration
-	Refused            uint64
+	Limit, Inflight int
+	Baseline        time.Duration
+	Refused         uint64
 }
 
 func (l *Limit) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return Stats{Limit: int(l.limit), Inflight: l.inflight, Baseline: l.baseline, Queueing: l.queueing, Refused: l.refused}
+	return Stats{Limit: int(l.limit), Inflight: l.inflight, Baseline: l.baseline, Refused: l.refused}
 }

@@ -222,50 +222,10 @@ func TestALastingChangeInCostIsLearnedNotRefusedForEver(t *testing.T) {
 	f.window(20, time.Millisecond)
 	// Requests now cost 5 ms whatever is in flight: not overload, though
 	// the limit first takes it for one.
-	for range 6000 { // 10 min (at the floor, a window needs several of these)
+	for range 3000 { // 5 min
 		f.window(20, 5*time.Millisecond)
 	}
 	if got := f.l.Stats().Limit; got < 20 {
-		t.Fatalf("limit %d ten minutes after requests became slower, want it back above the 20 in flight", got)
-	}
-}
-
-func TestQueueingForTheCPUIsOverloadBeforeLatencyShowsIt(t *testing.T) {
-	queueing := time.Duration(0)
-	f := newFake(Config{Min: 2, Max: 100, Queueing: func() time.Duration { return queueing }})
-	for range 10 {
-		f.window(40, 2*time.Millisecond)
-	}
-	if got := f.l.Stats().Limit; got != 100 {
-		t.Fatalf("limit %d without queueing, want the cap", got)
-	}
-	// Admitted requests are not slower yet, but goroutines wait 4 ms for a CPU.
-	queueing = 4 * time.Millisecond
-	for range 5 {
-		f.window(40, 2*time.Millisecond)
-	}
-	if got := f.l.Stats().Limit; got >= 40 {
-		t.Fatalf("limit %d with 4 ms of queueing, want it below the 40 in flight", got)
-	}
-	queueing = 0
-	for range 50 {
-		f.window(1000, 2*time.Millisecond)
-	}
-	if got := f.l.Stats().Limit; got != 100 {
-		t.Fatalf("limit %d once the queueing is gone, want the cap again", got)
-	}
-}
-
-func TestSchedLatencyReadsTheRuntime(t *testing.T) {
-	s := NewSchedLatency()
-	done := make(chan struct{})
-	for range 100 {
-		go func() { done <- struct{}{} }()
-	}
-	for range 100 {
-		<-done
-	}
-	if q := s.Quantile(0.9); q < 0 || q > time.Minute {
-		t.Fatalf("p90 scheduling latency %v", q)
+		t.Fatalf("limit %d five minutes after requests became slower, want it back above the 20 in flight", got)
 	}
 }
