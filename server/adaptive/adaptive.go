@@ -9,12 +9,11 @@
 // of short windows (a median, so that a few requests stalled by a disk
 // flush or a collection do not count as overload), against a baseline:
 // what the median is without load. The baseline follows lower medians
-// quickly and higher ones slowly (a time constant of 100 s): an overload
-// of seconds barely moves it (+1% a second with latency held at twice
-// the baseline), even one that builds up before the limit refuses
-// anything, yet a lasting change in what requests cost (a class listing
-// large namespaces) is learned within minutes instead of being refused
-// for ever. While the median stays within Tolerance times the baseline
+// quickly and higher ones slowly (a time constant of 100 s, and never
+// more than 1% a second): an overload of seconds barely moves it, even
+// one that builds up before the limit refuses anything, yet a lasting
+// change in what requests cost (a class listing large namespaces) is
+// learned within minutes instead of being refused for ever. While the median stays within Tolerance times the baseline
 // plus Slack, the limit grows back towards Max by its square root a
 // window. Past it for two windows in a row (one may be another process
 // taking the CPU for a moment), the limit falls to what was in flight
@@ -160,7 +159,9 @@ func (l *Limit) update(median time.Duration) {
 	case median < l.baseline:
 		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineDown)
 	default:
-		l.baseline += time.Duration(float64(median-l.baseline) * l.cfg.BaselineUp)
+		// At most the baseline itself a step, so that the medians of an
+		// overload, however high, move it by BaselineUp at most.
+		l.baseline += time.Duration(float64(min(median-l.baseline, l.baseline)) * l.cfg.BaselineUp)
 	}
 	tolerated := l.cfg.Tolerance*float64(l.baseline) + float64(l.cfg.Slack)
 	if float64(median) <= tolerated {

@@ -222,10 +222,21 @@ func TestALastingChangeInCostIsLearnedNotRefusedForEver(t *testing.T) {
 	f.window(20, time.Millisecond)
 	// Requests now cost 5 ms whatever is in flight: not overload, though
 	// the limit first takes it for one.
-	for range 3000 { // 5 min
+	for range 6000 { // 10 min (at the floor, a window needs several of these)
 		f.window(20, 5*time.Millisecond)
 	}
 	if got := f.l.Stats().Limit; got < 20 {
-		t.Fatalf("limit %d five minutes after requests became slower, want it back above the 20 in flight", got)
+		t.Fatalf("limit %d ten minutes after requests became slower, want it back above the 20 in flight", got)
+	}
+}
+
+func TestAnOverloadMovesTheBaselineOnePercentASecondAtMost(t *testing.T) {
+	f := newFake(Config{Min: 1, Max: 100})
+	f.window(20, 2*time.Millisecond)
+	for range 100 { // 10 s of medians 50 times the baseline
+		f.window(1000, 100*time.Millisecond)
+	}
+	if b := f.l.Stats().Baseline; b > 2*time.Millisecond*111/100 {
+		t.Fatalf("baseline %v after 10 s of overload, want at most 10%% over 2 ms", b)
 	}
 }
