@@ -13,13 +13,15 @@ import (
 	"github.com/kubelab/kubelab/controller/namespace"
 	"github.com/kubelab/kubelab/controller/rootca"
 	"github.com/kubelab/kubelab/controller/serviceaccount"
+	"github.com/kubelab/kubelab/controller/serviceip"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // startControllers runs what kube-controller-manager would for the
 // resources kubelab serves (namespace deletion, default service accounts,
-// the root CA's ConfigMap, garbage collection by owner references) and,
+// the root CA's ConfigMap, garbage collection by owner references), kube-
+// apiserver's service-IP repair and,
 // unless turned off, the simulated node. They stop with ctx. Several
 // replicas may run them at once: every write they make is conditional, so
 // they cannot fight.
@@ -27,11 +29,15 @@ func (s *Server) startControllers(ctx context.Context, api *kubeapi.API) {
 	namespaces, _ := api.Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	accounts, _ := api.Store(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
 	configMaps, _ := api.Store(corev1.SchemeGroupVersion.WithResource("configmaps"))
+	services, _ := api.Store(corev1.SchemeGroupVersion.WithResource("services"))
+	events, _ := api.Store(corev1.SchemeGroupVersion.WithResource("events"))
+	s.ipRepair = serviceip.New(serviceip.Config{Services: services, Events: events, Logger: s.log})
 	controllers := []interface{ Run(context.Context) }{
 		namespace.New(namespaces, api.NamespacedStores, s.log),
 		serviceaccount.New(namespaces, accounts, s.log),
 		rootca.New(namespaces, configMaps, s.pki.CertPEM(), s.log),
 		garbagecollector.New(garbagecollector.Config{Stores: api.Stores, Resolve: ownerStore(api), Logger: s.log}),
+		s.ipRepair,
 	}
 	if s.cfg.SimulatedNode {
 		nodes, _ := api.Store(corev1.SchemeGroupVersion.WithResource("nodes"))

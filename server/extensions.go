@@ -50,7 +50,8 @@ func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) (err e
 		}
 		return aggregator.Backend{}, false
 	}
-	if x.agg, err = aggregator.New(aggregator.Config{API: api, Resolve: resolve, Logger: s.log}); err != nil {
+	// The aggregator merges each available backend's OpenAPI into docs.
+	if x.agg, err = aggregator.New(aggregator.Config{API: api, Resolve: resolve, Docs: docs, Logger: s.log}); err != nil {
 		return err
 	}
 	x.agg.Start()

@@ -75,6 +75,7 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	s.startControllers(cachesCtx, api)
 	nsCache := admission.NewNamespaceCache(namespaces, namespaces)
 	nsCache.Start(cachesCtx)
+	s.nsCache = nsCache
 	if err := errors.Join(s.authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx)); err != nil {
 		return nil, err
 	}

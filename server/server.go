@@ -28,7 +28,10 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/kubelab/kubelab/classroom"
+	"github.com/kubelab/kubelab/controller/serviceip"
+	"github.com/kubelab/kubelab/internal/logcheck"
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/pipeline/admission"
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/pipeline/rbac"
 	"github.com/kubelab/kubelab/pipeline/trace"
@@ -70,10 +73,20 @@ type Server struct {
 	etcdCompactor *etcd3.Compactor
 	api           *kubeapi.API
 	extensions    *extensions
-	metrics       *metrics.Metrics
-	traces        *trace.Bus
-	authn         *authn.Authenticator
-	authz         *rbac.Authorizer
+	keepers       []*keeper
+	// pipelineReady is set once the request pipeline (authentication,
+	// RBAC, admission) is installed; storageInitialized once every watch
+	// cache has read etcd.
+	pipelineReady, storageInitialized atomic.Bool
+	ipRepair                          *serviceip.Repair
+	logs                              *logcheck.Watcher
+	// nsCache is admission's namespace cache; with the authorizer's
+	// caches, what kube calls the API server's informers.
+	nsCache *admission.NamespaceCache
+	metrics *metrics.Metrics
+	traces  *trace.Bus
+	authn   *authn.Authenticator
+	authz   *rbac.Authorizer
 	// Classroom mode: the class, the CA of the HTTPS port, and that port.
 	class      *classroom.Class
 	pki        *pki.Authority
@@ -137,6 +150,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		level, _ := parseLogLevel(cfg.LogLevel)
 		s.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
+	s.logs = logcheck.New()
+	s.log = slog.New(s.logs.Wrap(s.log.Handler()))
 	s.backgroundCtx, s.stopBackground = context.WithCancel(context.Background())
 
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -244,6 +259,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 		return fmt.Errorf("request pipeline: %w", err)
 	}
 	api.SetPipeline(p)
+	s.pipelineReady.Store(true)
 	s.echo.Use(s.frontDoor(p))
 	perUser := 0
 	if s.cfg.Classroom {
@@ -268,16 +284,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 		s.class = s.newClass()
 	}
 	s.installClassroom()
-	// What kube-apiserver makes at start: its system namespaces and the
-	// "kubernetes" Service in default, naming the API server (clients such
-	// as the e2e suite look for it).
-	var system []kubeapi.SeedRequest
-	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
-		system = append(system, kubeapi.SeedRequest{Method: "POST", Path: "/api/v1/namespaces", ContentType: "application/json",
-			Body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `"}}`})
-	}
-	if err := kubeapi.Seed(ctx, s.echo, asInternal, append(system, kubeapi.SeedRequest{Method: "POST", Path: "/api/v1/namespaces/default/services", ContentType: "application/json",
-		Body: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"kubernetes","labels":{"component":"apiserver","provider":"kubernetes"}},"spec":{"clusterIP":"10.96.0.1","ports":[{"name":"https","port":443,"protocol":"TCP","targetPort":6443}],"sessionAffinity":"None","type":"ClusterIP"}}`})); err != nil {
+	if err := s.startKeepers(ctx); err != nil {
 		api.Stop()
 		return err
 	}

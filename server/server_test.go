@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubelab/kubelab/server"
@@ -88,24 +91,125 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
+// postStartHooks are kube-apiserver's post-start hooks that the Kubernetes
+// e2e suite's "health handlers should contain necessary checks" requires,
+// plus storage-readiness, in the order kubelab lists them.
+var postStartHooks = []string{
+	"start-apiserver-admission-initializer",
+	"generic-apiserver-start-informers",
+	"start-apiextensions-informers",
+	"start-apiextensions-controllers",
+	"crd-informer-synced",
+	"bootstrap-controller",
+	"start-system-namespaces-controller",
+	"start-service-ip-repair-controllers",
+	"scheduling/bootstrap-system-priority-classes",
+	"start-cluster-authentication-info-controller",
+	"start-kube-aggregator-informers",
+	"apiservice-registration-controller",
+	"apiservice-status-local-available-controller",
+	"apiservice-status-remote-available-controller",
+	"kube-apiserver-autoregistration",
+	"apiservice-openapi-controller",
+	"storage-readiness",
+}
+
+// verboseHealth is what ?verbose lists for endpoint when every check but
+// those in failing passes; etcdExcluded marks etcd excluded.
+func verboseHealth(endpoint string, etcdExcluded bool, failing ...string) string {
+	checks := []string{"ping", "log", "etcd"}
+	if endpoint == "readyz" {
+		checks = append(checks, "informer-sync")
+	}
+	for _, h := range postStartHooks {
+		checks = append(checks, "poststarthook/"+h)
+	}
+	checks = append(checks, "autoregister-completion")
+	if endpoint == "readyz" {
+		checks = append(checks, "shutdown")
+	}
+	var b strings.Builder
+	for _, c := range checks {
+		switch {
+		case slices.Contains(failing, c):
+			fmt.Fprintf(&b, "[-]%s failed: reason withheld\n", c)
+		case c == "etcd" && etcdExcluded:
+			b.WriteString("[+]etcd excluded: ok\n")
+		default:
+			fmt.Fprintf(&b, "[+]%s ok\n", c)
+		}
+	}
+	if len(failing) > 0 {
+		return b.String() + endpoint + " check failed\n"
+	}
+	return b.String() + endpoint + " check passed\n"
+}
+
+// getAs GETs path as the admin of the server's kubeconfig.
+func getAs(t *testing.T, s *server.Server, path string) (int, string) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodGet, s.URL()+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+cfg.BearerToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// waitReady waits for /readyz: the post-start hooks finish just after
+// the server starts serving.
+func waitReady(t *testing.T, s *server.Server) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, body := get(t, s.URL()+"/readyz?verbose")
+		if code == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz never passed: %d %s", code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func TestHealth(t *testing.T) {
 	s, _ := startServer(t)
 	s.Start()
+	waitReady(t, s)
 	for _, tc := range []struct {
 		path, body string
 	}{
 		{"/healthz", "ok"},
 		{"/livez", "ok"},
 		{"/readyz", "ok"},
-		{"/healthz?verbose", "[+]ping ok\n[+]etcd ok\nhealthz check passed\n"},
-		{"/livez?verbose", "[+]ping ok\n[+]etcd ok\nlivez check passed\n"},
-		{"/readyz?verbose", "[+]ping ok\n[+]etcd ok\n[+]shutdown ok\nreadyz check passed\n"},
-		{"/readyz?verbose&exclude=etcd", "[+]ping ok\n[+]etcd excluded: ok\n[+]shutdown ok\nreadyz check passed\n"},
+		{"/healthz?verbose", verboseHealth("healthz", false)},
+		{"/livez?verbose", verboseHealth("livez", false)},
+		{"/readyz?verbose", verboseHealth("readyz", false)},
+		{"/readyz?verbose&exclude=etcd", verboseHealth("readyz", true)},
 		{"/readyz/etcd", "ok"},
 		{"/readyz/ping", "ok"},
+		{"/readyz/log", "ok"},
+		{"/readyz/informer-sync", "ok"},
 		{"/readyz/shutdown", "ok"},
+		{"/readyz/autoregister-completion", "ok"},
+		{"/readyz/poststarthook/scheduling/bootstrap-system-priority-classes", "ok"},
 		{"/livez/ping", "ok"},
 		{"/livez/etcd", "ok"},
+		{"/livez/poststarthook/kube-apiserver-autoregistration", "ok"},
 		{"/healthz/etcd", "ok"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
@@ -116,7 +220,7 @@ func TestHealth(t *testing.T) {
 		})
 	}
 	t.Run("unknown check", func(t *testing.T) {
-		for _, path := range []string{"/readyz/nope", "/livez/shutdown"} {
+		for _, path := range []string{"/readyz/nope", "/livez/shutdown", "/livez/informer-sync"} {
 			if code, _ := get(t, s.URL()+path); code != http.StatusNotFound {
 				t.Errorf("GET %s = %d, want 404", path, code)
 			}
@@ -124,12 +228,48 @@ func TestHealth(t *testing.T) {
 	})
 }
 
+// TestPostStartHooksDidTheirWork: each hook reports done because its work
+// is there to see: the system namespaces, the kubernetes Service, kube's
+// two system PriorityClasses, the authentication ConfigMap, and a Local,
+// Available APIService for each built-in group version.
+func TestPostStartHooksDidTheirWork(t *testing.T) {
+	s, _ := startServer(t)
+	s.Start()
+	waitReady(t, s)
+	for _, path := range []string{
+		"/api/v1/namespaces/default", "/api/v1/namespaces/kube-system", "/api/v1/namespaces/kube-public", "/api/v1/namespaces/kube-node-lease",
+		"/api/v1/namespaces/default/services/kubernetes",
+		"/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical",
+		"/apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical",
+		"/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication",
+		"/apis/apiregistration.k8s.io/v1/apiservices/v1.",
+		"/apis/apiregistration.k8s.io/v1/apiservices/v1.apps",
+		"/apis/apiregistration.k8s.io/v1/apiservices/v2.autoscaling",
+	} {
+		code, body := getAs(t, s, path)
+		if code != http.StatusOK {
+			t.Errorf("GET %s = %d %s", path, code, body)
+		}
+	}
+	_, body := getAs(t, s, "/apis/apiregistration.k8s.io/v1/apiservices/v1.apps")
+	for _, want := range []string{`"kube-aggregator.kubernetes.io/automanaged":"onstart"`, `"groupPriorityMinimum":17800`, `"reason":"Local"`, `"status":"True"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("v1.apps APIService lacks %s: %s", want, body)
+		}
+	}
+	_, body = getAs(t, s, "/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical")
+	if !strings.Contains(body, `"value":2000001000`) {
+		t.Errorf("system-node-critical: %s", body)
+	}
+}
+
 func TestReadyzFailsWhenEtcdStops(t *testing.T) {
 	s, stopEtcd := startServer(t)
 	s.Start()
+	waitReady(t, s)
 	stopEtcd()
 	code, body := get(t, s.URL()+"/readyz")
-	want := "[+]ping ok\n[-]etcd failed: reason withheld\n[+]shutdown ok\nreadyz check failed\n"
+	want := verboseHealth("readyz", false, "etcd")
 	if code != http.StatusInternalServerError || body != want {
 		t.Fatalf("GET /readyz = %d %q, want 500 %q", code, body, want)
 	}

@@ -65,6 +65,9 @@ func (c *NamespaceCache) WaitForSync(ctx context.Context) error {
 	}
 }
 
+// Synced is closed once the cache has read every namespace.
+func (c *NamespaceCache) Synced() <-chan struct{} { return c.inf.Synced() }
+
 // GetNamespace implements NamespaceGetter.
 func (c *NamespaceCache) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
 	c.mu.RLock()

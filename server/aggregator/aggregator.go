@@ -9,12 +9,14 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/watch"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
@@ -43,6 +45,11 @@ type Config struct {
 	Logger  *slog.Logger
 	// CheckInterval is how often backends are checked; 0 means 5 seconds.
 	CheckInterval time.Duration
+	// Docs gets the backends' OpenAPI documents (openapi.go); nil
+	// aggregates none. OpenAPIInterval is how often they are fetched
+	// again; 0 means a minute, as in kube.
+	Docs            OpenAPIDocs
+	OpenAPIInterval time.Duration
 }
 
 // Aggregator hands APIServices' group versions to their backends.
@@ -53,9 +60,16 @@ type Aggregator struct {
 	done   chan struct{}
 	kick   chan struct{}
 
+	openapi *openAPIController // openapi.go
+
 	mu       sync.RWMutex
 	services map[string]*apiregistrationv1.APIService // by name, as stored
 	backends map[schema.GroupVersion]*backend
+	autoreg  *autoregistration
+
+	// listed is set once the stored APIServices were first read and
+	// their backends made; checked once every backend was first checked.
+	listed, checked atomic.Bool
 }
 
 // New serves apiservices in cfg.API; Start hands their groups on.
@@ -66,8 +80,12 @@ func New(cfg Config) (*Aggregator, error) {
 	if cfg.CheckInterval == 0 {
 		cfg.CheckInterval = 5 * time.Second
 	}
+	if cfg.OpenAPIInterval == 0 {
+		cfg.OpenAPIInterval = time.Minute
+	}
 	a := &Aggregator{cfg: cfg, done: make(chan struct{}), kick: make(chan struct{}, 1),
 		services: map[string]*apiregistrationv1.APIService{}, backends: map[schema.GroupVersion]*backend{}}
+	a.openapi = newOpenAPIController(a)
 	if err := cfg.API.AddResource(a.resource()); err != nil {
 		return nil, err
 	}
@@ -75,7 +93,8 @@ func New(cfg Config) (*Aggregator, error) {
 	return a, nil
 }
 
-// Start follows the stored APIServices and checks their backends until Stop.
+// Start follows the stored APIServices, checks their backends and registers
+// the group versions served locally until Stop.
 func (a *Aggregator) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
@@ -83,6 +102,8 @@ func (a *Aggregator) Start() {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.follow(ctx) })
 	wg.Go(func() { a.checkLoop(ctx) })
+	a.startAutoregistration(ctx, &wg)
+	wg.Go(func() { a.openapi.run(ctx) })
 	go func() { wg.Wait(); close(a.done) }()
 }
 
@@ -102,6 +123,7 @@ func (a *Aggregator) Register(ctx context.Context, svc *apiregistrationv1.APISer
 	if errs := a.validate(svc, nil); len(errs) > 0 {
 		return errs.ToAggregate()
 	}
+	svc.UID = uuid.NewUUID()
 	svc.CreationTimestamp = metav1.NewTime(time.Now().Truncate(time.Second))
 	svc.Generation = 1
 	_, err := a.store.Create(ctx, storage.Key{Name: svc.Name}, svc)
@@ -137,6 +159,7 @@ func (a *Aggregator) listAndWatch(ctx context.Context) error {
 	a.services = services
 	a.rebuildLocked()
 	a.mu.Unlock()
+	a.listed.Store(true)
 	a.kickCheck()
 	w, err := a.store.Watch(ctx, storage.WatchOptions{ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10)})
 	if err != nil {
@@ -166,7 +189,9 @@ func (a *Aggregator) listAndWatch(ctx context.Context) error {
 			}
 			changed := a.rebuildLocked()
 			a.mu.Unlock()
-			if changed {
+			// A new APIService, local ones included, gets its Available
+			// condition now rather than at the next periodic check.
+			if changed || ev.Type == watch.Added {
 				a.kickCheck()
 			}
 		}
@@ -239,9 +264,24 @@ func (a *Aggregator) checkLoop(ctx context.Context) {
 		case <-t.C:
 		case <-a.kick:
 		}
+		listed := a.listed.Load()
 		a.checkAll(ctx)
+		if listed {
+			a.checked.Store(true)
+		}
+		a.openapi.checked(listed)
 	}
 }
+
+// Synced reports whether the stored APIServices have been read and handed
+// on at least once (kube's start-kube-aggregator-informers and
+// apiservice-registration-controller hooks).
+func (a *Aggregator) Synced() bool { return a.listed.Load() }
+
+// Checked reports whether every APIService's availability has been checked
+// and recorded at least once (kube's apiservice-status-*-available-controller
+// hooks).
+func (a *Aggregator) Checked() bool { return a.checked.Load() }
 
 func (a *Aggregator) checkAll(ctx context.Context) {
 	a.mu.RLock()

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -70,6 +71,14 @@ func (x *Extensions) Start(cfg Config) error {
 	return nil
 }
 
+// Started reports whether the controller runs (kube's
+// start-apiextensions-informers and start-apiextensions-controllers hooks).
+func (x *Extensions) Started() bool { return x.ctl != nil }
+
+// Synced reports whether every CRD stored when the controller started is
+// served (kube's crd-informer-synced hook).
+func (x *Extensions) Synced() bool { return x.ctl != nil && x.ctl.synced.Load() }
+
 // Stop ends the controller; what it serves stays served until the API stops.
 func (x *Extensions) Stop() {
 	if x.ctl != nil {
@@ -88,6 +97,8 @@ type controller struct {
 	mu      sync.Mutex
 	crds    map[string]*apiextensionsv1.CustomResourceDefinition // by name, as last seen
 	serving map[string]*served                                   // by CRD name
+	// synced is set once every CRD stored at the first list is served.
+	synced atomic.Bool
 }
 
 // served is what one CRD added to the API.
@@ -134,6 +145,7 @@ func (c *controller) listAndWatch(ctx context.Context) error {
 	for _, name := range gone {
 		c.remove(ctx, name)
 	}
+	c.synced.Store(true)
 	w, err := c.store.Watch(ctx, storage.WatchOptions{ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10)})
 	if err != nil {
 		return err

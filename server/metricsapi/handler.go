@@ -32,6 +32,9 @@ func (s *Server) handler() http.Handler {
 			writeError(w, apierrors.NewMethodNotSupported(schema.GroupResource{Group: GroupVersion.Group, Resource: resource.Name}, r.Method))
 			return
 		}
+		if s.docs.serve(w, r) {
+			return
+		}
 		rest, ok := strings.CutPrefix(r.URL.Path, prefix)
 		if !ok {
 			writeError(w, apierrors.NewNotFound(schema.GroupResource{}, r.URL.Path))

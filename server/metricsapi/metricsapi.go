@@ -34,6 +34,8 @@ var GroupVersion = schema.GroupVersion{Group: "metrics.k8s.io", Version: "v1beta
 const Window = time.Minute
 
 // NamespaceMetrics is one namespace's figures at a moment.
+//
+// +k8s:openapi-gen=true
 type NamespaceMetrics struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
@@ -47,6 +49,8 @@ type NamespaceMetrics struct {
 }
 
 // Requests are request counts over a window.
+//
+// +k8s:openapi-gen=true
 type Requests struct {
 	Total     int            `json:"total"`
 	PerMinute int            `json:"perMinute"`
@@ -54,6 +58,8 @@ type Requests struct {
 }
 
 // NamespaceMetricsList is a list of NamespaceMetrics.
+//
+// +k8s:openapi-gen=true
 type NamespaceMetricsList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata"`
@@ -84,6 +90,7 @@ type Server struct {
 	token string
 	ln    net.Listener
 	http  *http.Server
+	docs  *openAPI
 	stop  context.CancelFunc
 	done  sync.WaitGroup
 
@@ -107,6 +114,10 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	docs, err := newOpenAPI()
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -114,7 +125,7 @@ func Start(cfg Config) (*Server, error) {
 	tok := make([]byte, 24)
 	rand.Read(tok)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, token: hex.EncodeToString(tok), ln: ln, stop: cancel,
+	s := &Server{cfg: cfg, token: hex.EncodeToString(tok), ln: ln, docs: docs, stop: cancel,
 		counts: map[string]map[string]int{}, requests: map[string][]request{}}
 	s.http = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
 	if cfg.Traces != nil {

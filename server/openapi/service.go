@@ -118,8 +118,9 @@ func (s *Service) Update(resources []Resource) error {
 }
 
 // SetV2Spec merges spec, a CRD's OpenAPI v2 document (its served versions'
-// definitions and paths), into /openapi/v2 under name; nil removes it.
-// kubectl explain and the e2e suite read CRDs' schemas from there.
+// definitions and paths) or an aggregated API server's, into /openapi/v2
+// under name; nil removes it. kubectl explain and the e2e suite read CRDs'
+// and aggregated kinds' schemas from there.
 func (s *Service) SetV2Spec(name string, crdSpec *spec.Swagger) error {
 	s.update.Lock()
 	defer s.update.Unlock()

@@ -80,6 +80,9 @@ type Cache struct {
 	caughtUp bool
 	ready    chan struct{}
 	stopped  bool
+	// initialized is set the first time the cache catches up, and stays
+	// set through later relists: kube's storage-readiness check.
+	initialized atomic.Bool
 
 	progressMu  sync.Mutex
 	progressCtx context.Context // the etcd watch's context, for RequestProgress
@@ -90,6 +93,10 @@ type Cache struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 }
+
+// Initialized reports whether the cache has read its resource from etcd
+// and caught up at least once since it started.
+func (c *Cache) Initialized() bool { return c.initialized.Load() }
 
 // Stats are the cache's figures for monitoring.
 type Stats struct {
@@ -245,6 +252,7 @@ func (c *Cache) recordLocked(e *event) {
 func (c *Cache) advanceLocked(rev int64) {
 	if !c.caughtUp && c.listed && rev >= c.listRev {
 		c.caughtUp = true
+		c.initialized.Store(true)
 		close(c.ready)
 	}
 	c.setRVLocked(rev)

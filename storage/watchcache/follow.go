@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/metadata"
@@ -101,8 +102,7 @@ func (c *Cache) watchFrom(ctx context.Context, from int64, replay bool) error {
 		if resp.Created {
 			if replay {
 				c.startReplay(from - 1)
-				// etcd answers a progress request once this watch has caught up.
-				c.requestProgress()
+				go c.nudgeUntilCaughtUp(wctx)
 			}
 			continue
 		}
@@ -116,6 +116,24 @@ func (c *Cache) watchFrom(ctx context.Context, from int64, replay bool) error {
 		return err
 	}
 	return errors.New("etcd watch channel closed")
+}
+
+// nudgeUntilCaughtUp asks etcd for its revision until the replay has caught
+// up. etcd ignores a progress request while the watch is still sending old
+// events, and a resource with no events after its list learns that it is
+// current only from a progress notification: without asking again it would
+// wait for etcd's periodic one, seconds away.
+func (c *Cache) nudgeUntilCaughtUp(ctx context.Context) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !c.isCaughtUp() {
+		c.requestProgress()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 func (c *Cache) isCaughtUp() bool {
