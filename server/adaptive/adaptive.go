@@ -40,8 +40,9 @@ type Config struct {
 	Min, Max int
 	// Initial is the limit before anything is measured (default Max).
 	Initial int
-	// Window is how long latencies are averaged before the limit is
-	// updated (default 100 ms); a window also needs MinSamples requests.
+	// Window is how long latencies are gathered for a median before the
+	// limit is updated (default 100 ms); a window also needs MinSamples
+	// requests.
 	Window     time.Duration
 	MinSamples int
 	// Tolerance is how far past the baseline the median may rise before
@@ -185,6 +186,7 @@ type Stats struct {
 	Refused         uint64
 }
 
+// Stats returns the limit's state now.
 func (l *Limit) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
