@@ -76,6 +76,15 @@ func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) (err e
 	return nil
 }
 
+// apiServicesOpenAPI describes the aggregator's apiservices in the OpenAPI
+// documents, which are built before the aggregator serves them, so that
+// `kubectl explain apiservice` works and server-side apply knows its schema.
+var apiServicesOpenAPI = openapi.Resource{
+	GroupVersion: aggregator.GroupVersionResource.GroupVersion(), Resource: aggregator.GroupVersionResource.Resource,
+	Kind: "APIService", Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
+	Object: &apiregistrationv1.APIService{}, List: &apiregistrationv1.APIServiceList{}, Subresources: []string{"status"},
+}
+
 // countObjects counts every namespaced resource's objects by namespace
 // from their etcd keys alone (/registry/<resource>/<namespace>/<name>),
 // without reading or decoding a value: what the metrics server scrapes.

@@ -232,7 +232,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}))
 	s.extensions = newExtensions()
 	resources = append(resources, s.extensions.Resources()...)
-	docs, err := openapi.New(openAPIResources(resources), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
+	docs, err := openapi.New(append(openAPIResources(resources), apiServicesOpenAPI), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
 	if err != nil {
 		return err
 	}

@@ -125,7 +125,6 @@ func (a *Aggregator) Register(ctx context.Context, svc *apiregistrationv1.APISer
 	}
 	svc.UID = uuid.NewUUID()
 	svc.CreationTimestamp = metav1.NewTime(time.Now().Truncate(time.Second))
-	svc.Generation = 1
 	_, err := a.store.Create(ctx, storage.Key{Name: svc.Name}, svc)
 	if apierrors.IsAlreadyExists(err) {
 		return nil

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kube-aggregator/pkg/apis/apiregistration"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
@@ -45,8 +44,6 @@ func (a *Aggregator) resource() *kubeapi.Resource {
 		},
 		Validate: a.validate,
 		Table:    apiServiceTable,
-		// APIService is not among the generated OpenAPI definitions.
-		TypeConverter: managedfields.NewDeducedTypeConverter(),
 	}
 }
 

@@ -252,7 +252,6 @@ func (r *autoregistration) create(ctx context.Context, svc *apiregistrationv1.AP
 	svc = svc.DeepCopy()
 	svc.UID = uuid.NewUUID()
 	svc.CreationTimestamp = metav1.NewTime(time.Now().Truncate(time.Second))
-	svc.Generation = 1
 	_, err := r.apiServices.Create(ctx, storage.Key{Name: svc.Name}, svc)
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("registering APIService %s: %w", svc.Name, err)
@@ -269,10 +268,7 @@ func (r *autoregistration) correct(ctx context.Context, svc *apiregistrationv1.A
 			next.Labels = map[string]string{}
 		}
 		next.Labels[AutoManagedLabel] = svc.Labels[AutoManagedLabel]
-		if !equality.Semantic.DeepEqual(next.Spec, svc.Spec) {
-			next.Spec = svc.Spec
-			next.Generation++
-		}
+		next.Spec = svc.Spec
 		return next, nil
 	})
 	if err != nil && !apierrors.IsNotFound(err) {

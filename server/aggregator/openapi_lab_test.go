@@ -62,6 +62,8 @@ func TestMetricsOpenAPI(t *testing.T) {
 		{[]string{"explain", "namespacemetrics"}, []string{"GROUP:      metrics.k8s.io", "KIND:       NamespaceMetrics", "VERSION:    v1beta1", "Objects counts the namespace's objects by resource."}},
 		{[]string{"explain", "namespacemetrics.requests"}, []string{"FIELD: requests <Requests>", "Requests counts the API requests made in the namespace in the window.", "perMinute"}},
 		{[]string{"explain", "--output=plaintext-openapiv2", "namespacemetrics.requests"}, []string{"KIND:     NamespaceMetrics", "Requests counts the API requests made in the namespace in the window."}},
+		// The APIService kind itself is in kubelab's own documents.
+		{[]string{"explain", "apiservice.spec.groupPriorityMinimum"}, []string{"GROUP:      apiregistration.k8s.io", "KIND:       APIService", "GroupPriorityMinimum is the priority this group should have at least."}},
 	} {
 		out := mustKubectl(t, lab, tc.args...)
 		for _, w := range tc.want {

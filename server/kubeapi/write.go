@@ -77,7 +77,10 @@ func (r *request) prepareCreate(obj runtime.Object) error {
 	m.SetResourceVersion("")
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
-	m.SetGeneration(1)
+	m.SetGeneration(0)
+	if r.res.tracksGeneration() {
+		m.SetGeneration(1)
+	}
 	m.SetSelfLink("")
 	if r.res.PrepareForCreate != nil {
 		r.res.PrepareForCreate(obj)
@@ -189,7 +192,7 @@ func (r *request) prepareUpdate(next, cur runtime.Object, trackFields bool) (run
 	if r.res.Default != nil {
 		r.res.Default(next)
 	}
-	if specChanged(next, cur) {
+	if r.res.tracksGeneration() && specChanged(next, cur) {
 		nm.SetGeneration(cm.GetGeneration() + 1)
 	}
 	if err := r.admitAndValidate(next, cur); err != nil {

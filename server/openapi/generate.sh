@@ -43,6 +43,7 @@ inputs=(
   k8s.io/api/scheduling/v1alpha3
   k8s.io/api/storage/v1
   k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1
+  k8s.io/kube-aggregator/pkg/apis/apiregistration/v1
   k8s.io/apimachinery/pkg/apis/meta/v1
   k8s.io/apimachinery/pkg/runtime
   k8s.io/apimachinery/pkg/version

@@ -25,6 +25,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/kube-openapi/pkg/util"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -52,6 +53,7 @@ func newScheme() (*runtime.Scheme, error) {
 		policyv1.AddToScheme,
 		eventsv1.AddToScheme,
 		apiextensionsv1.AddToScheme,
+		apiregistrationv1.AddToScheme,
 		admissionregistrationv1.AddToScheme,
 		autoscalingv2.AddToScheme,
 		batchv1.AddToScheme,
