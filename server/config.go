@@ -48,6 +48,11 @@ type Config struct {
 	// more are refused with 429. Watches are not counted.
 	MaxRequestsInflight         int
 	MaxMutatingRequestsInflight int
+	// AdaptiveInflightLimit lowers the limits below those caps while the
+	// latency of admitted requests rises past what it is without load (see
+	// package adaptive), so that the excess is refused at once instead of
+	// every request waiting for the CPU; the caps stay the maxima.
+	AdaptiveInflightLimit bool
 	// RequestTimeout bounds every request that is not long-running.
 	RequestTimeout time.Duration
 
@@ -93,6 +98,7 @@ func DefaultConfig() Config {
 
 		MaxRequestsInflight:         400,
 		MaxMutatingRequestsInflight: 200,
+		AdaptiveInflightLimit:       true,
 		RequestTimeout:              time.Minute,
 
 		SimulatedNode: true,
