@@ -26,8 +26,9 @@ import (
 	"github.com/kubelab/kubelab/web"
 )
 
-// sessionLifetime is how long a browser stays signed in.
-const sessionLifetime = 30 * 24 * time.Hour
+// sessionLifetime is how long a browser stays signed in: as long as the
+// student's token works.
+const sessionLifetime = authn.DefaultTokenLifetime
 
 // Sign-in is rate-limited per client address. A class behind one NAT
 // shares an address, so the burst lets a whole class join at once while

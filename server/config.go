@@ -48,6 +48,14 @@ type Config struct {
 	// more are refused with 429. Watches are not counted.
 	MaxRequestsInflight         int
 	MaxMutatingRequestsInflight int
+	// AdaptiveInflightLimit lowers the limits below those caps while the
+	// latency of admitted requests rises past what it is without load (see
+	// package adaptive), so that the excess is refused at once instead of
+	// every request waiting for the CPU; the caps stay the maxima. Off by
+	// default: on a machine shared with other busy processes it reads their
+	// CPU use as overload and refuses what kubelab could serve (see
+	// docs/RELIABILITY.md).
+	AdaptiveInflightLimit bool
 	// RequestTimeout bounds every request that is not long-running.
 	RequestTimeout time.Duration
 

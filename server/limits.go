@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/server/adaptive"
 )
 
 // MaxUserInflight is classroom mode's share of the in-flight requests for
@@ -26,17 +27,30 @@ const MaxUserInflight = 50
 // live); past it a new one is refused with 429.
 const websocketsPerStudent = 24
 
+// adaptiveFloor is the least the adaptive limits go down to, for reads and
+// for mutations each: a few requests are always served, however slow.
+const adaptiveFloor = 4
+
 // inflight counts the requests being served, by kind and by user.
 type inflight struct {
 	reads, mutations chan struct{}
 	perUser          int // 0: no per-user limit
+	// adaptiveReads and adaptiveMutations, if not nil, are limits under
+	// the hard caps that fall when the latency of admitted requests rises
+	// (package adaptive); nil when --adaptive-inflight-limit is off.
+	adaptiveReads, adaptiveMutations *adaptive.Limit
 
 	mu    sync.Mutex
 	users map[string]int
 }
 
-func newInflight(reads, mutations, perUser int) *inflight {
-	return &inflight{reads: make(chan struct{}, reads), mutations: make(chan struct{}, mutations), perUser: perUser, users: map[string]int{}}
+func newInflight(reads, mutations, perUser int, adapt bool) *inflight {
+	in := &inflight{reads: make(chan struct{}, reads), mutations: make(chan struct{}, mutations), perUser: perUser, users: map[string]int{}}
+	if adapt {
+		in.adaptiveReads = adaptive.New(adaptive.Config{Min: adaptiveFloor, Max: reads})
+		in.adaptiveMutations = adaptive.New(adaptive.Config{Min: adaptiveFloor, Max: mutations})
+	}
+	return in
 }
 
 // limit is the middleware: after authentication (it needs the user), before
@@ -50,15 +64,25 @@ func limit(in *inflight, timeout time.Duration) echo.MiddlewareFunc {
 			if isLongRunning(r) {
 				return next(c)
 			}
-			slots := in.reads
+			slots, adapt := in.reads, in.adaptiveReads
 			if isMutating(r.Method) {
-				slots = in.mutations
+				slots, adapt = in.mutations, in.adaptiveMutations
 			}
 			select {
 			case slots <- struct{}{}:
 				defer func() { <-slots }()
 			default:
 				return tooManyRequests()
+			}
+			// Under the hard cap, the adaptive limit: it refuses as the cap
+			// does (at once, 429), and learns from the latency of what it
+			// admitted. The request's body is not read yet either way.
+			if adapt != nil {
+				if !adapt.Acquire() {
+					return tooManyRequests()
+				}
+				start := time.Now()
+				defer func() { adapt.Release(time.Since(start)) }()
 			}
 			if in.perUser > 0 {
 				_, u, _ := pipeline.FromContext(r.Context())

@@ -37,6 +37,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/quiz/etcdstore"
+	"github.com/kubelab/kubelab/server/adaptive"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/labhttp"
 	"github.com/kubelab/kubelab/server/metrics"
@@ -264,7 +265,16 @@ func (s *Server) installAPI(ctx context.Context) error {
 	if s.cfg.Classroom {
 		perUser = MaxUserInflight
 	}
-	s.echo.Use(limit(newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser), s.cfg.RequestTimeout))
+	in := newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser, s.cfg.AdaptiveInflightLimit)
+	s.echo.Use(limit(in, s.cfg.RequestTimeout))
+	for kind, l := range map[string]*adaptive.Limit{"reads": in.adaptiveReads, "mutations": in.adaptiveMutations} {
+		if l == nil {
+			continue
+		}
+		s.metrics.Gauge("kubelab_adaptive_inflight_limit_"+kind, "The adaptive limit on "+kind+" in flight now (under the hard cap).", func() float64 { return float64(l.Stats().Limit) })
+		s.metrics.Gauge("kubelab_adaptive_inflight_baseline_seconds_"+kind, "The usual median latency of "+kind+" the adaptive limit compares with.", func() float64 { return l.Stats().Baseline.Seconds() })
+		s.metrics.Counter("kubelab_adaptive_inflight_refused_total_"+kind, "Requests ("+kind+") refused with 429 by the adaptive limit.", func() float64 { return float64(l.Stats().Refused) })
+	}
 	if err := s.startExtensions(api, docs); err != nil {
 		api.Stop()
 		return err
@@ -293,7 +303,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	s.OnShutdown(func(context.Context) { ui.Close() })
 	labs, err := labhttp.Install(s.echo, labhttp.Config{API: api, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
-		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.authn.Mint, SessionCookie: authn.SessionCookie,
+		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.authn.MintFor, SessionCookie: authn.SessionCookie,
 		RequireSignIn: s.cfg.Classroom, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log})
 	if err != nil {
 		api.Stop()

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,12 @@ type child struct {
 // is given) on a fresh data dir, so its memory is measured as deployed.
 // args are more flags for it.
 func startChild(ctx context.Context, bin string, args ...string) (*child, error) {
+	return startPinnedChild(ctx, bin, nil, args...)
+}
+
+// startPinnedChild is startChild with pin, if not nil, applied: the child
+// starts on the server's CPUs, and this process moves to the client's.
+func startPinnedChild(ctx context.Context, bin string, pin *pinning, args ...string) (*child, error) {
 	dir, err := os.MkdirTemp("", "kubelab-load-")
 	if err != nil {
 		return nil, err
@@ -59,7 +66,25 @@ func startChild(ctx context.Context, bin string, args ...string) (*child, error)
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--data-dir", filepath.Join(dir, "data"), "--listen", listen,
 		"--etcd-listen-client", etcd, "--compaction-interval", "0", "--log-level", "error"}, args...)...)
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	if pin != nil {
+		// The child inherits the affinity of the thread that forks it:
+		// every thread of this process is on the server's CPUs meanwhile.
+		if err := pinSelf(pin.server); err != nil {
+			return nil, err
+		}
+	}
+	err = cmd.Start()
+	if pin != nil {
+		// Twice: a thread started during the first pass inherits the
+		// server's CPUs from the thread that started it.
+		for range 2 {
+			if err := pinSelf(pin.client); err != nil {
+				return nil, err
+			}
+		}
+		runtime.GOMAXPROCS(pin.client.Count())
+	}
+	if err != nil {
 		return nil, err
 	}
 	c := &child{cmd: cmd, url: "http://" + listen, etcdURL: "http://" + etcd, dataDir: dir}

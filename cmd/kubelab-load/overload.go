@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,12 +36,19 @@ func overload(ctx context.Context, args []string, out io.Writer) error {
 	factor := fs.Float64("factor", 1.4, "each rate tried is the last one times this")
 	reads := fs.Int("max-requests-inflight", 400, "the server's --max-requests-inflight")
 	writes := fs.Int("max-mutating-requests-inflight", 200, "the server's --max-mutating-requests-inflight")
+	given := fs.Int("sustainable", 0, "skip the search and take this rate, requests/s, as the sustainable one (to drive two servers at the same rates)")
+	adaptive := fs.Bool("adaptive", true, "the server's --adaptive-inflight-limit")
+	pinFlag := fs.String("pin", "", "server CPUs:client CPUs (taskset's lists, such as 0:1): run the server on the first and this command on the second, so the load generator does not take the server's CPU")
 	bin := fs.String("kubelab", "", "the kubelab binary to measure; empty builds ./cmd/kubelab")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	c, err := startChild(ctx, *bin, "--max-requests-inflight", strconv.Itoa(*reads),
-		"--max-mutating-requests-inflight", strconv.Itoa(*writes), "--simulated-node=false")
+	pin, err := parsePin(*pinFlag)
+	if err != nil {
+		return err
+	}
+	c, err := startPinnedChild(ctx, *bin, pin, "--max-requests-inflight", strconv.Itoa(*reads),
+		"--max-mutating-requests-inflight", strconv.Itoa(*writes), "--adaptive-inflight-limit="+strconv.FormatBool(*adaptive), "--simulated-node=false")
 	if err != nil {
 		return err
 	}
@@ -61,13 +70,21 @@ func overload(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	fmt.Fprintf(out, "## kubelab-load overload, %s\n\n", time.Now().UTC().Format(time.DateTime))
-	fmt.Fprintf(out, "Half creates, half gets of configmaps, open loop; server --max-requests-inflight %d --max-mutating-requests-inflight %d; load average before: %s\n\n", *reads, *writes, loadavg())
-	fmt.Fprintf(out, "| phase | offered/s | admitted/s | admitted p50 ms | admitted p90 ms | admitted p99 ms | 429s | 429 p50 ms | 429 p99 ms | 429 max ms | other errors | load average |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	pinned := "not pinned"
+	if pin != nil {
+		pinned = fmt.Sprintf("server on CPUs %s, load command on %s", cpus(pin.server), cpus(pin.client))
+	}
+	fmt.Fprintf(out, "Half creates, half gets of configmaps, open loop; server --max-requests-inflight %d --max-mutating-requests-inflight %d --adaptive-inflight-limit=%t; %s; load average before: %s\n\n",
+		*reads, *writes, *adaptive, pinned, loadavg())
+	fmt.Fprintf(out, "| phase | offered/s | admitted/s | admitted p50 ms | admitted p90 ms | admitted p99 ms | 429s | 429 p50 ms | 429 p99 ms | 429 max ms | other errors | adaptive limit reads/mutations (baselines ms) | load average |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	// A warm-up first: the first requests open the connections and fill
 	// the caches, and would count against the baseline.
 	d.drive(ctx, *start, *step)
 	var baseline, sustainable phase
-	for rate := float64(*start); ; rate *= *factor {
+	if *given > 0 {
+		sustainable.offered = *given
+	}
+	for rate := float64(*start); *given == 0; rate *= *factor {
 		p := d.drive(ctx, int(rate), *step)
 		fmt.Fprintln(out, p.row("search"))
 		if baseline.offered == 0 {
@@ -77,7 +94,7 @@ func overload(ctx context.Context, args []string, out io.Writer) error {
 		// for the machine refuses some of a burst), p50 and p90 stay within
 		// twice the lowest rate's plus 2 ms. Not p99: on a shared machine
 		// other jobs' bursts land in it at any rate.
-		if p.refused > p.offered*int(step.Seconds())/1000 || p.errors > 0 || p.admittedRate < 0.95*float64(p.offered) ||
+		if float64(p.refused) > 0.001*float64(p.offered)*step.Seconds() || p.errors > 0 || p.admittedRate < 0.95*float64(p.offered) ||
 			p.admitted.q(0.5) > 2*baseline.admitted.q(0.5)+2 || p.admitted.q(0.9) > 2*baseline.admitted.q(0.9)+2 {
 			break
 		}
@@ -136,11 +153,12 @@ type phase struct {
 	admitted, refusals latencies
 	refused, errors    int
 	load               string
+	limits             string // the server's adaptive limits at the end
 }
 
 func (p phase) row(name string) string {
-	return fmt.Sprintf("| %s | %d | %.0f | %.1f | %.1f | %.1f | %d | %.2f | %.2f | %.2f | %d | %s |", name, p.offered, p.admittedRate,
-		p.admitted.q(0.5), p.admitted.q(0.9), p.admitted.q(0.99), p.refused, p.refusals.q(0.5), p.refusals.q(0.99), p.refusals.q(1), p.errors, p.load)
+	return fmt.Sprintf("| %s | %d | %.0f | %.1f | %.1f | %.1f | %d | %.2f | %.2f | %.2f | %d | %s | %s |", name, p.offered, p.admittedRate,
+		p.admitted.q(0.5), p.admitted.q(0.9), p.admitted.q(0.99), p.refused, p.refusals.q(0.5), p.refusals.q(0.99), p.refusals.q(1), p.errors, p.limits, p.load)
 }
 
 // drive sends rate requests a second for d, on schedule (one tick a
@@ -187,7 +205,35 @@ func (d *driver) drive(ctx context.Context, rate int, dur time.Duration) phase {
 	wg.Wait()
 	p.admittedRate = float64(len(p.admitted)) / dur.Seconds()
 	p.load = loadavg()
+	p.limits = d.adaptiveLimits(ctx)
 	return p
+}
+
+// adaptiveLimits reads the server's adaptive limits from its metrics:
+// "reads/mutations (baseline ms/baseline ms)", or "off".
+func (d *driver) adaptiveLimits(ctx context.Context) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.base+"/metrics", nil)
+	if err != nil {
+		return "?"
+	}
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return "?"
+	}
+	defer resp.Body.Close()
+	m := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if name, v, ok := strings.Cut(sc.Text(), " "); ok && strings.HasPrefix(name, "kubelab_adaptive_inflight_") {
+			m[name], _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	if _, ok := m["kubelab_adaptive_inflight_limit_reads"]; !ok {
+		return "off"
+	}
+	return fmt.Sprintf("%.0f/%.0f (%.1f/%.1f)", m["kubelab_adaptive_inflight_limit_reads"], m["kubelab_adaptive_inflight_limit_mutations"],
+		1000*m["kubelab_adaptive_inflight_baseline_seconds_reads"], 1000*m["kubelab_adaptive_inflight_baseline_seconds_mutations"])
 }
 
 // loadavg is the machine's 1, 5 and 15 minute load averages.

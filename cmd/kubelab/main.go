@@ -57,6 +57,7 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.BoolVar(&cfg.Profiling, "profiling", cfg.Profiling, "serve Go's profiler at /debug/pprof/, as kube-apiserver's --profiling does")
 	fs.IntVar(&cfg.MaxRequestsInflight, "max-requests-inflight", cfg.MaxRequestsInflight, "most non-mutating requests served at once (watches not counted); more get 429, as in kube-apiserver")
 	fs.IntVar(&cfg.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", cfg.MaxMutatingRequestsInflight, "most mutating requests served at once; more get 429")
+	fs.BoolVar(&cfg.AdaptiveInflightLimit, "adaptive-inflight-limit", cfg.AdaptiveInflightLimit, "lower the in-flight limits below those maxima while admitted requests' latency rises past its no-load baseline, refusing the excess with 429")
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", cfg.RequestTimeout, "time limit of every request but watches; past it the client gets 504")
 	fs.BoolVar(&cfg.SimulatedNode, "simulated-node", cfg.SimulatedNode, "run a simulated node (kubelab-node) on which pods are scheduled and reported Running; no container runs")
 	fs.DurationVar(&cfg.PodStartDelay, "pod-start-delay", cfg.PodStartDelay, "how long the simulated node keeps a new pod Pending before it reports it Running")

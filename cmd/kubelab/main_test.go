@@ -70,6 +70,16 @@ func TestParseConfig(t *testing.T) {
 			t.Fatalf("got %v, want a conflict error", err)
 		}
 	})
+	t.Run("adaptive in-flight limit on", func(t *testing.T) {
+		t.Setenv("KUBELAB_ADAPTIVE_INFLIGHT_LIMIT", "true")
+		cfg, err := parseConfig(nil, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cfg.AdaptiveInflightLimit || server.DefaultConfig().AdaptiveInflightLimit {
+			t.Fatalf("adaptive limit %v with the variable true, default %v; want on, off by default", cfg.AdaptiveInflightLimit, server.DefaultConfig().AdaptiveInflightLimit)
+		}
+	})
 	t.Run("help", func(t *testing.T) {
 		var out bytes.Buffer
 		_, err := parseConfig([]string{"-h"}, &out)

@@ -197,9 +197,14 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (pi
 		if err != nil {
 			return nil, err
 		}
-		c := cached{ok: ok, expires: a.cfg.Now().Add(a.cfg.NegativeCacheTTL)}
-		if ok {
-			c.user, c.expires = e.user(), a.cfg.Now().Add(a.cfg.CacheTTL)
+		now := a.cfg.Now()
+		c := cached{ok: ok && !e.expired(now), expires: now.Add(a.cfg.NegativeCacheTTL)}
+		if c.ok {
+			// Cached no longer than the token lives.
+			c.user, c.expires = e.user(), now.Add(a.cfg.CacheTTL)
+			if !e.Expires.IsZero() && e.Expires.Before(c.expires) {
+				c.expires = e.Expires
+			}
 		}
 		a.remember(hash, c)
 		return c, nil
@@ -231,16 +236,30 @@ func (a *Authenticator) remember(hash string, c cached) {
 // ErrNoStore is returned by Mint and Revoke without a TokenStore.
 var ErrNoStore = errors.New("no token store: only static tokens are configured")
 
-// Mint creates a token for u (a student signing in) and stores its hash.
-// The token itself is returned once and kept nowhere.
+// DefaultTokenLifetime is how long a minted token works: a student's
+// session and kubeconfig, for the length of a course.
+const DefaultTokenLifetime = 30 * 24 * time.Hour
+
+// Mint creates a token for u (a student signing in) that works for
+// DefaultTokenLifetime, and stores its hash.
 func (a *Authenticator) Mint(ctx context.Context, u pipeline.User) (string, error) {
+	return a.MintFor(ctx, u, DefaultTokenLifetime)
+}
+
+// MintFor creates a token for u that works for lifetime and stores its
+// hash. The token itself is returned once and kept nowhere.
+func (a *Authenticator) MintFor(ctx context.Context, u pipeline.User, lifetime time.Duration) (string, error) {
 	if a.cfg.Store == nil {
 		return "", ErrNoStore
+	}
+	if lifetime <= 0 {
+		return "", fmt.Errorf("a token's lifetime must be positive, not %s", lifetime)
 	}
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
 	token := hex.EncodeToString(b)
-	e := Entry{User: u.Name, UID: u.UID, Groups: u.Groups, Created: a.cfg.Now().UTC()}
+	now := a.cfg.Now().UTC()
+	e := Entry{User: u.Name, UID: u.UID, Groups: u.Groups, Created: now, Expires: now.Add(lifetime)}
 	if err := a.cfg.Store.Add(ctx, Hash(token), e); err != nil {
 		return "", err
 	}

@@ -319,3 +319,42 @@ func TestSessionCookie(t *testing.T) {
 		}
 	})
 }
+
+// TestMintedTokensExpire: a token works until its lifetime is over, and is
+// refused from then on, even from the cache; etcd holds its entry on a
+// lease, so it goes from etcd by itself too.
+func TestMintedTokensExpire(t *testing.T) {
+	a, _, clk := setup(t)
+	token, err := a.MintFor(context.Background(), pipeline.User{Name: "instructor"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(time.Hour - authn.DefaultCacheTTL/2)
+	if _, ok, _ := a.AuthenticateToken(context.Background(), token); !ok {
+		t.Fatal("token refused before its hour is over")
+	}
+	clk.advance(authn.DefaultCacheTTL / 2) // now exactly at expiry, within the cache's TTL
+	if _, ok, _ := a.AuthenticateToken(context.Background(), token); ok {
+		t.Fatal("token accepted at its expiry")
+	}
+	if _, err := a.MintFor(context.Background(), pipeline.User{Name: "x"}, 0); err == nil {
+		t.Fatal("a token with no lifetime was minted")
+	}
+
+	etcd := storagetest.StartEtcd(t)
+	b := authn.New(authn.Config{Store: authn.NewEtcdTokens(etcd.Client())})
+	if token, err = b.Mint(context.Background(), pipeline.User{Name: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := etcd.Client().Get(context.Background(), authn.TokenPrefix+authn.Hash(token))
+	if err != nil || len(resp.Kvs) != 1 || resp.Kvs[0].Lease == 0 {
+		t.Fatalf("token entry %+v (%v): want one key on a lease", resp.Kvs, err)
+	}
+	ttl, err := etcd.Client().TimeToLive(context.Background(), clientv3.LeaseID(resp.Kvs[0].Lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64((authn.DefaultTokenLifetime + time.Minute) / time.Second); ttl.GrantedTTL != want {
+		t.Fatalf("lease granted for %d s, want the token's lifetime and a minute, %d s", ttl.GrantedTTL, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -11,6 +12,10 @@ import (
 // TokenPrefix is where minted tokens live in etcd, by hash, outside the
 // /registry tree that the Kubernetes API serves.
 const TokenPrefix = "/kubelab/tokens/"
+
+// leaseSlack keeps an expired token's entry a little past its expiry, so
+// that a clock difference between replicas cannot end it early.
+const leaseSlack = time.Minute
 
 // EtcdTokens is a TokenStore in etcd: one key per token,
 // /kubelab/tokens/<hex sha256>, holding the Entry as JSON.
@@ -47,10 +52,27 @@ func (s *EtcdTokens) Add(ctx context.Context, hash string, e Entry) error {
 		return err
 	}
 	key := TokenPrefix + hash
+	var opts []clientv3.OpOption
+	var leaseID clientv3.LeaseID
+	if !e.Expires.IsZero() {
+		// etcd removes the entry itself a while after it expires, so
+		// expired tokens do not pile up; the Authenticator refuses them
+		// from Expires on.
+		ttl := int64((e.Expires.Sub(e.Created) + leaseSlack) / time.Second)
+		lease, err := s.client.Grant(ctx, ttl)
+		if err != nil {
+			return fmt.Errorf("storing token: %w", err)
+		}
+		leaseID = lease.ID
+		opts = append(opts, clientv3.WithLease(leaseID))
+	}
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(data))).
+		Then(clientv3.OpPut(key, string(data), opts...)).
 		Commit()
+	if (err != nil || !resp.Succeeded) && leaseID != 0 {
+		_, _ = s.client.Revoke(context.WithoutCancel(ctx), leaseID) // nothing uses it
+	}
 	if err != nil {
 		return fmt.Errorf("storing token: %w", err)
 	}

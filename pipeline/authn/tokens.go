@@ -24,13 +24,19 @@ func Hash(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Entry is who a token stands for.
+// Entry is who a token stands for, and until when.
 type Entry struct {
 	User    string    `json:"user"`
 	UID     string    `json:"uid,omitempty"`
 	Groups  []string  `json:"groups,omitempty"`
 	Created time.Time `json:"created"`
+	// Expires is when a minted token stops working; zero never (tokens
+	// minted before expiry existed, and static tokens).
+	Expires time.Time `json:"expires,omitzero"`
 }
+
+// expired reports whether the entry's token no longer works at now.
+func (e Entry) expired(now time.Time) bool { return !e.Expires.IsZero() && !now.Before(e.Expires) }
 
 // user is the entry's identity as a request's user: every holder of a
 // valid token is also in system:authenticated, as in kube.

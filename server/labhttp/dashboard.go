@@ -20,6 +20,10 @@ import (
 // student becomes "stuck" on screen without anyone acting.
 const dashboardTick = 30 * time.Second
 
+// dashboardSessionLifetime is how long an instructor stays signed in to the
+// dashboard: a teaching day. The session's token expires with its cookie.
+const dashboardSessionLifetime = 12 * time.Hour
+
 // ClassView is the dashboard: every student who started a lab.
 type ClassView struct {
 	Generated  time.Time    `json:"generated"`
@@ -190,11 +194,11 @@ func (h *handlers) dashboardSignin(c echo.Context) error {
 	}
 	session := token
 	if h.cfg.Mint != nil {
-		if session, err = h.cfg.Mint(r.Context(), u); err != nil {
+		if session, err = h.cfg.Mint(r.Context(), u, dashboardSessionLifetime); err != nil {
 			return h.pageError(c, err, DashboardPath)
 		}
 	}
-	c.SetCookie(&http.Cookie{Name: h.cfg.SessionCookie, Value: session, Path: "/", MaxAge: int((12 * time.Hour).Seconds()),
+	c.SetCookie(&http.Cookie{Name: h.cfg.SessionCookie, Value: session, Path: "/", MaxAge: int(dashboardSessionLifetime / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
 	return c.Redirect(http.StatusSeeOther, DashboardPath+"?lang="+string(lang))
 }

@@ -61,9 +61,10 @@ type Config struct {
 	// Authenticate says whom a bearer token stands for: the dashboard's
 	// sign-in page turns an instructor's token into a browser session.
 	Authenticate func(ctx context.Context, token string) (pipeline.User, bool, error)
-	// Mint makes a session token for a user, so that the browser holds a
-	// token of its own (revoked at sign-out), not the instructor's.
-	Mint func(ctx context.Context, u pipeline.User) (string, error)
+	// Mint makes a session token for a user that works for lifetime, so
+	// that the browser holds a token of its own (revoked at sign-out, and
+	// expiring with its cookie), not the instructor's.
+	Mint func(ctx context.Context, u pipeline.User, lifetime time.Duration) (string, error)
 	// SessionCookie is the name of the browser session's cookie.
 	SessionCookie string
 	// RequireSignIn refuses anonymous users (classroom mode).
