@@ -17,8 +17,11 @@ import (
 type encodeCache struct {
 	mu      sync.Mutex
 	entries map[encodeKey][]byte
-	order   []encodeKey // oldest first, for eviction
-	next    int
+	// encoding are the encodings under way: a watcher that needs one waits
+	// for it rather than encoding the same object again beside it.
+	encoding map[encodeKey]*pendingEncode
+	order    []encodeKey // oldest first, for eviction
+	next     int
 }
 
 type encodeKey struct {
@@ -29,35 +32,55 @@ type encodeKey struct {
 	eventType watch.EventType
 }
 
+type pendingEncode struct {
+	done chan struct{}
+	b    []byte
+	err  error
+}
+
 const encodeCacheSize = 4096
 
 func newEncodeCache() *encodeCache {
-	return &encodeCache{entries: map[encodeKey][]byte{}, order: make([]encodeKey, 0, encodeCacheSize)}
+	return &encodeCache{entries: map[encodeKey][]byte{}, encoding: map[encodeKey]*pendingEncode{}, order: make([]encodeKey, 0, encodeCacheSize)}
 }
 
-// encode returns obj's encoding, computing it with enc on first use.
-func (c *encodeCache) encode(key encodeKey, enc func() ([]byte, error)) ([]byte, error) {
+// encode returns the encoding of key.obj, computing it on first use with
+// enc, which gets its own deep copy of the object: an encoder writes the
+// object's kind and apiVersion while it works, and the object is shared
+// with every watcher (and with those encoding it in another format).
+func (c *encodeCache) encode(key encodeKey, enc func(obj runtime.Object) ([]byte, error)) ([]byte, error) {
 	c.mu.Lock()
-	b, ok := c.entries[key]
-	c.mu.Unlock()
-	if ok {
+	if b, ok := c.entries[key]; ok {
+		c.mu.Unlock()
 		return b, nil
 	}
-	b, err := enc()
-	if err != nil {
-		return nil, err
+	if p, ok := c.encoding[key]; ok {
+		c.mu.Unlock()
+		<-p.done
+		return p.b, p.err
 	}
+	p := &pendingEncode{done: make(chan struct{})}
+	c.encoding[key] = p
+	c.mu.Unlock()
+
+	p.b, p.err = enc(key.obj.DeepCopyObject())
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; !ok {
-		if len(c.order) < encodeCacheSize {
-			c.order = append(c.order, key)
-		} else {
-			delete(c.entries, c.order[c.next])
-			c.order[c.next] = key
-			c.next = (c.next + 1) % encodeCacheSize
-		}
-		c.entries[key] = b
+	delete(c.encoding, key)
+	if p.err == nil {
+		c.storeLocked(key, p.b)
 	}
-	return b, nil
+	c.mu.Unlock()
+	close(p.done)
+	return p.b, p.err
+}
+
+func (c *encodeCache) storeLocked(key encodeKey, b []byte) {
+	if len(c.order) < encodeCacheSize {
+		c.order = append(c.order, key)
+	} else {
+		delete(c.entries, c.order[c.next])
+		c.order[c.next] = key
+		c.next = (c.next + 1) % encodeCacheSize
+	}
+	c.entries[key] = b
 }

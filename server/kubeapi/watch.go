@@ -228,9 +228,9 @@ func (e *eventEncoder) write(ev watch.Event) error {
 // reach a thousand watchers quickly.
 func (e *eventEncoder) writeSharedJSON(ev watch.Event) error {
 	key := encodeKey{obj: ev.Object, mediaType: runtime.ContentTypeJSON, gv: e.res.GroupVersion, eventType: ev.Type}
-	line, err := e.api.encoded.encode(key, func() ([]byte, error) {
+	line, err := e.api.encoded.encode(key, func(own runtime.Object) ([]byte, error) {
 		var obj bytes.Buffer
-		if err := encode(e.out.info.Serializer, e.res.GroupVersion, ev.Object, &obj); err != nil {
+		if err := encode(e.out.info.Serializer, e.res.GroupVersion, own, &obj); err != nil {
 			return nil, err
 		}
 		line := make([]byte, 0, obj.Len()+32)
@@ -271,9 +271,9 @@ func (e *eventEncoder) encodeObject(ev watch.Event) error {
 		return unstructured.UnstructuredJSONScheme.Encode(bookmarkObject(e.res, ev.Object), &e.obj)
 	}
 	key := encodeKey{obj: ev.Object, mediaType: info.MediaType, gv: e.res.GroupVersion}
-	b, err := e.api.encoded.encode(key, func() ([]byte, error) {
+	b, err := e.api.encoded.encode(key, func(own runtime.Object) ([]byte, error) {
 		var buf bytes.Buffer
-		err := encode(info.Serializer, e.res.GroupVersion, ev.Object, &buf)
+		err := encode(info.Serializer, e.res.GroupVersion, own, &buf)
 		return buf.Bytes(), err
 	})
 	if err != nil {
