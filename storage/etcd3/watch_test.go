@@ -2,6 +2,7 @@ package etcd3_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,9 +255,20 @@ func TestStalledWatcherDoesNotDelayOthers(t *testing.T) {
 func TestWatcherThatReadsLateGetsEverything(t *testing.T) {
 	s := newPodStore(t, storagetest.StartEtcd(t).Client(), func(c *etcd3.Config) { c.Cache.WatcherBuffer = 80 })
 	var want []string
+	var last int64
 	for i := range 40 {
 		c := mustCreate(t, s, newPod("ns", fmt.Sprintf("a%02d", i), nil))
 		want = append(want, "ADDED "+c.Name+" "+c.ResourceVersion)
+		last, _ = strconv.ParseInt(c.ResourceVersion, 10, 64)
+	}
+	// A watch from "0" starts from what the cache holds now; let it hold
+	// all 40, so that they are the watch's initial events and the 60 after
+	// them fit its buffer of 80 (on a busy machine the cache can lag).
+	for deadline := time.Now().Add(5 * time.Second); s.Cache().ResourceVersion() < last; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watch cache did not reach revision %d", last)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "0"})
 	for i := range 60 {
