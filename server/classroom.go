@@ -59,9 +59,32 @@ func (s *Server) newClass() *classroom.Class {
 					`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},`+
 					`"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":%q}]}`, st.Name),
 			})
-			return kubeapi.Seed(ctx, s.echo, asInternal, requests)
+			if err := kubeapi.Seed(ctx, s.echo, asInternal, requests); err != nil {
+				return err
+			}
+			return s.waitForAccess(ctx, st.User(), st.Name)
 		},
 	})
+}
+
+// waitForAccess returns once the authorizer's cache has the new student's
+// RoleBinding, so that the requests they make the moment they have joined
+// are not refused while it catches up (on a busy server it can lag the
+// write by a moment).
+func (s *Server) waitForAccess(ctx context.Context, u pipeline.User, namespace string) error {
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	attrs := &pipeline.Attributes{User: u, Verb: "list", IsResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: namespace}
+	for {
+		if ok, _ := s.authz.Authorize(attrs); ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the RoleBinding of %s did not take effect: %w", u.Name, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // installClassroom serves what is not the Kubernetes API but is about who
