@@ -48,8 +48,24 @@ type Cluster struct {
 }
 
 // StartCluster starts n members on loopback and waits until all are ready.
+// A port that FreeAddr found free can be taken by another test before the
+// member binds it; then the cluster is started again on fresh ports.
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		c, err := startCluster(t, n)
+		if err == nil {
+			t.Cleanup(c.stop)
+			return c
+		}
+		c.stop()
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("start etcd cluster: %v", err)
+		}
+	}
+}
+
+func startCluster(t testing.TB, n int) (*Cluster, error) {
 	c := &Cluster{}
 	var initial []string
 	for i := range n {
@@ -76,19 +92,22 @@ func StartCluster(t testing.TB, n int) *Cluster {
 			errs <- err
 		}(i)
 	}
+	var first error
 	for range n {
-		if err := <-errs; err != nil {
-			t.Fatalf("start etcd cluster: %v", err)
+		if err := <-errs; err != nil && first == nil {
+			first = err
 		}
 	}
-	t.Cleanup(func() {
-		for _, m := range c.Members {
-			if m != nil {
-				m.Stop()
-			}
+	return c, first
+}
+
+// stop stops the members that are running.
+func (c *Cluster) stop() {
+	for _, m := range c.Members {
+		if m != nil {
+			m.Stop()
 		}
-	})
-	return c
+	}
 }
 
 // Endpoints lists every member's client URL.
