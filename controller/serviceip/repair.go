@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"sort"
 	"sync"
@@ -102,20 +103,26 @@ func (r *Repair) RunOnce(ctx context.Context) error {
 	for _, obj := range list.Items {
 		services = append(services, obj.(*corev1.Service))
 	}
+	// Only what is wrong now is remembered: a Service deleted or mended
+	// is forgotten, and reported again if it goes wrong again.
+	r.mu.Lock()
+	before := r.reported
+	r.mu.Unlock()
+	now := map[types.UID]string{}
 	for _, p := range check(services) {
-		r.mu.Lock()
-		seen := r.reported[p.svc.UID] == p.reason
-		r.mu.Unlock()
-		if seen {
-			continue
+		if before[p.svc.UID] != p.reason {
+			if err := r.report(ctx, p); err != nil {
+				r.mu.Lock()
+				maps.Copy(r.reported, now) // keep what this pass did report
+				r.mu.Unlock()
+				return err
+			}
 		}
-		if err := r.report(ctx, p); err != nil {
-			return err
-		}
-		r.mu.Lock()
-		r.reported[p.svc.UID] = p.reason
-		r.mu.Unlock()
+		now[p.svc.UID] = p.reason
 	}
+	r.mu.Lock()
+	r.reported = now
+	r.mu.Unlock()
 	r.done.Store(true)
 	return nil
 }

@@ -1,19 +1,17 @@
 package metricsapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/kube-openapi/pkg/handler3"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kubelab/kubelab/internal/gentest"
 )
 
 const namespaceMetricsDef = "com.github.kubelab.kubelab.server.metricsapi.NamespaceMetrics"
@@ -109,29 +107,8 @@ func TestOpenAPI(t *testing.T) {
 	})
 }
 
-// TestGeneratedIsUpToDate reruns generate.sh into a temporary directory:
-// a change to the types must come with regenerated definitions. -short
-// skips it (it runs openapi-gen, a few seconds).
+// TestGeneratedIsUpToDate: a change to the types must come with
+// regenerated definitions.
 func TestGeneratedIsUpToDate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs openapi-gen; skipped with -short")
-	}
-	out := t.TempDir()
-	cmd := exec.Command("bash", "generate.sh")
-	cmd.Env = append(os.Environ(), "OPENAPI_OUTPUT_DIR="+out, "GOPROXY=off", "GOFLAGS=-mod=readonly")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("generate.sh: %v\n%s", err, b)
-	}
-	const file = "zz_generated.openapi.go"
-	fresh, err := os.ReadFile(filepath.Join(out, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	committed, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(fresh, committed) {
-		t.Errorf("%s is out of date: run `go generate ./server/metricsapi/`", file)
-	}
+	gentest.UpToDate(t, "generate.sh", "zz_generated.openapi.go", "run `go generate ./server/metricsapi/`")
 }
