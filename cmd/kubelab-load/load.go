@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubelab/kubelab/internal/freeport"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
 )
@@ -139,12 +139,11 @@ func (c *child) rssMB() float64 {
 }
 
 func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Loopback()
 	if err != nil {
 		panic(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 func run(ctx context.Context, cfg loadConfig, out io.Writer) error {

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubelab/kubelab/internal/freeport"
 )
 
 // Wait bounds every wait for a process: to start, to become ready, to stop.
@@ -94,15 +95,15 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// FreeAddr is a loopback host:port nothing listens on now.
+// FreeAddr is a loopback host:port nothing listens on now, outside the
+// range outgoing connections take their ports from.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Loopback()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // lockedBuffer collects a process's output from its two pipes.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,24 +33,37 @@ type Lab struct {
 // Start runs kubelab until the test ends. Options tune its Config.
 func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 	t.Helper()
-	etcdAddr := storagetest.FreeAddr(t)
-	cfg := server.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DataDir = t.TempDir()
-	cfg.EtcdListenClient = etcdAddr
-	cfg.CompactionInterval = 0
-	// Off unless a test asks: then a test's watch sees its own writes only,
-	// not the simulated kubelet's.
-	cfg.SimulatedNode = false
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	for _, o := range options {
-		o(&cfg)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := server.New(ctx, cfg)
-	if err != nil {
-		t.Fatalf("start kubelab: %v", err)
+	var (
+		s        *server.Server
+		etcdAddr string
+	)
+	// The embedded etcd is told its client port before it binds it, and
+	// another test can take the port in between: then start again on
+	// another.
+	for attempt := 1; ; attempt++ {
+		etcdAddr = storagetest.FreeAddr(t)
+		cfg := server.DefaultConfig()
+		cfg.Listen = "127.0.0.1:0"
+		cfg.DataDir = t.TempDir()
+		cfg.EtcdListenClient = etcdAddr
+		cfg.CompactionInterval = 0
+		// Off unless a test asks: then a test's watch sees its own writes
+		// only, not the simulated kubelet's.
+		cfg.SimulatedNode = false
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		for _, o := range options {
+			o(&cfg)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		var err error
+		s, err = server.New(ctx, cfg)
+		cancel()
+		if err == nil {
+			break
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("start kubelab: %v", err)
+		}
 	}
 	s.Start()
 	t.Cleanup(func() {

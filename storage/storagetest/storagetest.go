@@ -4,7 +4,6 @@ package storagetest
 
 import (
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/kubelab/kubelab/internal/freeport"
 	"github.com/kubelab/kubelab/storage/embedetcd"
 )
 
@@ -131,13 +131,13 @@ func (c *Cluster) Client(t testing.TB) *clientv3.Client {
 	return cl
 }
 
-// FreeAddr returns a loopback address with a port that was free a moment ago.
+// FreeAddr returns a loopback address with a port that was free a moment
+// ago, outside the range outgoing connections take their ports from.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Loopback()
 	if err != nil {
-		t.Fatalf("free port: %v", err)
+		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }

@@ -1,0 +1,78 @@
+// Package freeport finds loopback ports for servers that must be told their
+// address before they bind it (an etcd member's client and peer URLs).
+//
+// The usual trick, binding port 0 and closing the listener, hands out a
+// port from the kernel's ephemeral range, the same range every outgoing
+// connection takes its local port from. On a machine running many tests at
+// once, one of their client connections can take that port before the
+// server binds it. Ports below the ephemeral range are never given to
+// outgoing connections, so only another explicit bind can collide, and a
+// random pick among thousands makes that rare.
+package freeport
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// lowest is the bottom of the range Loopback picks from: above the
+// well-known and most registered service ports.
+const lowest = 10000
+
+// Loopback returns 127.0.0.1:port with a port that nothing was listening on
+// a moment ago and that no outgoing connection will be given.
+func Loopback() (string, error) {
+	highest := ephemeralStart() - 1
+	if highest <= lowest {
+		return anyPort()
+	}
+	return pick(lowest, highest)
+}
+
+// pick tries random ports in [low, high] until one can be bound.
+func pick(low, high int) (string, error) {
+	for range 100 {
+		port := low + rand.IntN(high-low+1)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue // taken; try another
+		}
+		addr := l.Addr().String()
+		l.Close()
+		return addr, nil
+	}
+	return "", fmt.Errorf("no free loopback port in %d-%d after 100 tries", low, high)
+}
+
+// ephemeralStart is the first port of the kernel's ephemeral range (Linux
+// defaults to 32768, as do most other systems).
+func ephemeralStart() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) != 2 {
+		return 32768
+	}
+	start, err := strconv.Atoi(fields[0])
+	if err != nil {
+		return 32768
+	}
+	return start
+}
+
+// anyPort is the fallback for a kernel whose ephemeral range starts so low
+// that nothing is left below it.
+func anyPort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
