@@ -67,9 +67,10 @@ type lineWriter struct {
 	header   http.Header
 	code     int
 	onHeader func(code int, h http.Header)
-	onLine   func(line []byte) bool
-	buf      []byte
-	stopped  bool
+	// onLine must not keep line: it may be the writer's buffer.
+	onLine  func(line []byte) bool
+	buf     []byte
+	stopped bool
 }
 
 func newLineWriter(onHeader func(int, http.Header), onLine func([]byte) bool) *lineWriter {
@@ -95,21 +96,29 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	if w.stopped {
 		return 0, io.ErrClosedPipe
 	}
-	w.buf = append(w.buf, p...)
+	// A watch writes whole lines: then they are handed on from p itself,
+	// with nothing copied. Only a line split across writes is gathered in
+	// buf.
+	rest := p
+	if len(w.buf) > 0 {
+		w.buf = append(w.buf, p...)
+		rest = w.buf
+	}
 	for {
-		i := bytes.IndexByte(w.buf, '\n')
+		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
 			break
 		}
-		line := w.buf[:i]
-		if !w.onLine(line) {
+		if !w.onLine(rest[:i]) {
 			w.stopped = true
 			return 0, io.ErrClosedPipe
 		}
-		w.buf = w.buf[i+1:]
+		rest = rest[i+1:]
 	}
-	if len(w.buf) == 0 {
+	if len(rest) == 0 {
 		w.buf = nil // give back the memory of a burst between events
+	} else {
+		w.buf = append([]byte(nil), rest...) // p is the caller's to reuse
 	}
 	return len(p), nil
 }

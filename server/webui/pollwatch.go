@@ -52,7 +52,7 @@ type statsMsg struct {
 func (u *UI) pollWatchStream(c echo.Context) error {
 	ns := namespace(c)
 	from := callerOf(c.Request())
-	cl, ok := u.accept(c)
+	cl, ok := u.accept(c, smallWriteBuffer)
 	if !ok {
 		return nil
 	}

@@ -118,7 +118,7 @@ func (u *UI) runStream(c echo.Context) error {
 	value := c.QueryParam("value")
 	ns := namespace(c)
 	from := callerOf(c.Request())
-	cl, accepted := u.accept(c)
+	cl, accepted := u.accept(c, smallWriteBuffer)
 	if !accepted {
 		return nil
 	}

@@ -16,7 +16,7 @@ const recentTraces = 40
 func (u *UI) traceStream(c echo.Context) error {
 	me := user(c)
 	since, _ := time.Parse(time.RFC3339Nano, c.QueryParam("since"))
-	cl, ok := u.accept(c)
+	cl, ok := u.accept(c, traceWriteBuffer)
 	if !ok {
 		return nil
 	}

@@ -134,7 +134,7 @@ func (u *UI) watchStream(c echo.Context) error {
 	ns := namespace(c)
 	rv, _ := strconv.ParseInt(c.QueryParam("rv"), 10, 64)
 	from := callerOf(c.Request())
-	cl, ok := u.accept(c)
+	cl, ok := u.accept(c, smallWriteBuffer)
 	if !ok {
 		return nil
 	}

@@ -22,8 +22,18 @@ import (
 // hold memory or hold up whoever feeds it.
 const sendQueue = 64
 
-// writeTimeout bounds one websocket write.
-const writeTimeout = 10 * time.Second
+// Write buffers, one per connection and held for its life. A message
+// larger than its connection's buffer goes out in two socket writes, not
+// one, so a view's buffer fits the messages it sends most: the tracer's
+// traces are a kilobyte or two; the other views send small events and
+// lines.
+const (
+	smallWriteBuffer = 1024
+	traceWriteBuffer = 4096
+)
+
+// writeTimeout bounds one websocket write (a variable for tests).
+var writeTimeout = 10 * time.Second
 
 // StatusTooSlow closes a client that cannot keep up: 1013, "try again
 // later", after which the page reconnects at once from its last
@@ -37,7 +47,12 @@ const StatusTooSlow = websocket.StatusTryAgainLater
 // a queue: it grows as messages wait, up to sendQueue, and is dropped
 // once empty.
 type client struct {
-	conn   *websocket.Conn
+	conn *websocket.Conn
+	// raw is the hijacked connection under conn, for write deadlines: a
+	// deadline per write on the socket costs a timer update, where a
+	// context with a timeout per message costs a context, a timer and a
+	// callback registered with the websocket.
+	raw    net.Conn
 	user   string
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -50,6 +65,9 @@ type client struct {
 	mu      sync.Mutex
 	queue   [][]byte
 	writing bool
+	// oneQueued backs the queue while it holds a single message, the usual
+	// case on a fan-out, so that queueing one allocates nothing.
+	oneQueued [1][]byte
 	// writeMu is held by whoever writes, the writer or the close.
 	writeMu sync.Mutex
 
@@ -64,8 +82,9 @@ var errTooSlow = errors.New("too slow: the send queue is full")
 // accept upgrades the request, checking that the page came from this host
 // (the Origin check), and starts the writer. The returned context ends
 // when the browser goes away or the client is closed.
-func accept(c echo.Context) (*client, error) {
-	conn, err := websocket.Accept(smallBuffers{c.Response()}, c.Request(), &websocket.AcceptOptions{
+func accept(c echo.Context, writeBuffer int) (*client, error) {
+	hj := &smallBuffers{ResponseWriter: c.Response(), writeBuffer: writeBuffer}
+	conn, err := websocket.Accept(hj, c.Request(), &websocket.AcceptOptions{
 		// No OriginPatterns: only pages of this host may connect.
 		CompressionMode: websocket.CompressionDisabled,
 	})
@@ -79,7 +98,7 @@ func accept(c echo.Context) (*client, error) {
 	// (the upgrade request's trace and user): the API requests a view makes
 	// get their own from the pipeline.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cl := &client{conn: conn, ctx: ctx, cancel: cancel, closed: make(chan struct{}), code: websocket.StatusNormalClosure}
+	cl := &client{conn: conn, raw: hj.conn, ctx: ctx, cancel: cancel, closed: make(chan struct{}), code: websocket.StatusNormalClosure}
 	return cl, nil
 }
 
@@ -102,6 +121,9 @@ func (cl *client) sendRaw(b []byte) bool {
 		cl.mu.Unlock()
 		cl.close(StatusTooSlow, "too slow: resume from your last resourceVersion")
 		return false
+	}
+	if cl.queue == nil {
+		cl.queue = cl.oneQueued[:0]
 	}
 	cl.queue = append(cl.queue, b)
 	start := !cl.writing
@@ -166,13 +188,14 @@ func (cl *client) flush() {
 	cl.stopWriting()
 }
 
-// write sends one message. Not cl.ctx: cancelling a write's context tears
-// the connection down, and a finished stream still flushes its last
-// messages.
+// write sends one message within timeout. Not with cl.ctx: cancelling a
+// write's context tears the connection down, and a finished stream still
+// flushes its last messages.
 func (cl *client) write(b []byte, timeout time.Duration) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return cl.conn.Write(ctx, websocket.MessageText, b) == nil
+	if cl.raw.SetWriteDeadline(time.Now().Add(timeout)) != nil {
+		return false
+	}
+	return cl.conn.Write(context.Background(), websocket.MessageText, b) == nil
 }
 
 // start serves the client: a reader (which answers control frames and
@@ -187,6 +210,9 @@ func (cl *client) start(onMessage func([]byte), onClosed func()) {
 		if cl.code != StatusTooSlow {
 			cl.drain()
 		}
+		// The close handshake bounds itself (5 s); the deadline of the last
+		// write must not cut it short.
+		cl.raw.SetWriteDeadline(time.Time{})
 		cl.conn.Close(cl.code, cl.reason)
 		cl.writeMu.Unlock()
 		close(cl.closed)
@@ -230,7 +256,7 @@ func isUpgrade(r *http.Request) bool {
 
 // accept upgrades the request to a websocket registered with the UI, so
 // that shutdown can end it.
-func (u *UI) accept(c echo.Context) (*client, bool) {
+func (u *UI) accept(c echo.Context, writeBuffer int) (*client, bool) {
 	name := user(c).Name
 	if err := u.hub.reserve(name); err != nil {
 		c.Response().Header().Set("Retry-After", "5")
@@ -238,7 +264,7 @@ func (u *UI) accept(c echo.Context) (*client, bool) {
 			Message: fmt.Sprintf("%s: at most %d per user; close another tab of the lab", err, u.hub.maxPerUser)})
 		return nil, false
 	}
-	cl, err := accept(c)
+	cl, err := accept(c, writeBuffer)
 	if err != nil {
 		// Accept has answered already (403 for a foreign Origin, 426...).
 		u.hub.release(name)
@@ -271,21 +297,28 @@ func (u *UI) serve(cl *client, onMessage func([]byte)) {
 }
 
 // smallBuffers hands the websocket smaller buffers than net/http's 4 KB
-// pair: the views send small messages and browsers send nearly nothing,
-// and on a thousand idle connections the buffers are most of the memory.
-type smallBuffers struct{ http.ResponseWriter }
+// pair: browsers send nearly nothing, most views send small messages, and
+// on a thousand idle connections the buffers are most of the memory. The
+// write buffer is sized by the view. It keeps the hijacked connection, for
+// write deadlines.
+type smallBuffers struct {
+	http.ResponseWriter
+	writeBuffer int
+	conn        net.Conn
+}
 
 // Hijack implements http.Hijacker.
-func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
 	}
+	w.conn = conn
 	// Keep whatever the browser sent after its handshake.
 	var r io.Reader = conn
 	if n := brw.Reader.Buffered(); n > 0 {
 		b, _ := brw.Reader.Peek(n)
 		r = io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn)
 	}
-	return conn, bufio.NewReadWriter(bufio.NewReaderSize(r, 512), bufio.NewWriterSize(conn, 1024)), nil
+	return conn, bufio.NewReadWriter(bufio.NewReaderSize(r, 512), bufio.NewWriterSize(conn, w.writeBuffer)), nil
 }

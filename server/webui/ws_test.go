@@ -20,7 +20,7 @@ func TestSlowClientIsClosed(t *testing.T) {
 	queued := make(chan int, 1)
 	big := []byte(`"` + strings.Repeat("x", 64*1024) + `"`)
 	e.GET("/ws", func(c echo.Context) error {
-		cl, ok := u.accept(c)
+		cl, ok := u.accept(c, smallWriteBuffer)
 		if !ok {
 			return nil
 		}
@@ -65,5 +65,49 @@ func TestSlowClientIsClosed(t *testing.T) {
 	var ce websocket.CloseError
 	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "resume") {
 		t.Fatalf("close reason %q", ce.Reason)
+	}
+}
+
+// A write that a browser leaves stuck (it stopped reading, and the socket's
+// buffers are full before the send queue is) ends the connection once
+// writeTimeout has passed.
+func TestStuckWriteEndsTheConnection(t *testing.T) {
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 300 * time.Millisecond
+	e := echo.New()
+	u := &UI{hub: newHub(0)}
+	served := make(chan *client, 1)
+	huge := []byte(`"` + strings.Repeat("x", 1<<20) + `"`)
+	e.GET("/ws", func(c echo.Context) error {
+		cl, ok := u.accept(c, smallWriteBuffer)
+		if !ok {
+			return nil
+		}
+		// Fewer than sendQueue messages, but more than loopback's socket
+		// buffers hold.
+		for range sendQueue / 2 {
+			cl.sendRaw(huge)
+		}
+		served <- cl
+		u.serve(cl, nil)
+		return nil
+	})
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	cl := <-served
+	select {
+	case <-cl.closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stuck write did not end the connection within 10 s")
+	}
+	if cl.code != websocket.StatusGoingAway || cl.reason != "write failed" {
+		t.Fatalf("closed with %d %q, want %d \"write failed\"", cl.code, cl.reason, websocket.StatusGoingAway)
 	}
 }
