@@ -105,10 +105,16 @@ func (c *epollConn) read(chunk []byte, round int, news [][]byte) (bool, error) {
 	if n == 0 {
 		return false, fmt.Errorf("the server closed the connection")
 	}
-	c.buf = append(c.buf, chunk[:n]...)
+	// Whole frames are parsed where they were read; only a frame split
+	// across reads is kept, so that a round allocates nothing.
+	b := chunk[:n]
+	if len(c.buf) > 0 {
+		c.buf = append(c.buf, b...)
+		b = c.buf
+	}
 	got := false
 	for {
-		payload, size, err := parseFrame(c.buf)
+		payload, size, err := parseFrame(b)
 		if err != nil {
 			return false, err
 		}
@@ -118,11 +124,9 @@ func (c *epollConn) read(chunk []byte, round int, news [][]byte) (bool, error) {
 		if c.round != round && hasAll(payload, news) {
 			c.round, got = round, true
 		}
-		c.buf = c.buf[size:]
+		b = b[size:]
 	}
-	if len(c.buf) == 0 {
-		c.buf = c.buf[:0:0]
-	}
+	c.buf = append(c.buf[:0], b...)
 	return got, nil
 }
 

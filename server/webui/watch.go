@@ -307,7 +307,7 @@ func (w *laneWatch) onLine(line []byte) bool {
 	if te.rv > 0 {
 		w.last = te.rv
 	}
-	return w.cl.sendRaw(te.msg)
+	return w.cl.sendAndWrite(te.msg)
 }
 
 // compactGate allows one compaction at a time and at most one a second:

@@ -113,26 +113,47 @@ func (cl *client) send(v any) bool {
 }
 
 func (cl *client) sendRaw(b []byte) bool {
+	start, ok := cl.enqueue(b)
+	if start {
+		go cl.flush()
+	}
+	return ok
+}
+
+// sendAndWrite is sendRaw for a sender with a goroutine of its own to
+// spare, a timeline lane's watch: when no writer is running, the sender
+// writes the queue itself instead of starting one, which on a fan-out to
+// a thousand browsers saves a thousand goroutines per event. A browser
+// slow to read then holds up that sender only, as a slow client holds up
+// its own watch in the API.
+func (cl *client) sendAndWrite(b []byte) bool {
+	start, ok := cl.enqueue(b)
+	if start {
+		cl.flush()
+	}
+	return ok
+}
+
+// enqueue queues b, or closes the client as too slow if its queue is
+// full. start says the caller is to run the writer.
+func (cl *client) enqueue(b []byte) (start, ok bool) {
 	if cl.ctx.Err() != nil {
-		return false
+		return false, false
 	}
 	cl.mu.Lock()
 	if len(cl.queue) >= sendQueue {
 		cl.mu.Unlock()
 		cl.close(StatusTooSlow, "too slow: resume from your last resourceVersion")
-		return false
+		return false, false
 	}
 	if cl.queue == nil {
 		cl.queue = cl.oneQueued[:0]
 	}
 	cl.queue = append(cl.queue, b)
-	start := !cl.writing
+	start = !cl.writing
 	cl.writing = true
 	cl.mu.Unlock()
-	if start {
-		go cl.flush()
-	}
-	return true
+	return start, true
 }
 
 // next takes the oldest queued message. With none left it lets the queue

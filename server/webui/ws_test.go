@@ -111,3 +111,75 @@ func TestStuckWriteEndsTheConnection(t *testing.T) {
 		t.Fatalf("closed with %d %q, want %d \"write failed\"", cl.code, cl.reason, websocket.StatusGoingAway)
 	}
 }
+
+// sendAndWrite writes on the caller's goroutine: when it returns, the
+// message is on the wire and no writer is left running. A browser that
+// stops reading holds up that caller only until the write times out; a
+// sendRaw beside it never waits.
+func TestSendAndWriteWritesOnTheCaller(t *testing.T) {
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 2 * time.Second
+	e := echo.New()
+	u := &UI{hub: newHub(0)}
+	served := make(chan *client, 1)
+	e.GET("/ws", func(c echo.Context) error {
+		cl, ok := u.accept(c, smallWriteBuffer)
+		if !ok {
+			return nil
+		}
+		served <- cl
+		u.serve(cl, nil)
+		return nil
+	})
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	conn.SetReadLimit(2 << 20)
+	cl := <-served
+
+	if !cl.sendAndWrite([]byte(`{"t":"event"}`)) {
+		t.Fatal("sendAndWrite refused a message to a reading browser")
+	}
+	cl.mu.Lock()
+	writing, queued := cl.writing, len(cl.queue)
+	cl.mu.Unlock()
+	if writing || queued != 0 {
+		t.Fatalf("after sendAndWrite: writing %v, %d queued; want the caller to have written it all", writing, queued)
+	}
+	if _, b, err := conn.Read(ctx); err != nil || string(b) != `{"t":"event"}` {
+		t.Fatalf("read %q, %v", b, err)
+	}
+
+	// Now the browser stops reading.
+	huge := []byte(`"` + strings.Repeat("x", 1<<20) + `"`)
+	lane := make(chan struct{})
+	go func() {
+		defer close(lane)
+		for range sendQueue / 2 {
+			if !cl.sendAndWrite(huge) {
+				return
+			}
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // the lane is stuck in a write by now
+	start := time.Now()
+	cl.sendRaw([]byte(`{"t":"clock"}`))
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Fatalf("sendRaw waited %s beside a stuck writer", d)
+	}
+	select {
+	case <-lane:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stuck sender was not released by the write timeout")
+	}
+	<-cl.closed
+	if cl.reason != "write failed" {
+		t.Fatalf("closed with %q, want \"write failed\"", cl.reason)
+	}
+}
