@@ -7,7 +7,9 @@
 // once, one of their client connections can take that port before the
 // server binds it. Ports below the ephemeral range are never given to
 // outgoing connections, so only another explicit bind can collide, and a
-// random pick among thousands makes that rare.
+// random pick among thousands makes that rare. Within a process no port is
+// handed out twice: a member's client and peer URLs are picked one after
+// the other, before either is bound.
 package freeport
 
 import (
@@ -17,39 +19,58 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // lowest is the bottom of the range Loopback picks from: above the
 // well-known and most registered service ports.
 const lowest = 10000
 
+// given are the ports this process has handed out.
+var given struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
 // Loopback returns 127.0.0.1:port with a port that nothing was listening on
 // a moment ago and that no outgoing connection will be given.
 func Loopback() (string, error) {
 	highest := ephemeralStart() - 1
-	if highest <= lowest {
-		return anyPort()
+	if highest > lowest {
+		if addr, err := pick(lowest, highest); err == nil {
+			return addr, nil
+		}
 	}
-	return pick(lowest, highest)
+	return anyPort()
 }
 
 // pick tries random ports in [low, high] until one can be bound.
 func pick(low, high int) (string, error) {
+	given.Lock()
+	defer given.Unlock()
+	if given.ports == nil {
+		given.ports = map[int]bool{}
+	}
 	for range 100 {
 		port := low + rand.IntN(high-low+1)
+		if given.ports[port] {
+			continue
+		}
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
 			continue // taken; try another
 		}
 		addr := l.Addr().String()
 		l.Close()
+		given.ports[port] = true
 		return addr, nil
 	}
 	return "", fmt.Errorf("no free loopback port in %d-%d after 100 tries", low, high)
 }
 
-// ephemeralStart is the first port of the kernel's ephemeral range (Linux
-// defaults to 32768, as do most other systems).
+// ephemeralStart is the first port of the kernel's ephemeral range, as
+// Linux reports it; elsewhere 32768, Linux's default and below the 49152
+// other systems start at.
 func ephemeralStart() int {
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
@@ -67,7 +88,7 @@ func ephemeralStart() int {
 }
 
 // anyPort is the fallback for a kernel whose ephemeral range starts so low
-// that nothing is left below it.
+// that little or nothing is left below it.
 func anyPort() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

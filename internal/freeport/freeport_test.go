@@ -34,8 +34,9 @@ func TestLoopbackIsFreeAndBelowTheEphemeralRange(t *testing.T) {
 	}
 }
 
-// A port someone listens on is never handed out: with two ports to pick
-// from and one held, every pick is the other.
+// A port someone listens on is never handed out, nor one handed out
+// before: with two ports to pick from and one held, the pick is the other,
+// and then there is none.
 func TestPickSkipsAPortInUse(t *testing.T) {
 	held, err := Loopback()
 	if err != nil {
@@ -49,13 +50,15 @@ func TestPickSkipsAPortInUse(t *testing.T) {
 	_, portText, _ := net.SplitHostPort(held)
 	port, _ := strconv.Atoi(portText)
 	low, high, other := port, port+1, port+1
-	for range 20 {
-		addr, err := pick(low, high)
-		if err != nil {
-			t.Skipf("the neighbouring port %d is taken too: %v", other, err)
-		}
-		if addr != net.JoinHostPort("127.0.0.1", strconv.Itoa(other)) {
-			t.Fatalf("pick(%d, %d) = %s with %s held, want port %d", low, high, addr, held, other)
-		}
+	addr, err := pick(low, high)
+	if err != nil {
+		t.Skipf("the neighbouring port %d is taken too: %v", other, err)
+	}
+	if addr != net.JoinHostPort("127.0.0.1", strconv.Itoa(other)) {
+		t.Fatalf("pick(%d, %d) = %s with %s held, want port %d", low, high, addr, held, other)
+	}
+	// Both are given now: nothing is left in the range.
+	if addr, err := pick(low, high); err == nil {
+		t.Fatalf("pick(%d, %d) = %s, a port it had handed out already", low, high, addr)
 	}
 }

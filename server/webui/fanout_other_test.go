@@ -12,11 +12,12 @@ import (
 // goroutineClients reads each websocket on a goroutine of its own, where
 // there is no epoll (see fanout_linux_test.go).
 type goroutineClients struct {
+	conns   []*rawWS
 	readers []*bufio.Reader
 }
 
 func newFanoutClients(conns []*rawWS) (fanoutClients, error) {
-	g := &goroutineClients{}
+	g := &goroutineClients{conns: conns}
 	for _, c := range conns {
 		g.readers = append(g.readers, bufio.NewReaderSize(c, 4096))
 	}
@@ -30,7 +31,9 @@ func (g *goroutineClients) await(_ int, start time.Time, news [][]byte, timeout 
 		failed error
 		wg     sync.WaitGroup
 	)
-	for _, r := range g.readers {
+	for i, r := range g.readers {
+		// A client the news never reaches gives up at the timeout.
+		g.conns[i].SetReadDeadline(start.Add(timeout))
 		wg.Go(func() {
 			for {
 				p, err := nextFrame(r)

@@ -19,7 +19,9 @@ import (
 
 // sendQueue is how many messages may wait for a slow browser; past that
 // the browser is closed (it resumes by resourceVersion) rather than let it
-// hold memory or hold up whoever feeds it.
+// hold memory or hold up whoever feeds it. A timeline lane's own events do
+// not wait here (see sendAndWrite): a browser slow with those holds up its
+// lane's watch, which the watch cache closes when it falls behind.
 const sendQueue = 64
 
 // Write buffers, one per connection and held for its life. A message
@@ -146,7 +148,7 @@ func (cl *client) enqueue(b []byte) (start, ok bool) {
 		cl.close(StatusTooSlow, "too slow: resume from your last resourceVersion")
 		return false, false
 	}
-	if cl.queue == nil {
+	if len(cl.queue) == 0 {
 		cl.queue = cl.oneQueued[:0]
 	}
 	cl.queue = append(cl.queue, b)
@@ -163,7 +165,9 @@ func (cl *client) next() ([]byte, bool) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if len(cl.queue) == 0 {
-		cl.queue, cl.writing = nil, false
+		// oneQueued may still hold a message sent after the queue had
+		// moved to a larger array.
+		cl.queue, cl.writing, cl.oneQueued[0] = nil, false, nil
 		return nil, false
 	}
 	b := cl.queue[0]
@@ -216,7 +220,12 @@ func (cl *client) write(b []byte, timeout time.Duration) bool {
 	if cl.raw.SetWriteDeadline(time.Now().Add(timeout)) != nil {
 		return false
 	}
-	return cl.conn.Write(context.Background(), websocket.MessageText, b) == nil
+	err := cl.conn.Write(context.Background(), websocket.MessageText, b)
+	// No deadline outlives its write: the websocket writes control frames
+	// on its own (a pong, the reply to the browser's close), and a
+	// deadline long past would fail them.
+	cl.raw.SetWriteDeadline(time.Time{})
+	return err == nil
 }
 
 // start serves the client: a reader (which answers control frames and
@@ -231,9 +240,6 @@ func (cl *client) start(onMessage func([]byte), onClosed func()) {
 		if cl.code != StatusTooSlow {
 			cl.drain()
 		}
-		// The close handshake bounds itself (5 s); the deadline of the last
-		// write must not cut it short.
-		cl.raw.SetWriteDeadline(time.Time{})
 		cl.conn.Close(cl.code, cl.reason)
 		cl.writeMu.Unlock()
 		close(cl.closed)

@@ -178,8 +178,51 @@ func TestSendAndWriteWritesOnTheCaller(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stuck sender was not released by the write timeout")
 	}
-	<-cl.closed
+	select {
+	case <-cl.closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client did not close after its write failed")
+	}
 	if cl.reason != "write failed" {
 		t.Fatalf("closed with %q, want \"write failed\"", cl.reason)
+	}
+}
+
+// A browser that closes after the server has been quiet for longer than
+// writeTimeout gets its close answered: no deadline of an earlier write
+// is left to fail the reply, which the websocket writes on its own.
+func TestCloseAnsweredAfterAQuietSpell(t *testing.T) {
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 200 * time.Millisecond
+	e := echo.New()
+	u := &UI{hub: newHub(0)}
+	e.GET("/ws", func(c echo.Context) error {
+		cl, ok := u.accept(c, smallWriteBuffer)
+		if !ok {
+			return nil
+		}
+		cl.sendRaw([]byte(`{"t":"hello"}`))
+		u.serve(cl, nil)
+		return nil
+	})
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	if _, b, err := conn.Read(ctx); err != nil || string(b) != `{"t":"hello"}` {
+		t.Fatalf("read %q, %v", b, err)
+	}
+	ctx = conn.CloseRead(ctx) // reads on, for the pong and the close
+	time.Sleep(3 * writeTimeout)
+	if err := conn.Ping(ctx); err != nil {
+		t.Fatalf("ping after a quiet spell: %v", err)
+	}
+	if err := conn.Close(websocket.StatusNormalClosure, "stopped"); err != nil {
+		t.Fatalf("close after a quiet spell: %v", err)
 	}
 }
