@@ -74,6 +74,47 @@ func TestProtobufClient(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no watch event over protobuf")
 	}
+	// A second watcher from here: the two share each event's encoding,
+	// which must still say which event it is.
+	w2, err := cms.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=proto", ResourceVersion: created.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	got.Data["k"] = "v2"
+	updated, err := cms.Update(ctx, got, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
+	expect := func(i int, watcher watch.Interface, want watch.EventType) {
+		t.Helper()
+		select {
+		case ev := <-watcher.ResultChan():
+			cm, _ := ev.Object.(*corev1.ConfigMap)
+			if ev.Type != want || cm == nil || cm.Data["k"] != "v2" || rv(cm.ResourceVersion) < rv(updated.ResourceVersion) {
+				t.Fatalf("watcher %d: got %s %+v, want %s of the updated ConfigMap", i, ev.Type, ev.Object, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("watcher %d: no %s over protobuf", i, want)
+		}
+	}
+	expect(1, w, watch.Modified)
+	expect(2, w2, watch.Modified)
+	// A fresh watch starts with the same stored object as a synthetic
+	// ADDED: the encoding shared with the MODIFIED above is not its.
+	w3, err := cms.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=proto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w3.Stop()
+	expect(3, w3, watch.Added)
+	if err := cms.Delete(ctx, "proto", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, watcher := range []watch.Interface{w, w2, w3} {
+		expect(i+1, watcher, watch.Deleted)
+	}
 	if _, err := cms.Get(ctx, "missing", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("missing object: %v", err)
 	}

@@ -206,8 +206,11 @@ type eventEncoder struct {
 }
 
 func (e *eventEncoder) write(ev watch.Event) error {
-	if e.out.as == "" && e.out.info.MediaType == runtime.ContentTypeJSON && ev.Type != watch.Error && ev.Type != watch.Bookmark {
-		return e.writeSharedJSON(ev)
+	if e.out.as == "" && ev.Type != watch.Error && ev.Type != watch.Bookmark {
+		if e.out.info.MediaType == runtime.ContentTypeJSON {
+			return e.writeSharedJSON(ev)
+		}
+		return e.writeSharedEvent(ev)
 	}
 	e.obj.Reset()
 	if err := e.encodeObject(ev); err != nil {
@@ -244,6 +247,31 @@ func (e *eventEncoder) writeSharedJSON(ev watch.Event) error {
 		return err
 	}
 	_, err = e.frames.Write(line)
+	return err
+}
+
+// writeSharedEvent writes a WatchEvent in another format than JSON
+// (protobuf, client-go's choice for built-in kinds) from an encoding
+// shared, like writeSharedJSON's line, by every watcher that gets the
+// same event; only the frame's length prefix is written per watcher.
+func (e *eventEncoder) writeSharedEvent(ev watch.Event) error {
+	info := e.out.info
+	key := encodeKey{obj: ev.Object, mediaType: info.MediaType, gv: e.res.GroupVersion, eventType: ev.Type}
+	event, err := e.api.encoded.encode(key, func(own runtime.Object) ([]byte, error) {
+		var obj, event bytes.Buffer
+		if err := encode(info.Serializer, e.res.GroupVersion, own, &obj); err != nil {
+			return nil, err
+		}
+		we := &metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: obj.Bytes()}}
+		if err := info.StreamSerializer.Serializer.Encode(we, &event); err != nil {
+			return nil, err
+		}
+		return event.Bytes(), nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = e.frames.Write(event)
 	return err
 }
 
