@@ -146,9 +146,19 @@ func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 // Token is what a caller presents to be trusted as the aggregator.
 func (s *Server) Token() string { return s.token }
 
-// Stop closes the listener and ends scraping.
+// stopGrace bounds how long Stop waits for requests under way. net/http's
+// Shutdown also waits up to 5 s for a connection on which no request has
+// come yet, such as one the aggregator's transport dialed for a request
+// cancelled meanwhile; nothing would come on it, and kubelab's shutdown
+// would wait for it.
+const stopGrace = time.Second
+
+// Stop closes the listener, lets requests under way finish (for at most
+// stopGrace) and ends scraping.
 func (s *Server) Stop(ctx context.Context) {
 	s.stop()
+	ctx, cancel := context.WithTimeout(ctx, stopGrace)
+	defer cancel()
 	if err := s.http.Shutdown(ctx); err != nil {
 		s.http.Close()
 	}

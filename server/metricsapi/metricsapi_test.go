@@ -3,7 +3,9 @@ package metricsapi
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,4 +82,25 @@ func TestServer(t *testing.T) {
 			t.Fatalf("%d", resp.StatusCode)
 		}
 	})
+}
+
+// A connection on which no request ever comes (one a client dialed for a
+// request it then cancelled) does not hold Stop up: net/http's Shutdown
+// alone waits 5 s for one.
+func TestStopDoesNotWaitForAnIdleNewConnection(t *testing.T) {
+	s, err := Start(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	time.Sleep(100 * time.Millisecond) // the server has accepted it
+	start := time.Now()
+	s.Stop(context.Background())
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Stop took %s with a connection that sent nothing", d)
+	}
 }
