@@ -68,47 +68,74 @@ func TestSlowClientIsClosed(t *testing.T) {
 	}
 }
 
-// A write that a browser leaves stuck (it stopped reading, and the socket's
-// buffers are full before the send queue is) ends the connection once
-// writeTimeout has passed.
-func TestStuckWriteEndsTheConnection(t *testing.T) {
-	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
-	writeTimeout = 300 * time.Millisecond
+// connectOne serves one websocket with writeTimeout set to timeout for the
+// test, and dials it. The server side is handed to setup before it is
+// served, and returned once the browser is connected.
+func connectOne(t *testing.T, timeout time.Duration, setup func(*client)) (*client, *websocket.Conn, context.Context) {
+	t.Helper()
+	saved := writeTimeout
+	writeTimeout = timeout
+	t.Cleanup(func() { writeTimeout = saved })
 	e := echo.New()
 	u := &UI{hub: newHub(0)}
 	served := make(chan *client, 1)
-	huge := []byte(`"` + strings.Repeat("x", 1<<20) + `"`)
 	e.GET("/ws", func(c echo.Context) error {
 		cl, ok := u.accept(c, smallWriteBuffer)
 		if !ok {
 			return nil
 		}
-		// Fewer than sendQueue messages, but more than loopback's socket
-		// buffers hold.
-		for range sendQueue / 2 {
-			cl.sendRaw(huge)
-		}
+		setup(cl)
 		served <- cl
 		u.serve(cl, nil)
 		return nil
 	})
 	srv := httptest.NewServer(e)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.CloseNow()
-	cl := <-served
+	t.Cleanup(func() { conn.CloseNow() })
+	conn.SetReadLimit(2 << 20)
+	select {
+	case cl := <-served:
+		return cl, conn, ctx
+	case <-ctx.Done():
+		t.Fatal("the server never took the connection")
+		return nil, nil, nil
+	}
+}
+
+// awaitClosed waits for the client's close and checks its reason.
+func awaitClosed(t *testing.T, cl *client, reason string) {
+	t.Helper()
 	select {
 	case <-cl.closed:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the stuck write did not end the connection within 10 s")
+		t.Fatalf("the client was not closed (%q) within 10 s", reason)
 	}
-	if cl.code != websocket.StatusGoingAway || cl.reason != "write failed" {
-		t.Fatalf("closed with %d %q, want %d \"write failed\"", cl.code, cl.reason, websocket.StatusGoingAway)
+	if cl.reason != reason {
+		t.Fatalf("closed with %d %q, want %q", cl.code, cl.reason, reason)
+	}
+}
+
+// A write that a browser leaves stuck (it stopped reading, and the socket's
+// buffers are full before the send queue is) ends the connection once
+// writeTimeout has passed.
+func TestStuckWriteEndsTheConnection(t *testing.T) {
+	huge := []byte(`"` + strings.Repeat("x", 1<<20) + `"`)
+	cl, _, _ := connectOne(t, 300*time.Millisecond, func(cl *client) {
+		// Fewer than sendQueue messages, but more than loopback's socket
+		// buffers hold.
+		for range sendQueue / 2 {
+			cl.sendRaw(huge)
+		}
+	})
+	awaitClosed(t, cl, "write failed")
+	if cl.code != websocket.StatusGoingAway {
+		t.Fatalf("closed with %d, want %d", cl.code, websocket.StatusGoingAway)
 	}
 }
 
@@ -117,32 +144,7 @@ func TestStuckWriteEndsTheConnection(t *testing.T) {
 // stops reading holds up that caller only until the write times out; a
 // sendRaw beside it never waits.
 func TestSendAndWriteWritesOnTheCaller(t *testing.T) {
-	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
-	writeTimeout = 2 * time.Second
-	e := echo.New()
-	u := &UI{hub: newHub(0)}
-	served := make(chan *client, 1)
-	e.GET("/ws", func(c echo.Context) error {
-		cl, ok := u.accept(c, smallWriteBuffer)
-		if !ok {
-			return nil
-		}
-		served <- cl
-		u.serve(cl, nil)
-		return nil
-	})
-	srv := httptest.NewServer(e)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
-	conn.SetReadLimit(2 << 20)
-	cl := <-served
-
+	cl, conn, ctx := connectOne(t, 2*time.Second, func(*client) {})
 	if !cl.sendAndWrite([]byte(`{"t":"event"}`)) {
 		t.Fatal("sendAndWrite refused a message to a reading browser")
 	}
@@ -178,42 +180,16 @@ func TestSendAndWriteWritesOnTheCaller(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stuck sender was not released by the write timeout")
 	}
-	select {
-	case <-cl.closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the client did not close after its write failed")
-	}
-	if cl.reason != "write failed" {
-		t.Fatalf("closed with %q, want \"write failed\"", cl.reason)
-	}
+	awaitClosed(t, cl, "write failed")
 }
 
 // A browser that closes after the server has been quiet for longer than
 // writeTimeout gets its close answered: no deadline of an earlier write
 // is left to fail the reply, which the websocket writes on its own.
 func TestCloseAnsweredAfterAQuietSpell(t *testing.T) {
-	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
-	writeTimeout = 200 * time.Millisecond
-	e := echo.New()
-	u := &UI{hub: newHub(0)}
-	e.GET("/ws", func(c echo.Context) error {
-		cl, ok := u.accept(c, smallWriteBuffer)
-		if !ok {
-			return nil
-		}
+	_, conn, ctx := connectOne(t, 200*time.Millisecond, func(cl *client) {
 		cl.sendRaw([]byte(`{"t":"hello"}`))
-		u.serve(cl, nil)
-		return nil
 	})
-	srv := httptest.NewServer(e)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
 	if _, b, err := conn.Read(ctx); err != nil || string(b) != `{"t":"hello"}` {
 		t.Fatalf("read %q, %v", b, err)
 	}
