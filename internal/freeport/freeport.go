@@ -87,6 +87,17 @@ func ephemeralStart() int {
 	return start
 }
 
+// Retry runs start, which binds ports picked beforehand, up to three times
+// while it fails because one of them was taken in between.
+func Retry(start func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := start()
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+	}
+}
+
 // anyPort is the fallback for a kernel whose ephemeral range starts so low
 // that little or nothing is left below it.
 func anyPort() (string, error) {

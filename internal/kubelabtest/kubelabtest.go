@@ -7,7 +7,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	apiregistrationhelper "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 
 	"github.com/kubelab/kubelab/controller/rootca"
+	"github.com/kubelab/kubelab/internal/freeport"
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/storagetest"
@@ -40,7 +40,7 @@ func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 	// The embedded etcd is told its client port before it binds it, and
 	// another test can take the port in between: then start again on
 	// another.
-	for attempt := 1; ; attempt++ {
+	err := freeport.Retry(func() error {
 		etcdAddr = storagetest.FreeAddr(t)
 		cfg := server.DefaultConfig()
 		cfg.Listen = "127.0.0.1:0"
@@ -55,15 +55,13 @@ func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 			o(&cfg)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
 		var err error
 		s, err = server.New(ctx, cfg)
-		cancel()
-		if err == nil {
-			break
-		}
-		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
-			t.Fatalf("start kubelab: %v", err)
-		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("start kubelab: %v", err)
 	}
 	s.Start()
 	t.Cleanup(func() {

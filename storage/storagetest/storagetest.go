@@ -52,17 +52,19 @@ type Cluster struct {
 // member binds it; then the cluster is started again on fresh ports.
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		c, err := startCluster(t, n)
-		if err == nil {
-			t.Cleanup(c.stop)
-			return c
+	var c *Cluster
+	err := freeport.Retry(func() error {
+		var err error
+		if c, err = startCluster(t, n); err != nil {
+			c.stop()
 		}
-		c.stop()
-		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
-			t.Fatalf("start etcd cluster: %v", err)
-		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("start etcd cluster: %v", err)
 	}
+	t.Cleanup(c.stop)
+	return c
 }
 
 func startCluster(t testing.TB, n int) (*Cluster, error) {
