@@ -223,7 +223,9 @@ func TestQuizAttemptIDsAreIssuedByTheServer(t *testing.T) {
 	wantQuizStatus(t, resp, body, http.StatusConflict)
 
 	_, list := quizGrader(t, s).do("GET", "/kubelab/v1/grader/results?quiz="+quiz.WatchQuizID, "", "")
-	var got struct{ Items []struct{ AttemptID, Student string } }
+	var got struct {
+		Items []struct{ AttemptID, Student string }
+	}
 	json.Unmarshal([]byte(list), &got)
 	if len(got.Items) != 1 || got.Items[0].AttemptID != v.Attempt || got.Items[0].Student != "alice" {
 		t.Errorf("the grader sees %+v, want Alice's one attempt %s: %s", got.Items, v.Attempt, list)
