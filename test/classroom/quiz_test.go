@@ -2,17 +2,25 @@ package classroom_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"github.com/kubelab/kubelab/internal/browsertest"
 	"github.com/kubelab/kubelab/internal/kubelabproc"
 	"github.com/kubelab/kubelab/quiz"
 )
@@ -335,4 +343,58 @@ func TestQuizGraderListsEveryAttempt(t *testing.T) {
 	if sum.Student != "alice" || sum.Attempts != 3 || sum.First.AttemptID != ids[0] || sum.Last.AttemptID != ids[2] || sum.Best.AttemptID != ids[1] || sum.Best.ScoreGiven != 4 {
 		t.Errorf("summary %+v, want first %s, last %s, best %s (4)", sum, ids[0], ids[2], ids[1])
 	}
+}
+
+// TestQuizInTheBrowser: a student takes the quiz in Chromium, with
+// JavaScript and without (the form is a plain form), in Thai; the page
+// offers the attempt's own option ids, and the result shows the score and
+// the right answer they picked, but not the answers they did not give.
+func TestQuizInTheBrowser(t *testing.T) {
+	s := quizClass(t)
+	q, _ := quiz.Lesson().Quiz(quiz.WatchQuizID)
+	raw, _ := q.Question("etcd-raw")
+	key, _ := raw.Option(raw.Answer)
+	for _, js := range []bool{true, false} {
+		t.Run(fmt.Sprintf("javascript %v", js), func(t *testing.T) {
+			ctx := browsertest.Start(t)
+			if !js {
+				browsertest.Do(t, ctx, "turn JavaScript off", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+					_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+					return chromedp.Void{}, err
+				})
+			}
+			browsertest.Do(t, ctx, "sign in", chromedp.Navigate(s.URL()+"/signin"),
+				chromedp.SendKeys(chromedp.CSS("#name"), fmt.Sprintf("Student %v", js)), chromedp.SendKeys(chromedp.CSS("#code"), quizJoinCode),
+				chromedp.Click(chromedp.CSS(`form[action="/signin"] button[type="submit"]`)))
+			browsertest.WaitJS(t, ctx, "signed in", `!location.pathname.startsWith("/signin")`)
+			browsertest.Do(t, ctx, "open the quiz", chromedp.Navigate(s.URL()+"/quiz/"+quiz.WatchQuizID+"?lang=th"))
+			browsertest.WaitJS(t, ctx, "the Thai form", `document.documentElement.lang === "th" && document.querySelector("form input[name=attempt]") !== null`)
+			// The site's scripts mark the theme button once they run.
+			if ran := browsertest.Eval[bool](t, ctx, `document.querySelector("[data-theme-toggle]").hasAttribute("aria-pressed")`); ran != js {
+				t.Fatalf("the page's scripts ran: %v, want %v", ran, js)
+			}
+			values := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll("input[type=radio]")].map(i => i.value)`)
+			for _, o := range raw.Options {
+				if slices.Contains(values, o.ID) {
+					t.Errorf("the form offers the bank's option id %s", o.ID)
+				}
+			}
+			browsertest.Do(t, ctx, "pick the right answer", chromedp.Click(chromedp.Search(
+				`//fieldset[@id="q-etcd-raw"]//label[contains(normalize-space(.), "`+prefix(key.Text.TH)+`")]/input`)))
+			browsertest.Do(t, ctx, "submit", chromedp.Click(chromedp.CSS(`form input[name=attempt] ~ button[type=submit]`)))
+			browsertest.WaitJS(t, ctx, "the result", `location.pathname.includes("/attempts/") && document.readyState === "complete" && document.body.textContent.includes("/ 5")`)
+			page := browsertest.Eval[string](t, ctx, `document.body.textContent`)
+			// One option is tagged right: the one the student picked.
+			tagged := browsertest.Eval[int](t, ctx, `[...document.querySelectorAll(".tag")].filter(e => e.textContent.trim() === "คำตอบที่ถูก").length`)
+			if !strings.Contains(page, "1 / 5") || strings.Contains(page, prefix(raw.Explanation.TH)) || tagged != 1 {
+				t.Errorf("the result page, want 1 / 5, one option tagged right (got %d) and no explanation:\n%s", tagged, page)
+			}
+		})
+	}
+}
+
+// prefix is the first words of a Thai or English text, cut between runes.
+func prefix(s string) string {
+	r := []rune(s)
+	return string(r[:min(len(r), 20)])
 }
