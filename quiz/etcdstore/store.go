@@ -112,9 +112,17 @@ func (s *Store) Issue(ctx context.Context, a *quiz.Attempt, limit int) (*quiz.At
 	lk := ledgerKey(a.Student, a.Quiz)
 	for range maxRetries {
 		var l ledger
-		_, lrev, err := s.read(ctx, lk, &l)
+		found, lrev, err := s.read(ctx, lk, &l)
 		if err != nil {
 			return nil, err
+		}
+		if !found {
+			// Attempts stored before ledgers existed count too.
+			prior, err := s.List(ctx, quiz.Filter{Student: a.Student, Quiz: a.Quiz})
+			if err != nil {
+				return nil, err
+			}
+			l.Issued, l.Submitted = len(prior), len(prior)
 		}
 		if l.Open != "" {
 			open, err := s.Get(ctx, a.Student, a.Quiz, l.Open)

@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -170,5 +171,25 @@ func TestList(t *testing.T) {
 				t.Errorf("got %v, want %v", ids, want)
 			}
 		})
+	}
+}
+
+// TestIssueCountsEarlierAttempts: attempts a student submitted before
+// ledgers were kept count against the limit too.
+func TestIssueCountsEarlierAttempts(t *testing.T) {
+	ctx := context.Background()
+	client := storagetest.StartEtcd(t).Client()
+	s := New(client)
+	old := quiz.Attempt{ID: "01a22e5b97bbe5d50f76023c", Quiz: quiz.WatchQuizID, Student: "alice", Submitted: time.Now()}
+	b, _ := json.Marshal(old)
+	if _, err := client.Put(ctx, key("alice", old.Quiz, old.ID), string(b)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := issue(t, s, "alice", "", quiz.WatchQuizID, 1); !errors.Is(err, quiz.ErrNoAttemptsLeft) {
+		t.Errorf("with one earlier attempt and a limit of 1: %v, want ErrNoAttemptsLeft", err)
+	}
+	a, err := issue(t, s, "alice", "", quiz.WatchQuizID, 2)
+	if err != nil || a.Number != 2 {
+		t.Errorf("with a limit of 2: %+v, %v; want attempt number 2", a, err)
 	}
 }
