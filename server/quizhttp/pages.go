@@ -182,11 +182,16 @@ func (h *handlers) resultPage(c echo.Context) error {
 		return h.pageError(c, err, "/quiz/"+q.ID)
 	}
 	lang := langOf(c)
-	e, err := h.explain(c.Request().Context(), q, a, lang)
+	ctx := c.Request().Context()
+	e, err := h.explain(ctx, q, a, lang)
 	if err != nil {
 		return h.pageError(c, err, "/quiz/"+q.ID)
 	}
-	return h.render(c, http.StatusOK, e.Title, resultView(e, uiFor(lang), h.policy))
+	theirs, err := h.store.List(ctx, quiz.Filter{Student: a.Student, Quiz: q.ID})
+	if err != nil {
+		return h.pageError(c, err, "/quiz/"+q.ID)
+	}
+	return h.render(c, http.StatusOK, e.Title, resultView(e, uiFor(lang), h.policy, h.policy.AttemptsLeft(len(theirs))))
 }
 
 // pageError shows a browser a page, not a Status: the status's message,

@@ -46,8 +46,8 @@ func TestRevealAfterLastAttempt(t *testing.T) {
 		t.Error("attempt 1 of 2 says it is revealed")
 	}
 	_, page := alice.get("/quiz/" + quiz.WatchQuizID + "/attempts/" + first.Attempt)
-	if !strings.Contains(page, "once you have used your last attempt") {
-		t.Errorf("the result page does not say when answers show: %s", page)
+	if !strings.Contains(page, "once you have used your last attempt") || !strings.Contains(page, "Attempts left: 1") || !strings.Contains(page, ">Try again<") {
+		t.Errorf("the result page does not say when answers show, or how many attempts are left: %s", page)
 	}
 	_, list := alice.get(quizhttp.QuizzesPath + "/" + quiz.WatchQuizID + "/attempts")
 	if !strings.Contains(list, `"attemptsLeft":1`) || strings.Contains(list, "encrypted") {
@@ -71,6 +71,10 @@ func TestRevealAfterLastAttempt(t *testing.T) {
 	resp, page = alice.get("/quiz/" + quiz.WatchQuizID + "?lang=th")
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(page, "ครบ 2 ครั้ง") {
 		t.Errorf("the Thai quiz page past the limit: HTTP %d: %s", resp.StatusCode, page)
+	}
+	_, page = alice.get("/quiz/" + quiz.WatchQuizID + "/attempts/" + first.Attempt)
+	if strings.Contains(page, ">Try again<") || !strings.Contains(page, "Attempts left: 0") {
+		t.Errorf("the result page offers another attempt past the limit: %s", page)
 	}
 	_, page = alice.get("/quiz")
 	if !strings.Contains(page, "Attempts left: 0") {
