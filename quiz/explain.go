@@ -3,16 +3,20 @@ package quiz
 import "slices"
 
 // Explained is a graded attempt as its student sees it afterwards: every
-// question with what they answered, what was right, and why, in one
-// language, options in the attempt's order.
+// question with what they answered and how it scored, in one language,
+// options in the attempt's order and under its ids; and, where the reveal
+// policy allows, what was right and why. A question left unanswered never
+// shows its right answer.
 type Explained struct {
-	Quiz         string              `json:"quiz"`
-	Attempt      string              `json:"attempt"`
-	Lang         Lang                `json:"lang"`
-	Title        string              `json:"title"`
-	ScoreGiven   int                 `json:"scoreGiven"`
-	ScoreMaximum int                 `json:"scoreMaximum"`
-	Questions    []ExplainedQuestion `json:"questions"`
+	Quiz         string `json:"quiz"`
+	Attempt      string `json:"attempt"`
+	Lang         Lang   `json:"lang"`
+	Title        string `json:"title"`
+	ScoreGiven   int    `json:"scoreGiven"`
+	ScoreMaximum int    `json:"scoreMaximum"`
+	// Revealed says the reveal policy allowed answers and explanations.
+	Revealed  bool                `json:"revealed"`
+	Questions []ExplainedQuestion `json:"questions"`
 }
 
 // ExplainedQuestion is one question of an Explained attempt.
@@ -30,17 +34,18 @@ type ExplainedQuestion struct {
 	Lines []ExplainedLine `json:"lines,omitempty"`
 	// Bugs are a SpotTheBug question's bugs, found or not, each explained.
 	Bugs        []ExplainedBug `json:"bugs,omitempty"`
-	Explanation string         `json:"explanation"`
-	Proof       ProofView      `json:"proof"`
+	Explanation string         `json:"explanation,omitempty"`
+	Proof       *ProofView     `json:"proof,omitempty"`
 }
 
-// ExplainedOption is an option (or reason) with whether it was chosen and
-// whether it is the answer (for a reason: whether a bug has it).
+// ExplainedOption is an option (or reason) with whether it was chosen and,
+// where that may be shown, whether it is the answer (for a reason: whether
+// a bug has it).
 type ExplainedOption struct {
 	ID     string `json:"id"`
 	Text   string `json:"text"`
 	Chosen bool   `json:"chosen"`
-	Right  bool   `json:"right"`
+	Right  bool   `json:"right,omitempty"`
 }
 
 // ExplainedLine is a line of code, with the student's mark on it if any.
@@ -53,18 +58,19 @@ type ExplainedLine struct {
 	ReasonText string `json:"reasonText,omitempty"`
 	// MarkRight says the mark found a bug.
 	MarkRight bool `json:"markRight"`
-	// Buggy says the line is one of a bug's lines.
-	Buggy bool `json:"buggy"`
+	// Buggy says the line is one of a bug's lines, where that may be shown.
+	Buggy bool `json:"buggy,omitempty"`
 }
 
-// ExplainedBug is a bug, whether it was found, and why it is one.
+// ExplainedBug is a bug, whether it was found, and, where the policy
+// allows, why it is one.
 type ExplainedBug struct {
-	ID          string    `json:"id"`
-	Found       bool      `json:"found"`
-	Lines       []int     `json:"lines"`
-	Reason      string    `json:"reason"`
-	Explanation string    `json:"explanation"`
-	Proof       ProofView `json:"proof"`
+	ID          string     `json:"id"`
+	Found       bool       `json:"found"`
+	Lines       []int      `json:"lines"`
+	Reason      string     `json:"reason"`
+	Explanation string     `json:"explanation,omitempty"`
+	Proof       *ProofView `json:"proof,omitempty"`
 }
 
 // ProofView is a link to the lesson's live proof.
@@ -73,14 +79,17 @@ type ProofView struct {
 	Label string `json:"label"`
 }
 
-func (p Proof) view(lang Lang) ProofView { return ProofView{Href: p.Href, Label: p.Label.In(lang)} }
+func (p Proof) view(lang Lang) *ProofView { return &ProofView{Href: p.Href, Label: p.Label.In(lang)} }
 
-// Explain pairs a graded attempt's result with the answers and their
-// explanations in lang. Only call it for an attempt that has been graded.
-func (q *Quiz) Explain(attempt string, r Result, lang Lang) Explained {
+// Explain pairs a graded attempt's result with its questions in lang.
+// reveal is the reveal policy's verdict: it adds the right answers of the
+// questions answered, and every question's explanation. Only call it for
+// an attempt that has been graded.
+func (q *Quiz) Explain(a *Attempt, lang Lang, reveal bool) Explained {
+	r := a.Result
 	e := Explained{
-		Quiz: q.ID, Attempt: attempt, Lang: lang, Title: q.Title.In(lang),
-		ScoreGiven: r.ScoreGiven, ScoreMaximum: r.ScoreMaximum,
+		Quiz: q.ID, Attempt: a.ID, Lang: lang, Title: q.Title.In(lang),
+		ScoreGiven: r.ScoreGiven, ScoreMaximum: r.ScoreMaximum, Revealed: reveal,
 	}
 	for i := range q.Questions {
 		qu := &q.Questions[i]
@@ -91,22 +100,13 @@ func (q *Quiz) Explain(attempt string, r Result, lang Lang) Explained {
 		eq := ExplainedQuestion{
 			ID: qu.ID, Kind: qu.Kind, Prompt: qu.Prompt.In(lang),
 			Answered: qr.Answered, Correct: qr.Correct, ScoreGiven: qr.ScoreGiven, ScoreMaximum: qu.Max(),
-			Explanation: qu.Explanation.In(lang), Proof: qu.Proof.view(lang),
 		}
-		reasons := map[string]bool{}
-		for _, b := range qu.Bugs {
-			reasons[b.Reason] = true
+		if reveal {
+			eq.Explanation, eq.Proof = qu.Explanation.In(lang), qu.Proof.view(lang)
 		}
-		chosen := map[string]bool{qr.Choice: qr.Choice != ""}
-		for _, m := range qr.Marks {
-			chosen[m.Reason] = true
-		}
-		for _, o := range q.Shuffled(attempt, qu) {
-			right := o.ID == qu.Answer || reasons[o.ID]
-			eq.Options = append(eq.Options, ExplainedOption{ID: o.ID, Text: o.Text.In(lang), Chosen: chosen[o.ID], Right: right})
-		}
+		explainOptions(a, qu, qr, lang, reveal, &eq)
 		if qu.Kind == SpotTheBug {
-			explainLines(qu, qr, lang, &eq)
+			explainLines(a, qu, qr, lang, reveal, &eq)
 		} else {
 			eq.Snippet = qu.Snippet
 		}
@@ -115,15 +115,39 @@ func (q *Quiz) Explain(attempt string, r Result, lang Lang) Explained {
 	return e
 }
 
-func explainLines(qu *Question, qr QuestionResult, lang Lang, eq *ExplainedQuestion) {
+// explainOptions marks what was chosen and, for an answered question,
+// what is right: a right choice always (the student picked it), the rest
+// only when revealed. An unanswered question marks nothing right, ever.
+func explainOptions(a *Attempt, qu *Question, qr QuestionResult, lang Lang, reveal bool, eq *ExplainedQuestion) {
+	reasons := map[string]bool{}
+	for _, b := range qu.Bugs {
+		reasons[b.Reason] = true
+	}
+	chosen := map[string]bool{qr.Choice: qr.Choice != ""}
+	for _, m := range qr.Marks {
+		chosen[m.Reason] = true
+	}
+	for _, k := range a.order(qu) {
+		o, _ := qu.Option(k.Option)
+		key := k.Option == qu.Answer || reasons[k.Option]
+		right := qr.Answered && key && (reveal || (qu.Kind == Choice && chosen[k.Option]))
+		eq.Options = append(eq.Options, ExplainedOption{ID: k.ID, Text: o.Text.In(lang), Chosen: chosen[k.Option], Right: right})
+	}
+}
+
+// explainLines shows a SpotTheBug question's code with the student's
+// marks, and the bugs they found; the buggy lines and the bugs they
+// missed only when revealed and answered.
+func explainLines(a *Attempt, qu *Question, qr QuestionResult, lang Lang, reveal bool, eq *ExplainedQuestion) {
+	shown := reveal && qr.Answered
 	for n, code := range SnippetLines(qu.Snippet) {
 		l := ExplainedLine{N: n + 1, Code: code}
 		for _, b := range qu.Bugs {
-			l.Buggy = l.Buggy || slices.Contains(b.Lines, l.N)
+			l.Buggy = l.Buggy || (shown && slices.Contains(b.Lines, l.N))
 		}
 		for _, m := range qr.Marks {
 			if m.Line == l.N {
-				l.Reason, l.MarkRight = m.Reason, m.Bug != ""
+				l.Reason, l.MarkRight = a.shown(qu, m.Reason), m.Bug != ""
 				if o, ok := qu.Option(m.Reason); ok {
 					l.ReasonText = o.Text.In(lang)
 				}
@@ -136,10 +160,14 @@ func explainLines(qu *Question, qr QuestionResult, lang Lang, eq *ExplainedQuest
 		found[b.Bug] = b.Found
 	}
 	for _, b := range qu.Bugs {
+		if !found[b.ID] && !shown {
+			continue
+		}
 		o, _ := qu.Option(b.Reason)
-		eq.Bugs = append(eq.Bugs, ExplainedBug{
-			ID: b.ID, Found: found[b.ID], Lines: b.Lines, Reason: o.Text.In(lang),
-			Explanation: b.Explanation.In(lang), Proof: b.Proof.view(lang),
-		})
+		eb := ExplainedBug{ID: b.ID, Found: found[b.ID], Lines: b.Lines, Reason: o.Text.In(lang)}
+		if reveal {
+			eb.Explanation, eb.Proof = b.Explanation.In(lang), b.Proof.view(lang)
+		}
+		eq.Bugs = append(eq.Bugs, eb)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubelab/kubelab/quiz"
 )
 
 // Config is everything kubelab needs to start. main fills it from flags and
@@ -84,6 +86,12 @@ type Config struct {
 	// StuckAfter is how long without lab progress the instructor's
 	// dashboard marks a student as stuck.
 	StuckAfter time.Duration
+	// QuizAttempts is how many attempts each student may submit at each
+	// quiz; 0 is no limit.
+	QuizAttempts int
+	// QuizReveal is when students see right answers and explanations:
+	// after-submit, after-last-attempt or never.
+	QuizReveal string
 }
 
 // DefaultConfig returns the configuration `go run ./cmd/kubelab` runs with.
@@ -94,6 +102,8 @@ func DefaultConfig() Config {
 		EtcdListenClient:   "127.0.0.1:2379",
 		CompactionInterval: 5 * time.Minute,
 		StuckAfter:         10 * time.Minute,
+		QuizAttempts:       3,
+		QuizReveal:         string(quiz.RevealAfterLastAttempt),
 		ShutdownTimeout:    10 * time.Second,
 		LogLevel:           "info",
 		Profiling:          true,
@@ -138,6 +148,12 @@ func (c Config) Validate() error {
 	}
 	if c.CompactionInterval < 0 {
 		return fmt.Errorf("--compaction-interval must not be negative (0 disables compaction), got %s", c.CompactionInterval)
+	}
+	if c.QuizAttempts < 0 {
+		return fmt.Errorf("--quiz-attempts must not be negative (0 is no limit), got %d", c.QuizAttempts)
+	}
+	if _, err := quiz.ParseReveal(c.QuizReveal); err != nil {
+		return fmt.Errorf("--quiz-reveal: %w", err)
 	}
 	if c.StuckAfter < 0 {
 		return fmt.Errorf("--stuck-after must not be negative, got %s", c.StuckAfter)

@@ -72,15 +72,23 @@ func TestMetricsAndRequestLog(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// One quiz attempt, through the JSON API as a student's client would.
-	q, _ := quiz.Lesson().Quiz(quiz.WatchQuizID)
-	var answers []quiz.Answer
-	for _, question := range q.Questions {
-		if question.Kind == quiz.Choice {
-			answers = append(answers, quiz.Answer{Question: question.ID, Choice: question.Options[0].ID})
-		}
+	// One quiz attempt, through the JSON API as a student's client would:
+	// open the quiz to be issued an attempt, answer in its option ids.
+	view, err := http.Get(lab.URL() + quizhttp.QuizzesPath + "/" + quiz.WatchQuizID)
+	if err != nil {
+		t.Fatal(err)
 	}
-	body, _ := json.Marshal(quizhttp.AttemptRequest{Answers: answers})
+	var v quiz.View
+	err = json.NewDecoder(view.Body).Decode(&v)
+	view.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers []quiz.Answer
+	for _, question := range v.Questions {
+		answers = append(answers, quiz.Answer{Question: question.ID, Choice: question.Options[0].ID})
+	}
+	body, _ := json.Marshal(quizhttp.AttemptRequest{Attempt: v.Attempt, Answers: answers})
 	submit, err := http.Post(lab.URL()+quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

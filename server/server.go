@@ -247,7 +247,8 @@ func (s *Server) installAPI(ctx context.Context) error {
 	docs.Register(s.echo)
 	attempts := &countedAttempts{Store: etcdstore.New(s.etcd.Client())}
 	s.metrics.Counter("kubelab_quiz_submissions_total", "Quiz attempts submitted and stored.", func() float64 { return float64(attempts.n.Load()) })
-	if err := quizhttp.Install(s.echo, quizhttp.Config{Store: attempts, Logger: s.log, RequireSignIn: s.cfg.Classroom, Layout: web.SectionPage("quiz")}); err != nil {
+	if err := quizhttp.Install(s.echo, quizhttp.Config{Store: attempts, Logger: s.log, RequireSignIn: s.cfg.Classroom, Layout: web.SectionPage("quiz"),
+		Policy: quiz.Policy{Attempts: s.cfg.QuizAttempts, Reveal: quiz.Reveal(s.cfg.QuizReveal)}}); err != nil {
 		api.Stop()
 		return err
 	}
@@ -545,8 +546,8 @@ type countedAttempts struct {
 	n atomic.Uint64
 }
 
-func (c *countedAttempts) Create(ctx context.Context, a *quiz.Attempt) error {
-	err := c.Store.Create(ctx, a)
+func (c *countedAttempts) Submit(ctx context.Context, a *quiz.Attempt, limit int) error {
+	err := c.Store.Submit(ctx, a, limit)
 	if err == nil {
 		c.n.Add(1)
 	}

@@ -66,6 +66,8 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.ClassName, "class-name", cfg.ClassName, "in classroom mode, the class's name (e.g. k8s-101), which graders filter results by")
 	fs.StringVar(&cfg.SecureListen, "secure-listen", cfg.SecureListen, "in classroom mode, host:port of the HTTPS listener students' kubectl uses")
 	fs.StringVar(&cfg.InstructorToken, "instructor-token", cfg.InstructorToken, "bearer token of the instructor (at least 16 characters; prefer the environment variable)")
+	fs.IntVar(&cfg.QuizAttempts, "quiz-attempts", cfg.QuizAttempts, "how many attempts each student may submit at each quiz; 0 for no limit")
+	fs.StringVar(&cfg.QuizReveal, "quiz-reveal", cfg.QuizReveal, "when students see the right answers and explanations of the questions they answered: after-submit, after-last-attempt or never")
 	fs.StringVar(&cfg.GraderToken, "grader-token", cfg.GraderToken, "bearer token of the grader endpoint's client (at least 16 characters; prefer the environment variable)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: kubelab [flags]\n\nEvery flag can also be set by an environment variable: KUBELAB_ and the flag's\nname in capitals with - as _, e.g. KUBELAB_DATA_DIR for --data-dir.\n\n")

@@ -80,6 +80,18 @@ func TestParseConfig(t *testing.T) {
 			t.Fatalf("adaptive limit %v with the variable true, default %v; want on, off by default", cfg.AdaptiveInflightLimit, server.DefaultConfig().AdaptiveInflightLimit)
 		}
 	})
+	t.Run("quiz policy", func(t *testing.T) {
+		t.Setenv("KUBELAB_QUIZ_ATTEMPTS", "0")
+		cfg, err := parseConfig([]string{"--quiz-reveal", "never"}, io.Discard)
+		if err != nil || cfg.QuizAttempts != 0 || cfg.QuizReveal != "never" {
+			t.Fatalf("got %d attempts, reveal %q (%v); want 0 and never", cfg.QuizAttempts, cfg.QuizReveal, err)
+		}
+		for _, args := range [][]string{{"--quiz-reveal", "sometimes"}, {"--quiz-attempts", "-1"}} {
+			if _, err := parseConfig(args, io.Discard); err == nil || !strings.Contains(err.Error(), args[0]) {
+				t.Errorf("%q: got %v, want an error naming the flag", args, err)
+			}
+		}
+	})
 	t.Run("help", func(t *testing.T) {
 		var out bytes.Buffer
 		_, err := parseConfig([]string{"-h"}, &out)

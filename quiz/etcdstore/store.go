@@ -1,13 +1,21 @@
-// Package etcdstore keeps quiz attempts in etcd, under
-// /kubelab/quiz/attempts/<student>/<quiz>/<attempt>, outside the
-// Kubernetes objects' /registry: state in etcd, as everything kubelab
-// keeps, so attempts survive restarts and replicas share them.
+// Package etcdstore keeps quiz attempts in etcd, outside the Kubernetes
+// objects' /registry: state in etcd, as everything kubelab keeps, so
+// attempts survive restarts and replicas share them.
+//
+// Each attempt is a key, /kubelab/quiz/attempts/<student>/<quiz>/<attempt>,
+// written when the server issues it and once more when it is submitted.
+// Beside them, /kubelab/quiz/ledgers/<student>/<quiz> counts a student's
+// attempts at a quiz and names the open one. Every write compares the
+// ModRevision of the keys it read, as kube-apiserver's etcd3 store does, so
+// two submissions racing cannot both pass the attempt limit, nor one attempt
+// be submitted twice.
 package etcdstore
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -21,9 +29,16 @@ import (
 // Prefix is where attempts are kept.
 const Prefix = "/kubelab/quiz/attempts/"
 
+// LedgerPrefix is where each student's count of attempts per quiz is kept.
+const LedgerPrefix = "/kubelab/quiz/ledgers/"
+
 // defaultPageSize bounds each range read of a list, so a big class is read
 // in pieces rather than in one response.
 const defaultPageSize = 500
+
+// maxRetries bounds the retries of a write that lost a race: a student has
+// few tabs, so more than this is a bug or an attack, not contention.
+const maxRetries = 8
 
 // Store is a quiz.Store over an etcd client.
 type Store struct {
@@ -42,41 +57,152 @@ func key(student, quizID, id string) string {
 	return Prefix + url.PathEscape(student) + "/" + url.PathEscape(quizID) + "/" + url.PathEscape(id)
 }
 
-// Create puts a new attempt, only if its key does not exist yet.
-func (s *Store) Create(ctx context.Context, a *quiz.Attempt) error {
-	value, err := json.Marshal(a)
+func ledgerKey(student, quizID string) string {
+	return LedgerPrefix + url.PathEscape(student) + "/" + url.PathEscape(quizID)
+}
+
+// ledger is a student's attempts at one quiz.
+type ledger struct {
+	// Issued and Submitted count attempts; Open is the attempt issued and
+	// not yet submitted, if any.
+	Issued    int    `json:"issued"`
+	Submitted int    `json:"submitted"`
+	Open      string `json:"open,omitempty"`
+}
+
+// read gets a key's value and ModRevision (0 if it does not exist).
+func (s *Store) read(ctx context.Context, k string, v any) (found bool, rev int64, err error) {
+	resp, err := s.client.Get(ctx, k)
 	if err != nil {
-		return fmt.Errorf("encoding attempt: %w", err)
+		return false, 0, fmt.Errorf("reading %s: %w", k, err)
 	}
-	k := key(a.Student, a.Quiz, a.ID)
-	resp, err := s.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
-		Then(clientv3.OpPut(k, string(value))).
-		Commit()
+	if len(resp.Kvs) == 0 {
+		return false, 0, nil
+	}
+	if err := json.Unmarshal(resp.Kvs[0].Value, v); err != nil {
+		return false, 0, fmt.Errorf("decoding %s: %w", k, err)
+	}
+	return true, resp.Kvs[0].ModRevision, nil
+}
+
+// write puts each key's value if every key's ModRevision is still the one
+// read (0: the key must not exist); false if another write came first.
+func (s *Store) write(ctx context.Context, revs map[string]int64, values map[string]any) (bool, error) {
+	var cmps []clientv3.Cmp
+	var ops []clientv3.Op
+	for k, rev := range revs {
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", rev))
+	}
+	for k, v := range values {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return false, fmt.Errorf("encoding %s: %w", k, err)
+		}
+		ops = append(ops, clientv3.OpPut(k, string(b)))
+	}
+	resp, err := s.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
 	if err != nil {
-		return fmt.Errorf("storing attempt: %w", err)
+		return false, fmt.Errorf("storing attempt: %w", err)
 	}
-	if !resp.Succeeded {
-		return quiz.ErrAttemptExists
+	return resp.Succeeded, nil
+}
+
+// Issue returns the student's open attempt, or stores a as their next one.
+func (s *Store) Issue(ctx context.Context, a *quiz.Attempt, limit int) (*quiz.Attempt, error) {
+	lk := ledgerKey(a.Student, a.Quiz)
+	for range maxRetries {
+		var l ledger
+		found, lrev, err := s.read(ctx, lk, &l)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			// Attempts stored before ledgers existed count too.
+			prior, err := s.List(ctx, quiz.Filter{Student: a.Student, Quiz: a.Quiz})
+			if err != nil {
+				return nil, err
+			}
+			l.Issued, l.Submitted = len(prior), len(prior)
+		}
+		if l.Open != "" {
+			open, err := s.Get(ctx, a.Student, a.Quiz, l.Open)
+			if err == nil && open.Open() {
+				return open, nil
+			}
+			if err != nil && !errors.Is(err, quiz.ErrAttemptNotFound) {
+				return nil, err
+			}
+		}
+		if limit > 0 && l.Submitted >= limit {
+			return nil, quiz.ErrNoAttemptsLeft
+		}
+		fresh := *a
+		fresh.Number = l.Issued + 1
+		l.Issued, l.Open = fresh.Number, fresh.ID
+		ak := key(a.Student, a.Quiz, a.ID)
+		ok, err := s.write(ctx, map[string]int64{lk: lrev, ak: 0}, map[string]any{lk: l, ak: &fresh})
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &fresh, nil
+		}
 	}
-	return nil
+	return nil, fmt.Errorf("issuing an attempt at %s to %s: lost the race %d times", a.Quiz, a.Student, maxRetries)
+}
+
+// Submit records a's answers on the stored open attempt. Only what a
+// submission decides is taken from a; the id, number, issue time and
+// options stay as the server issued them.
+func (s *Store) Submit(ctx context.Context, a *quiz.Attempt, limit int) error {
+	lk, ak := ledgerKey(a.Student, a.Quiz), key(a.Student, a.Quiz, a.ID)
+	for range maxRetries {
+		var l ledger
+		var stored quiz.Attempt
+		_, lrev, err := s.read(ctx, lk, &l)
+		if err != nil {
+			return err
+		}
+		found, arev, err := s.read(ctx, ak, &stored)
+		switch {
+		case err != nil:
+			return err
+		case !found:
+			return quiz.ErrAttemptNotFound
+		case !stored.Open():
+			return quiz.ErrAttemptSubmitted
+		case limit > 0 && l.Submitted >= limit:
+			return quiz.ErrNoAttemptsLeft
+		}
+		stored.Answers, stored.Result, stored.Lang, stored.Submitted, stored.Class = a.Answers, a.Result, a.Lang, a.Submitted, a.Class
+		l.Submitted++
+		if l.Open == a.ID {
+			l.Open = ""
+		}
+		ok, err := s.write(ctx, map[string]int64{lk: lrev, ak: arev}, map[string]any{lk: l, ak: &stored})
+		if err != nil || ok {
+			return err
+		}
+	}
+	return fmt.Errorf("submitting attempt %s: lost the race %d times", a.ID, maxRetries)
 }
 
 // Get reads one attempt.
 func (s *Store) Get(ctx context.Context, student, quizID, id string) (*quiz.Attempt, error) {
-	resp, err := s.client.Get(ctx, key(student, quizID, id))
+	var a quiz.Attempt
+	found, _, err := s.read(ctx, key(student, quizID, id), &a)
 	if err != nil {
-		return nil, fmt.Errorf("reading attempt: %w", err)
+		return nil, err
 	}
-	if len(resp.Kvs) == 0 {
+	if !found {
 		return nil, quiz.ErrAttemptNotFound
 	}
-	return decode(resp.Kvs[0].Key, resp.Kvs[0].Value)
+	return &a, nil
 }
 
 // List reads the attempts under the narrowest prefix the filter allows
 // (a student's, or a student's for one quiz), a page at a time, at one
-// revision so that the pages agree.
+// revision so that the pages agree, and keeps the submitted ones.
 func (s *Store) List(ctx context.Context, f quiz.Filter) ([]*quiz.Attempt, error) {
 	prefix := Prefix
 	if f.Student != "" {
@@ -103,14 +229,16 @@ func (s *Store) List(ctx context.Context, f quiz.Filter) ([]*quiz.Attempt, error
 			if err != nil {
 				return nil, err
 			}
-			if f.Matches(a) {
+			if !a.Open() && f.Matches(a) {
 				out = append(out, a)
 			}
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
-			// Keys sort by escaped name; sort by the names themselves.
+			// Keys sort by escaped name and random id; sort by the names
+			// and the order the server issued the attempts in.
 			slices.SortFunc(out, func(a, b *quiz.Attempt) int {
-				return cmp.Or(cmp.Compare(a.Student, b.Student), cmp.Compare(a.ID, b.ID))
+				return cmp.Or(cmp.Compare(a.Student, b.Student), cmp.Compare(a.Quiz, b.Quiz),
+					cmp.Compare(a.Number, b.Number), a.Submitted.Compare(b.Submitted))
 			})
 			return out, nil
 		}

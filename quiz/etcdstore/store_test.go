@@ -2,8 +2,10 @@ package etcdstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,47 +13,104 @@ import (
 	"github.com/kubelab/kubelab/storage/storagetest"
 )
 
-func attempt(t *testing.T, student, class, quizID string, at time.Time) *quiz.Attempt {
+// issue issues student an attempt at quizID, as the quiz page does.
+func issue(t *testing.T, s *Store, student, class, quizID string, limit int) (*quiz.Attempt, error) {
 	t.Helper()
 	q, ok := quiz.Lesson().Quiz(quizID)
 	if !ok {
 		t.Fatalf("no quiz %s", quizID)
 	}
-	answers := []quiz.Answer{{Question: q.Questions[0].ID}}
-	if q.Questions[0].Kind == quiz.Choice {
-		answers[0].Choice = q.Questions[0].Options[0].ID
-	} else {
-		answers[0].Marks = []quiz.Mark{{Line: 4, Reason: "etcd-direct"}}
-	}
-	r, err := q.Grade(answers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &quiz.Attempt{
-		ID: quiz.NewAttemptID(at), Quiz: quizID, Student: student, Class: class, Lang: quiz.English,
-		Answers: answers, Result: r, Submitted: at.UTC().Truncate(time.Millisecond),
-	}
+	return s.Issue(context.Background(), q.NewAttempt(student, class, time.Now()), limit)
 }
 
-func TestCreateGet(t *testing.T) {
+// submitBlank grades a blank submission of a, as the handlers do.
+func submitBlank(t *testing.T, s *Store, a *quiz.Attempt, limit int) error {
+	t.Helper()
+	q, _ := quiz.Lesson().Quiz(a.Quiz)
+	if err := q.GradeAttempt(a, nil, quiz.English, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return s.Submit(context.Background(), a, limit)
+}
+
+func TestIssueSubmitGet(t *testing.T) {
 	ctx := context.Background()
 	s := New(storagetest.StartEtcd(t).Client())
-	a := attempt(t, "alice", "k8s-101", quiz.SpotTheBugQuizID, time.Now())
-	if err := s.Create(ctx, a); err != nil {
+	a, err := issue(t, s, "alice", "k8s-101", quiz.SpotTheBugQuizID, 2)
+	if err != nil || a.Number != 1 {
+		t.Fatalf("issue: %+v, %v", a, err)
+	}
+	// Opening the quiz again is the same attempt, not a new one.
+	again, err := issue(t, s, "alice", "k8s-101", quiz.SpotTheBugQuizID, 2)
+	if err != nil || again.ID != a.ID || fmt.Sprint(again.Options) != fmt.Sprint(a.Options) {
+		t.Fatalf("second issue: %+v, %v; want attempt %s again", again, err, a.ID)
+	}
+	if got, _ := s.List(ctx, quiz.Filter{}); len(got) != 0 {
+		t.Errorf("an open attempt is listed: %+v", got)
+	}
+	// A submission cannot rewrite what the server issued.
+	forged := *a
+	forged.Number, forged.Options = 7, nil
+	if err := submitBlank(t, s, &forged, 2); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(ctx, a); !errors.Is(err, quiz.ErrAttemptExists) {
-		t.Errorf("second create: %v, want ErrAttemptExists", err)
+	if err := submitBlank(t, s, a, 2); !errors.Is(err, quiz.ErrAttemptSubmitted) {
+		t.Errorf("second submit: %v, want ErrAttemptSubmitted", err)
 	}
 	got, err := s.Get(ctx, "alice", a.Quiz, a.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.ID != a.ID || got.Result.ScoreGiven != 1 || got.Result.ScoreMaximum != 2 || !got.Submitted.Equal(a.Submitted) || got.Class != "k8s-101" {
-		t.Errorf("read back %+v, stored %+v", got, a)
+	if err != nil || got.Open() || got.Number != 1 || len(got.Options) != 1 || !got.Issued.Equal(a.Issued) || got.Result.ScoreMaximum != 2 {
+		t.Errorf("read back %+v (%v), issued %+v", got, err, a)
 	}
 	if _, err := s.Get(ctx, "bob", a.Quiz, a.ID); !errors.Is(err, quiz.ErrAttemptNotFound) {
 		t.Errorf("another student's attempt: %v, want ErrAttemptNotFound", err)
+	}
+	bobs := *a
+	bobs.Student = "bob"
+	if err := s.Submit(ctx, &bobs, 2); !errors.Is(err, quiz.ErrAttemptNotFound) {
+		t.Errorf("submitting another student's attempt: %v, want ErrAttemptNotFound", err)
+	}
+	second, err := issue(t, s, "alice", "k8s-101", quiz.SpotTheBugQuizID, 2)
+	if err != nil || second.Number != 2 || second.ID == a.ID {
+		t.Fatalf("after submitting, a new attempt: %+v, %v", second, err)
+	}
+	if err := submitBlank(t, s, second, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := issue(t, s, "alice", "k8s-101", quiz.SpotTheBugQuizID, 2); !errors.Is(err, quiz.ErrNoAttemptsLeft) {
+		t.Errorf("third issue: %v, want ErrNoAttemptsLeft", err)
+	}
+	if _, err := issue(t, s, "alice", "k8s-101", quiz.WatchQuizID, 2); err != nil {
+		t.Errorf("another quiz has its own attempts: %v", err)
+	}
+}
+
+// TestSubmitRace: one attempt submitted from eight tabs at once; the
+// ModRevision-guarded transactions store exactly one.
+func TestSubmitRace(t *testing.T) {
+	s := New(storagetest.StartEtcd(t).Client())
+	a, err := issue(t, s, "alice", "", quiz.WatchQuizID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	results := map[string]int{}
+	for range 8 {
+		wg.Go(func() {
+			c := *a
+			err := submitBlank(t, s, &c, 1)
+			mu.Lock()
+			results[fmt.Sprint(err)]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if results["<nil>"] != 1 || results[quiz.ErrAttemptSubmitted.Error()] != 7 {
+		t.Errorf("8 submissions of one attempt: %v", results)
+	}
+	got, _ := s.List(context.Background(), quiz.Filter{Student: "alice"})
+	if len(got) != 1 {
+		t.Errorf("%d attempts stored, want 1", len(got))
 	}
 }
 
@@ -59,9 +118,8 @@ func TestList(t *testing.T) {
 	ctx := context.Background()
 	s := New(storagetest.StartEtcd(t).Client())
 	s.pageSize = 2 // read in several pages
-	t0 := time.Now()
 	var all []*quiz.Attempt
-	for i, who := range []struct{ student, class, quiz string }{
+	for _, who := range []struct{ student, class, quiz string }{
 		{"alice", "a", quiz.WatchQuizID},
 		{"alice", "a", quiz.WatchQuizID},
 		{"alice", "a", quiz.SpotTheBugQuizID},
@@ -70,11 +128,17 @@ func TestList(t *testing.T) {
 		{"bob", "b", quiz.SpotTheBugQuizID},
 		{"carol", "", quiz.WatchQuizID},
 	} {
-		a := attempt(t, who.student, who.class, who.quiz, t0.Add(time.Duration(i)*time.Millisecond))
-		if err := s.Create(ctx, a); err != nil {
+		a, err := issue(t, s, who.student, who.class, who.quiz, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := submitBlank(t, s, a, 0); err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, a)
+	}
+	if _, err := issue(t, s, "alice", "a", quiz.WatchQuizID, 0); err != nil { // open: never listed
+		t.Fatal(err)
 	}
 	tests := []struct {
 		f    quiz.Filter
@@ -98,14 +162,34 @@ func TestList(t *testing.T) {
 			}
 			var ids, want []string
 			for _, a := range got {
-				ids = append(ids, a.Student+"/"+a.ID)
+				ids = append(ids, fmt.Sprintf("%s/%d/%s", a.Student, a.Number, a.ID))
 			}
 			for _, i := range tt.want {
-				want = append(want, all[i].Student+"/"+all[i].ID)
+				want = append(want, fmt.Sprintf("%s/%d/%s", all[i].Student, all[i].Number, all[i].ID))
 			}
 			if fmt.Sprint(ids) != fmt.Sprint(want) {
 				t.Errorf("got %v, want %v", ids, want)
 			}
 		})
+	}
+}
+
+// TestIssueCountsEarlierAttempts: attempts a student submitted before
+// ledgers were kept count against the limit too.
+func TestIssueCountsEarlierAttempts(t *testing.T) {
+	ctx := context.Background()
+	client := storagetest.StartEtcd(t).Client()
+	s := New(client)
+	old := quiz.Attempt{ID: "01a22e5b97bbe5d50f76023c", Quiz: quiz.WatchQuizID, Student: "alice", Submitted: time.Now()}
+	b, _ := json.Marshal(old)
+	if _, err := client.Put(ctx, key("alice", old.Quiz, old.ID), string(b)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := issue(t, s, "alice", "", quiz.WatchQuizID, 1); !errors.Is(err, quiz.ErrNoAttemptsLeft) {
+		t.Errorf("with one earlier attempt and a limit of 1: %v, want ErrNoAttemptsLeft", err)
+	}
+	a, err := issue(t, s, "alice", "", quiz.WatchQuizID, 2)
+	if err != nil || a.Number != 2 {
+		t.Errorf("with a limit of 2: %+v, %v; want attempt number 2", a, err)
 	}
 }

@@ -1,14 +1,12 @@
 package quizhttp
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubelab/kubelab/classroom"
-	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 )
 
@@ -30,12 +28,33 @@ type QuizList struct {
 	Items      []QuizSummary `json:"items"`
 }
 
-// AttemptRequest is a student's submission: the attempt id from the view
-// they answered (optional), and their answers. Who submits is the
-// request's user, never a field.
+// AttemptRequest is a student's submission: the attempt id the server
+// issued them with the view they answered, and their answers in that
+// attempt's option ids. Who submits is the request's user, never a field.
 type AttemptRequest struct {
-	Attempt string        `json:"attempt,omitempty"`
+	Attempt string        `json:"attempt"`
 	Answers []quiz.Answer `json:"answers"`
+}
+
+// AttemptRef is one of a student's own submitted attempts, as the student
+// sees it in their list: when, and the score, nothing of the answers.
+type AttemptRef struct {
+	AttemptID    string `json:"attemptId"`
+	Number       int    `json:"number"`
+	Issued       string `json:"issued"`
+	Timestamp    string `json:"timestamp"`
+	ScoreGiven   int    `json:"scoreGiven"`
+	ScoreMaximum int    `json:"scoreMaximum"`
+}
+
+// AttemptList is the answer to GET /kubelab/v1/quizzes/<quiz>/attempts.
+type AttemptList struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// AttemptsLeft is how many more attempts the user may submit; -1 is
+	// no limit.
+	AttemptsLeft int          `json:"attemptsLeft"`
+	Items        []AttemptRef `json:"items"`
 }
 
 func (h *handlers) routeAPI(e *echo.Echo) {
@@ -75,16 +94,20 @@ func (h *handlers) quizOf(c echo.Context) (*quiz.Quiz, error) {
 	return q, nil
 }
 
-// apiView starts an attempt: a fresh attempt id and the options in its
-// order. Nothing is stored until the attempt is submitted.
+// apiView issues the user an attempt (their open one if they have one)
+// and shows the quiz in its order and ids, without answers.
 func (h *handlers) apiView(c echo.Context) error {
 	q, err := h.quizOf(c)
 	if err != nil {
 		return err
 	}
-	// Each GET is a new attempt; a cached one would be submitted twice.
+	a, err := h.issue(c.Request().Context(), userOf(c), q)
+	if err != nil {
+		return err
+	}
+	// The view carries the attempt; a shared cache must not hand it on.
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, q.View(quiz.NewAttemptID(h.now()), langOf(c)))
+	return c.JSON(http.StatusOK, q.View(a, langOf(c)))
 }
 
 func (h *handlers) apiSubmit(c echo.Context) error {
@@ -101,39 +124,19 @@ func (h *handlers) apiSubmit(c echo.Context) error {
 		return err
 	}
 	lang := langOf(c)
-	a, err := h.submit(c.Request().Context(), userOf(c), q, req.Attempt, lang, req.Answers)
+	ctx := c.Request().Context()
+	a, err := h.submit(ctx, userOf(c), q, req.Attempt, lang, req.Answers)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, q.Explain(a.ID, a.Result, lang))
-}
-
-// submit grades answers and stores them as the user's attempt. An empty
-// attempt id gets a fresh one; an attempt id can be submitted once.
-func (h *handlers) submit(ctx context.Context, u pipeline.User, q *quiz.Quiz, id string, lang quiz.Lang, answers []quiz.Answer) (*quiz.Attempt, error) {
-	now := h.now()
-	if id == "" {
-		id = quiz.NewAttemptID(now)
-	}
-	if !quiz.ValidAttemptID(id) {
-		return nil, apiBadRequest("attempt: not an attempt id; take it from the quiz you answered, or leave it out")
-	}
-	r, err := q.Grade(answers)
+	e, err := h.explain(ctx, q, a, lang)
 	if err != nil {
-		return nil, gradeError(q.ID, id, err)
+		return err
 	}
-	a := &quiz.Attempt{
-		ID: id, Quiz: q.ID, Student: u.Name, Class: classOf(u), Lang: lang,
-		Answers: answers, Result: r, Submitted: now.UTC(),
-	}
-	if err := h.store.Create(ctx, a); err != nil {
-		return nil, gradeError(q.ID, id, err)
-	}
-	h.log.InfoContext(ctx, "quiz attempt", "quiz", q.ID, "attempt", id, "student", u.Name, "score", r.ScoreGiven, "max", r.ScoreMaximum)
-	return a, nil
+	return c.JSON(http.StatusCreated, e)
 }
 
-// apiAttempts lists the user's own attempts at a quiz.
+// apiAttempts lists the user's own submitted attempts at a quiz.
 func (h *handlers) apiAttempts(c echo.Context) error {
 	q, err := h.quizOf(c)
 	if err != nil {
@@ -143,9 +146,9 @@ func (h *handlers) apiAttempts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list := ScoreList{APIVersion: APIVersion, Kind: "QuizScoreList", Items: []Score{}}
+	list := AttemptList{APIVersion: APIVersion, Kind: "QuizAttemptList", AttemptsLeft: h.policy.AttemptsLeft(len(attempts)), Items: []AttemptRef{}}
 	for _, a := range attempts {
-		list.Items = append(list.Items, scoreOf(a))
+		list.Items = append(list.Items, refOf(a))
 	}
 	return c.JSON(http.StatusOK, list)
 }
@@ -161,7 +164,11 @@ func (h *handlers) apiAttempt(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, q.Explain(a.ID, a.Result, langOf(c)))
+	e, err := h.explain(c.Request().Context(), q, a, langOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, e)
 }
 
 // attemptFor reads the attempt in the path, the user's own or, for a
@@ -174,11 +181,13 @@ func (h *handlers) attemptFor(c echo.Context, q *quiz.Quiz) (*quiz.Attempt, erro
 		student = s
 	}
 	a, err := h.store.Get(c.Request().Context(), student, q.ID, c.Param("attempt"))
-	if err == nil && !canSeeAttempt(u, a) {
+	// An open attempt has no result yet: to its student it is the quiz
+	// page's business, not a result.
+	if err == nil && (!canSeeAttempt(u, a) || a.Open()) {
 		err = quiz.ErrAttemptNotFound
 	}
 	if err != nil {
-		return nil, gradeError(q.ID, c.Param("attempt"), err)
+		return nil, h.attemptError(q.ID, c.Param("attempt"), err)
 	}
 	return a, nil
 }

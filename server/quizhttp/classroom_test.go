@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/quiz"
@@ -23,11 +22,11 @@ func TestClassroomMode(t *testing.T) {
 		c.InstructorToken = "instructor-token-0123456789"
 	})
 	anon := as{t: t, lab: lab}
-	resp, body := anon.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", quizhttp.AttemptRequest{Answers: allRight()})
+	resp, body := anon.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", quizhttp.AttemptRequest{Attempt: "0123456789abcdef", Answers: allRight()})
 	wantStatus(t, resp, body, http.StatusUnauthorized, "Unauthorized")
 	resp, body = anon.get(quizhttp.QuizzesPath + "/" + quiz.WatchQuizID)
 	wantStatus(t, resp, body, http.StatusUnauthorized, "Unauthorized")
-	resp, body = anon.postForm("/quiz/"+quiz.WatchQuizID, url.Values{"attempt": {quiz.NewAttemptID(time.Now())}})
+	resp, body = anon.postForm("/quiz/"+quiz.WatchQuizID, url.Values{"attempt": {"0123456789abcdef"}})
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `href="/signin?lang=en"`) {
 		t.Errorf("anonymous form: HTTP %d, want 401 with a way to sign in: %s", resp.StatusCode, body)
 	}
@@ -40,7 +39,7 @@ func TestClassroomMode(t *testing.T) {
 	}
 
 	alice := student(t, lab, "alice", "a")
-	if resp, body := alice.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", quizhttp.AttemptRequest{Answers: allRight()}); resp.StatusCode != http.StatusCreated {
+	if resp, body := alice.take(quiz.WatchQuizID, allRight()); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("alice: HTTP %d: %s", resp.StatusCode, body)
 	}
 	for _, token := range []string{"grader-token-0123456789", "instructor-token-0123456789"} {

@@ -64,20 +64,6 @@ func errInvalid(quizID string, inv *quiz.InvalidError) error {
 	return apierrors.NewInvalid(submissionKind, quizID, errs)
 }
 
-// gradeError maps the quiz package's errors to Status errors.
-func gradeError(quizID, attemptID string, err error) error {
-	var inv *quiz.InvalidError
-	switch {
-	case errors.As(err, &inv):
-		return errInvalid(quizID, inv)
-	case errors.Is(err, quiz.ErrAttemptExists):
-		return apierrors.NewAlreadyExists(attemptsResource, attemptID)
-	case errors.Is(err, quiz.ErrAttemptNotFound):
-		return apierrors.NewNotFound(attemptsResource, attemptID)
-	}
-	return err
-}
-
 // readBody reads at most MaxBodyBytes of the request body.
 func readBody(c echo.Context) ([]byte, error) {
 	r := c.Request()

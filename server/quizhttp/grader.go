@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,6 +25,10 @@ const APIVersion = "kubelab.io/v1"
 // so a bridge to an LMS only has to forward it.
 type Score struct {
 	AttemptID string `json:"attemptId"`
+	// Number is the attempt's place among the student's attempts at the
+	// quiz, in the order the server issued them; Issued is when.
+	Number int    `json:"number"`
+	Issued string `json:"issued"`
 	// UserID is the student's user name, as LTI calls it.
 	UserID           string                `json:"userId"`
 	Student          string                `json:"student"`
@@ -37,11 +42,26 @@ type Score struct {
 	Questions        []quiz.QuestionResult `json:"questions"`
 }
 
-// ScoreList is the answer to GET results.
+// ScoreList is the answer to GET results: every attempt, by student, quiz
+// and the order the server issued them in, and each student's first, last
+// and best attempt at each quiz.
 type ScoreList struct {
-	APIVersion string  `json:"apiVersion"`
-	Kind       string  `json:"kind"`
-	Items      []Score `json:"items"`
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Items      []Score   `json:"items"`
+	Summaries  []Summary `json:"summaries"`
+}
+
+// Summary is a student's attempts at one quiz: how many, and which were
+// first, last and best (the highest score; the earliest of equals).
+type Summary struct {
+	Student  string     `json:"student"`
+	Class    string     `json:"class,omitempty"`
+	Quiz     string     `json:"quiz"`
+	Attempts int        `json:"attempts"`
+	First    AttemptRef `json:"first"`
+	Last     AttemptRef `json:"last"`
+	Best     AttemptRef `json:"best"`
 }
 
 // GradeResult is the answer to POST grade: the grade, nothing stored.
@@ -59,11 +79,37 @@ const (
 	FullyGraded       = "FullyGraded"
 )
 
+// timestamp is LTI's: RFC 3339 in UTC, to the millisecond.
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+func refOf(a *quiz.Attempt) AttemptRef {
+	return AttemptRef{AttemptID: a.ID, Number: a.Number, Issued: timestamp(a.Issued), Timestamp: timestamp(a.Submitted),
+		ScoreGiven: a.Result.ScoreGiven, ScoreMaximum: a.Result.ScoreMaximum}
+}
+
+// summarize sums up attempts, which List sorts by student, quiz and
+// number.
+func summarize(attempts []*quiz.Attempt) []Summary {
+	out := []Summary{}
+	for i, a := range attempts {
+		if i == 0 || a.Student != attempts[i-1].Student || a.Quiz != attempts[i-1].Quiz {
+			out = append(out, Summary{Student: a.Student, Class: a.Class, Quiz: a.Quiz, First: refOf(a), Best: refOf(a)})
+		}
+		s := &out[len(out)-1]
+		s.Attempts++
+		s.Last = refOf(a)
+		if a.Result.ScoreGiven > s.Best.ScoreGiven {
+			s.Best = refOf(a)
+		}
+	}
+	return out
+}
+
 func scoreOf(a *quiz.Attempt) Score {
 	return Score{
-		AttemptID: a.ID, UserID: a.Student, Student: a.Student, Class: a.Class, Quiz: a.Quiz,
+		AttemptID: a.ID, Number: a.Number, Issued: timestamp(a.Issued), UserID: a.Student, Student: a.Student, Class: a.Class, Quiz: a.Quiz,
 		ScoreGiven: a.Result.ScoreGiven, ScoreMaximum: a.Result.ScoreMaximum,
-		Timestamp:        a.Submitted.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		Timestamp:        timestamp(a.Submitted),
 		ActivityProgress: ActivityCompleted, GradingProgress: FullyGraded,
 		Questions: a.Result.Questions,
 	}
@@ -113,7 +159,7 @@ func (h *handlers) results(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list := ScoreList{APIVersion: APIVersion, Kind: "QuizScoreList", Items: []Score{}}
+	list := ScoreList{APIVersion: APIVersion, Kind: "QuizScoreList", Items: []Score{}, Summaries: summarize(attempts)}
 	for _, a := range attempts {
 		list.Items = append(list.Items, scoreOf(a))
 	}
@@ -144,10 +190,10 @@ func (h *handlers) resultsCSV(c echo.Context) error {
 	resp.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="quiz-results-%s.csv"`, h.now().UTC().Format("20060102-150405")))
 	resp.WriteHeader(http.StatusOK)
 	w := csv.NewWriter(resp)
-	w.Write(append([]string{"attempt", "student", "class", "quiz", "timestamp", "scoreGiven", "scoreMaximum"}, cols...))
+	w.Write(append([]string{"attempt", "student", "class", "quiz", "number", "issued", "timestamp", "scoreGiven", "scoreMaximum"}, cols...))
 	for _, a := range attempts {
 		s := scoreOf(a)
-		row := []string{s.AttemptID, cell(s.Student), cell(s.Class), s.Quiz, s.Timestamp, strconv.Itoa(s.ScoreGiven), strconv.Itoa(s.ScoreMaximum)}
+		row := []string{s.AttemptID, cell(s.Student), cell(s.Class), s.Quiz, strconv.Itoa(s.Number), s.Issued, s.Timestamp, strconv.Itoa(s.ScoreGiven), strconv.Itoa(s.ScoreMaximum)}
 		perQuestion := map[string]string{}
 		for _, qr := range a.Result.Questions {
 			perQuestion[a.Quiz+"/"+qr.Question] = strconv.Itoa(qr.ScoreGiven)
@@ -189,7 +235,7 @@ func (h *handlers) grade(c echo.Context) error {
 	}
 	r, err := q.Grade(sub.Answers)
 	if err != nil {
-		return gradeError(q.ID, "", err)
+		return h.attemptError(q.ID, "", err)
 	}
 	return c.JSON(http.StatusOK, GradeResult{APIVersion: APIVersion, Kind: "QuizResult", Result: r, GradingProgress: FullyGraded})
 }

@@ -15,7 +15,10 @@ import (
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/quiz/etcdstore"
+	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/server/quizhttp"
 )
 
 // as is an HTTP client of a lab acting as one user (no token: anonymous).
@@ -108,7 +111,8 @@ func wantStatus(t *testing.T, resp *http.Response, body string, code int, reason
 	}
 }
 
-// storedAttempts counts the keys under the attempts' prefix in etcd.
+// storedAttempts counts the keys under the attempts' prefix in etcd,
+// open attempts included.
 func storedAttempts(t *testing.T, lab *kubelabtest.Lab) int64 {
 	t.Helper()
 	resp, err := lab.EtcdClient().Get(context.Background(), etcdstore.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
@@ -116,6 +120,22 @@ func storedAttempts(t *testing.T, lab *kubelabtest.Lab) int64 {
 		t.Fatal(err)
 	}
 	return resp.Count
+}
+
+// submittedAttempts counts the attempts submitted, as the grader sees them.
+func submittedAttempts(t *testing.T, lab *kubelabtest.Lab) int {
+	t.Helper()
+	got, err := etcdstore.New(lab.EtcdClient()).List(context.Background(), quiz.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(got)
+}
+
+// revealing is a lab whose quizzes explain every attempt when submitted,
+// with no limit on attempts, for tests of what the explanations show.
+func revealing(c *server.Config) {
+	c.QuizReveal, c.QuizAttempts = string(quiz.RevealAfterSubmit), 0
 }
 
 var attemptField = regexp.MustCompile(`name="attempt" value="([0-9a-f]+)"`)
@@ -133,4 +153,66 @@ func formOf(t *testing.T, page string) (attempt string, options map[string][]str
 		options[o[1]] = append(options[o[1]], o[2])
 	}
 	return m[1], options
+}
+
+// view GETs a quiz as a student's client does, and so is issued an attempt.
+func (a as) view(quizID string) quiz.View {
+	a.t.Helper()
+	resp, body := a.get(quizhttp.QuizzesPath + "/" + quizID)
+	if resp.StatusCode != http.StatusOK {
+		a.t.Fatalf("GET quiz %s: HTTP %d: %s", quizID, resp.StatusCode, body)
+	}
+	var v quiz.View
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		a.t.Fatal(err)
+	}
+	return v
+}
+
+// idsOf maps the bank's option ids to the ids view v shows, found by
+// their text as a student finds them; an id the bank does not have stays
+// as it is.
+func idsOf(v quiz.View) func(question, option string) string {
+	q, _ := quiz.Lesson().Quiz(v.Quiz)
+	return func(question, option string) string {
+		qu, ok := q.Question(question)
+		if !ok {
+			return option
+		}
+		o, ok := qu.Option(option)
+		for _, qv := range v.Questions {
+			for _, ov := range qv.Options {
+				if ok && qv.ID == question && ov.Text == o.Text.In(v.Lang) {
+					return ov.ID
+				}
+			}
+		}
+		return option
+	}
+}
+
+// inView rewrites answers given in the bank's option ids into the ids v
+// shows.
+func inView(t *testing.T, v quiz.View, answers []quiz.Answer) []quiz.Answer {
+	t.Helper()
+	idOf := idsOf(v)
+	out := make([]quiz.Answer, len(answers))
+	for i, ans := range answers {
+		out[i] = quiz.Answer{Question: ans.Question}
+		if ans.Choice != "" {
+			out[i].Choice = idOf(ans.Question, ans.Choice)
+		}
+		for _, m := range ans.Marks {
+			out[i].Marks = append(out[i].Marks, quiz.Mark{Line: m.Line, Reason: idOf(ans.Question, m.Reason)})
+		}
+	}
+	return out
+}
+
+// take opens a quiz and submits answers (in the bank's ids) to the
+// attempt it was issued, through the JSON API.
+func (a as) take(quizID string, answers []quiz.Answer) (*http.Response, string) {
+	a.t.Helper()
+	v := a.view(quizID)
+	return a.postJSON(quizhttp.QuizzesPath+"/"+quizID+"/attempts", quizhttp.AttemptRequest{Attempt: v.Attempt, Answers: inView(a.t, v, answers)})
 }

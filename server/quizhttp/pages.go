@@ -62,20 +62,31 @@ func (h *handlers) listPage(c echo.Context) error {
 				it.Attempts = append(it.Attempts, attemptLink{ID: a.ID, ScoreGiven: a.Result.ScoreGiven, Max: a.Result.ScoreMaximum})
 			}
 		}
+		it.Left = h.policy.AttemptsLeft(len(it.Attempts))
 		items = append(items, it)
 	}
 	s := uiFor(lang)
 	return h.render(c, http.StatusOK, s.QuizzesTitle, listView(items, s, u.Name))
 }
 
-// quizPage starts an attempt: a fresh id, shuffled options, no answers.
+// quizPage issues the user an attempt (their open one if they have one)
+// and shows its form: the attempt's ids and order, no answers.
 func (h *handlers) quizPage(c echo.Context) error {
 	q, err := h.quizOf(c)
 	if err != nil {
 		return h.pageError(c, err, "/quiz")
 	}
-	v := q.View(quiz.NewAttemptID(h.now()), langOf(c))
-	// The form holds a new attempt each time; a cached copy would resubmit an old one.
+	a, err := h.issue(c.Request().Context(), userOf(c), q)
+	if apierrors.IsConflict(err) { // issuing conflicts only when no attempt is left
+		s := uiFor(langOf(c))
+		return h.render(c, http.StatusConflict, s.Errors[http.StatusConflict],
+			errorView(s.Errors[http.StatusConflict], fmt.Sprintf(s.NoAttemptsLeft, h.policy.Attempts), nil, "/quiz", s))
+	}
+	if err != nil {
+		return h.pageError(c, err, "/quiz")
+	}
+	v := q.View(a, langOf(c))
+	// The form holds the user's attempt; a shared cache must not hand it on.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return h.render(c, http.StatusOK, v.Title, quizForm(v, uiFor(v.Lang)))
 }
@@ -107,9 +118,11 @@ func (h *handlers) submitPage(c echo.Context) error {
 	lang := langOf(c)
 	id := r.PostForm.Get("attempt")
 	a, err := h.submit(r.Context(), userOf(c), q, id, lang, answers)
-	if apierrors.IsAlreadyExists(err) {
+	if apierrors.IsConflict(err) {
 		// Sent twice (a reload, the back button): the first one's result.
-		back = "/quiz/" + q.ID + "/attempts/" + id
+		if done, gerr := h.store.Get(r.Context(), userOf(c).Name, q.ID, id); gerr == nil && !done.Open() {
+			back = "/quiz/" + q.ID + "/attempts/" + id
+		}
 	}
 	if err != nil {
 		return h.pageError(c, err, back)
@@ -169,8 +182,16 @@ func (h *handlers) resultPage(c echo.Context) error {
 		return h.pageError(c, err, "/quiz/"+q.ID)
 	}
 	lang := langOf(c)
-	e := q.Explain(a.ID, a.Result, lang)
-	return h.render(c, http.StatusOK, e.Title, resultView(e, uiFor(lang)))
+	ctx := c.Request().Context()
+	e, err := h.explain(ctx, q, a, lang)
+	if err != nil {
+		return h.pageError(c, err, "/quiz/"+q.ID)
+	}
+	theirs, err := h.store.List(ctx, quiz.Filter{Student: a.Student, Quiz: q.ID})
+	if err != nil {
+		return h.pageError(c, err, "/quiz/"+q.ID)
+	}
+	return h.render(c, http.StatusOK, e.Title, resultView(e, uiFor(lang), h.policy, h.policy.AttemptsLeft(len(theirs))))
 }
 
 // pageError shows a browser a page, not a Status: the status's message,

@@ -1,6 +1,7 @@
 package quizhttp_test
 
 import (
+	"fmt"
 	"html"
 	"net/http"
 	"strings"
@@ -62,12 +63,10 @@ func TestNothingGivenAwayBeforeSubmitting(t *testing.T) {
 						t.Errorf("%s has %s", path, marker)
 					}
 				}
-				if strings.HasPrefix(path, "/quiz/") {
-					for _, qu := range q.Questions {
-						for _, o := range qu.Options {
-							if !strings.Contains(body, `value="`+o.ID+`"`) {
-								t.Errorf("%s does not offer %s/%s", path, qu.ID, o.ID)
-							}
+				for _, qu := range q.Questions {
+					for _, o := range qu.Options {
+						if strings.Contains(body, `"`+o.ID+`"`) {
+							t.Errorf("%s names the bank's option %s/%s", path, qu.ID, o.ID)
 						}
 					}
 				}
@@ -76,35 +75,55 @@ func TestNothingGivenAwayBeforeSubmitting(t *testing.T) {
 	}
 }
 
-func TestShuffledPerAttempt(t *testing.T) {
+// TestAttemptPerStudent: reloading the quiz shows the same open attempt;
+// each student's attempt has option ids and an order of its own.
+func TestAttemptPerStudent(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	alice := student(t, lab, "alice", "a")
-	orders, attempts := map[string]bool{}, map[string]bool{}
-	for range 20 {
-		_, page := alice.get("/quiz/" + quiz.WatchQuizID)
+	_, page := alice.get("/quiz/" + quiz.WatchQuizID)
+	first, firstOptions := formOf(t, page)
+	_, page = alice.get("/quiz/" + quiz.WatchQuizID)
+	if again, options := formOf(t, page); again != first || fmt.Sprint(options) != fmt.Sprint(firstOptions) {
+		t.Errorf("a reload shows attempt %s %v, want %s %v", again, options, first, firstOptions)
+	}
+	orders, ids := map[string]bool{}, map[string]bool{}
+	for i := range 20 {
+		s := student(t, lab, fmt.Sprintf("s%d", i), "a")
+		_, page := s.get("/quiz/" + quiz.WatchQuizID)
+		v := s.view(quiz.WatchQuizID)
 		attempt, options := formOf(t, page)
-		attempts[attempt] = true
-		orders[strings.Join(options["gone-410"], ",")] = true
-		if len(options) != 5 || len(options["gone-410"]) != 4 {
-			t.Fatalf("form options: %v", options)
+		if attempt != v.Attempt || len(options) != 5 || len(options["gone-410"]) != 4 {
+			t.Fatalf("form: attempt %s (view %s), options %v", attempt, v.Attempt, options)
+		}
+		var texts []string
+		for _, o := range v.Questions[0].Options {
+			texts = append(texts, o.Text)
+		}
+		orders[strings.Join(texts, "|")] = true
+		for _, id := range options["gone-410"] {
+			if ids[id] {
+				t.Errorf("option id %s in two students' attempts", id)
+			}
+			ids[id] = true
 		}
 	}
-	if len(attempts) != 20 || len(orders) < 3 {
-		t.Errorf("20 pages: %d attempts, %d orders of one question", len(attempts), len(orders))
+	if len(orders) < 3 {
+		t.Errorf("20 students: %d orders of one question", len(orders))
 	}
 }
 
 func TestTakeQuizInThai(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	lab := kubelabtest.Start(t, revealing)
 	alice := student(t, lab, "alice", "a")
 	resp, page := alice.do("GET", "/quiz/"+quiz.WatchQuizID, "", nil, "Cookie", "lang=th")
 	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `lang="th"`) || !strings.Contains(page, "ส่งคำตอบ") {
 		t.Fatalf("the lang cookie did not give a Thai page: HTTP %d", resp.StatusCode)
 	}
 	attempt, _ := formOf(t, page)
+	id := idsOf(alice.view(quiz.WatchQuizID))
 	form := formValues(attempt)
 	for q, o := range right {
-		form.Set("q:"+q, o)
+		form.Set("q:"+q, id(q, o))
 	}
 	resp, body := alice.postForm("/quiz/"+quiz.WatchQuizID+"?lang=th", form)
 	if resp.StatusCode != http.StatusSeeOther {
@@ -129,11 +148,11 @@ func TestTakeQuizInThai(t *testing.T) {
 	}
 	// A reload of the POST does not store the attempt twice.
 	resp, body = alice.postForm("/quiz/"+quiz.WatchQuizID+"?lang=th", form)
-	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "ส่งคำตอบของรอบนี้ไปแล้ว") || !strings.Contains(body, `href="`+loc+`"`) {
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "ส่งคำตอบนี้ไม่ได้") || !strings.Contains(body, `href="`+loc+`"`) {
 		t.Errorf("resubmitted: HTTP %d, want 409 in Thai with a link to the result: %s", resp.StatusCode, body)
 	}
-	if n := storedAttempts(t, lab); n != 1 {
-		t.Errorf("%d attempts stored, want 1", n)
+	if n := submittedAttempts(t, lab); n != 1 {
+		t.Errorf("%d attempts submitted, want 1", n)
 	}
 	// The list page links the attempt with its score.
 	if _, body := alice.get("/quiz?lang=th"); !strings.Contains(body, attempt) || !strings.Contains(body, "5/5") {
@@ -142,7 +161,7 @@ func TestTakeQuizInThai(t *testing.T) {
 }
 
 func TestSpotTheBugForm(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	lab := kubelabtest.Start(t, revealing)
 	alice := student(t, lab, "alice", "a")
 	cases := []struct {
 		marks []string // line, reason, ...
@@ -157,12 +176,13 @@ func TestSpotTheBugForm(t *testing.T) {
 	for _, c := range cases {
 		_, page := alice.get("/quiz/" + quiz.SpotTheBugQuizID)
 		attempt, _ := formOf(t, page)
+		id := idsOf(alice.view(quiz.SpotTheBugQuizID))
 		if !strings.Contains(page, `name="line:wait-for-pod-ready:8"`) || strings.Contains(page, `name="line:wait-for-pod-ready:9"`) {
 			t.Fatal("the form does not offer lines 1 to 8")
 		}
 		form := formValues(attempt)
 		for i := 0; i+1 < len(c.marks); i += 2 {
-			form.Set("line:wait-for-pod-ready:"+c.marks[i], c.marks[i+1])
+			form.Set("line:wait-for-pod-ready:"+c.marks[i], id("wait-for-pod-ready", c.marks[i+1]))
 		}
 		for n := 1; n <= 8; n++ {
 			if !form.Has("line:wait-for-pod-ready:" + string(rune('0'+n))) {
@@ -177,7 +197,12 @@ func TestSpotTheBugForm(t *testing.T) {
 		if !strings.Contains(body, c.score) || !strings.Contains(body, c.shows) {
 			t.Errorf("%v: want %q and %q in the result", c.marks, c.score, c.shows)
 		}
-		for _, href := range []string{`href="/lesson/etcd#etcd"`, `href="/lesson/resource-version#watch"`} {
+		// Revealed: the question's proof, and each bug's for an answered one.
+		hrefs := []string{`href="/lesson/etcd#etcd"`}
+		if c.marks != nil {
+			hrefs = append(hrefs, `href="/lesson/resource-version#watch"`)
+		}
+		for _, href := range hrefs {
 			if !strings.Contains(body, href) {
 				t.Errorf("%v: no link %s", c.marks, href)
 			}
@@ -197,7 +222,8 @@ func TestBrowserSession(t *testing.T) {
 		t.Fatalf("HTTP %d: %s", resp.StatusCode, page)
 	}
 	attempt, _ := formOf(t, page)
-	form := formValues(attempt, "q:etcd-raw", "protobuf")
+	v := as{t: t, lab: lab, token: s.token}.view(quiz.WatchQuizID)
+	form := formValues(attempt, "q:etcd-raw", idsOf(v)("etcd-raw", "protobuf"))
 	resp, body := browser.postForm("/quiz/"+quiz.WatchQuizID, form, "Cookie", cookie, "Sec-Fetch-Site", "same-origin", "Origin", lab.URL())
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("submit: HTTP %d: %s", resp.StatusCode, body)

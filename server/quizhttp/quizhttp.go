@@ -4,11 +4,14 @@
 // /kubelab/v1/grader for instructors, graders and LMS bridges.
 //
 // Identity always comes from the front door (pipeline.FromContext), never
-// from a request body. Answers and explanations leave the server only in
-// a graded attempt's result.
+// from a request body. Attempts are issued by the server, to one user for
+// one quiz, and submitted once, within the instructor's limit. Answers and
+// explanations leave the server only in a graded attempt's result, for
+// the questions answered, as the reveal policy allows.
 package quizhttp
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -53,6 +56,14 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Policy is how many attempts each student may submit at each quiz
+	// (0: no limit) and when answers are revealed; an empty Reveal is
+	// quiz.RevealAfterLastAttempt.
+	Policy quiz.Policy
+	// SubmitBurst and SubmitEvery pace each user's submissions (a token
+	// bucket); zero values are DefaultSubmitBurst and DefaultSubmitEvery.
+	SubmitBurst int
+	SubmitEvery time.Duration
 }
 
 type handlers struct {
@@ -63,6 +74,8 @@ type handlers struct {
 	log    *slog.Logger
 	now    func() time.Time
 	csrf   *http.CrossOriginProtection
+	policy quiz.Policy
+	pace   *submitLimiter
 }
 
 // Install routes the quiz pages, the quiz API and the grader endpoint on
@@ -70,7 +83,17 @@ type handlers struct {
 // what each user may do.
 func Install(e *echo.Echo, cfg Config) error {
 	h := &handlers{signIn: cfg.RequireSignIn, bank: cfg.Bank, store: cfg.Store, layout: cfg.Layout, log: cfg.Logger, now: cfg.Now,
-		csrf: http.NewCrossOriginProtection()}
+		csrf: http.NewCrossOriginProtection(), policy: cfg.Policy}
+	if h.policy.Reveal == "" {
+		h.policy.Reveal = quiz.RevealAfterLastAttempt
+	}
+	if _, err := quiz.ParseReveal(string(h.policy.Reveal)); err != nil {
+		return fmt.Errorf("quiz: %w", err)
+	}
+	if h.policy.Attempts < 0 {
+		return fmt.Errorf("quiz: attempts must not be negative (0 is no limit), got %d", h.policy.Attempts)
+	}
+	h.pace = newSubmitLimiter(cmp.Or(cfg.SubmitEvery, DefaultSubmitEvery), cmp.Or(cfg.SubmitBurst, DefaultSubmitBurst))
 	if h.bank == nil {
 		h.bank = quiz.Lesson()
 	}

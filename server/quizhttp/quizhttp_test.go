@@ -85,7 +85,7 @@ func TestResultsAndCSV(t *testing.T) {
 	alice, bob, carol := student(t, lab, "alice", "a"), student(t, lab, "bob", "a"), student(t, lab, "carol", "b")
 	submit := func(s as, quizID string, answers []quiz.Answer) quiz.Explained {
 		t.Helper()
-		resp, body := s.postJSON(quizhttp.QuizzesPath+"/"+quizID+"/attempts", quizhttp.AttemptRequest{Answers: answers})
+		resp, body := s.take(quizID, answers)
 		if resp.StatusCode != http.StatusCreated {
 			t.Fatalf("submit: HTTP %d: %s", resp.StatusCode, body)
 		}
@@ -122,8 +122,12 @@ func TestResultsAndCSV(t *testing.T) {
 		first.ScoreMaximum != 5 || first.GradingProgress != "FullyGraded" || first.ActivityProgress != "Completed" || len(first.Questions) != 5 {
 		t.Errorf("first score: %+v", first)
 	}
-	if all.Items[0].ScoreGiven+all.Items[1].ScoreGiven != 7 {
-		t.Errorf("alice's scores: %d and %d, want 5 and 2", all.Items[0].ScoreGiven, all.Items[1].ScoreGiven)
+	if all.Items[0].ScoreGiven != 5 || all.Items[1].ScoreGiven != 2 || all.Items[0].Number != 1 || all.Items[1].Number != 2 {
+		t.Errorf("alice's attempts: %+v, want 1 scoring 5 then 2 scoring 2", all.Items[:2])
+	}
+	if len(all.Summaries) != 3 || all.Summaries[0].Student != "alice" || all.Summaries[0].Attempts != 2 ||
+		all.Summaries[0].First.Number != 1 || all.Summaries[0].Last.Number != 2 || all.Summaries[0].Best.ScoreGiven != 5 {
+		t.Errorf("summaries: %+v", all.Summaries)
 	}
 	for _, s := range all.Items {
 		if !strings.HasSuffix(s.Timestamp, "Z") || len(s.Timestamp) != len("2006-01-02T15:04:05.000Z") {
@@ -157,10 +161,10 @@ func TestResultsAndCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 4 || rows[0][1] != "student" || len(rows[0]) != 7+5 || rows[0][7] != quiz.WatchQuizID+"/gone-410" {
+	if len(rows) != 4 || rows[0][1] != "student" || rows[0][4] != "number" || rows[0][5] != "issued" || len(rows[0]) != 9+5 || rows[0][9] != quiz.WatchQuizID+"/gone-410" {
 		t.Fatalf("csv rows: %q", rows)
 	}
-	if rows[1][1] != "alice" || rows[1][5] != "5" || rows[1][6] != "5" || rows[3][1] != "carol" || rows[3][5] != "0" {
+	if rows[1][1] != "alice" || rows[1][4] != "1" || rows[2][4] != "2" || rows[1][7] != "5" || rows[1][8] != "5" || rows[3][1] != "carol" || rows[3][7] != "0" {
 		t.Errorf("csv rows: %q", rows)
 	}
 }
@@ -191,7 +195,7 @@ func TestAttemptsSurviveRestart(t *testing.T) {
 	onDir := func(c *server.Config) { c.DataDir = dir }
 	lab := kubelabtest.Start(t, onDir)
 	alice := student(t, lab, "alice", "a")
-	resp, body := alice.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", quizhttp.AttemptRequest{Answers: allRight()})
+	resp, body := alice.take(quiz.WatchQuizID, allRight())
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
 	}
@@ -230,7 +234,7 @@ func formValues(attempt string, kv ...string) url.Values {
 func TestCSVDoesNotExportFormulas(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	mallory := student(t, lab, "=HYPERLINK(\"http://evil.example\")", "a")
-	if resp, body := mallory.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", quizhttp.AttemptRequest{}); resp.StatusCode != http.StatusCreated {
+	if resp, body := mallory.take(quiz.WatchQuizID, nil); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
 	}
 	_, body := grader(t, lab).get(quizhttp.GraderPath + "/results.csv")

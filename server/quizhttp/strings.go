@@ -36,6 +36,12 @@ type ui struct {
 	SignedInAs   string
 	NotGraded    string
 	SignIn       string
+	// NoAttemptsLeft is a format with the limit's %d.
+	NoAttemptsLeft string
+	// AttemptsLeft is a format with the number's %d.
+	AttemptsLeft string
+	// NotRevealed says when the answers will show, by reveal policy.
+	NotRevealed map[quiz.Reveal]string
 	// Errors titles an error page by its HTTP status.
 	Errors map[int]string
 }
@@ -49,12 +55,18 @@ var uiText = map[quiz.Lang]ui{
 		TryAgain: "Try again", Line: "Line", LineFine: "— this line is fine —", YourMark: "your mark",
 		BugFound: "Found", BugMissed: "Missed", WrongMark: "not a bug, or not this reason",
 		Problems: "What is wrong", Back: "Back", SignedInAs: "Signed in as",
-		NotGraded: "These answers could not be graded, and nothing was saved.",
-		SignIn:    "Sign in to take a quiz: your session may have expired. Nothing was saved.",
+		NotGraded:      "These answers could not be graded, and nothing was saved.",
+		SignIn:         "Sign in to take a quiz: your session may have expired. Nothing was saved.",
+		NoAttemptsLeft: "You have used all %d attempts at this quiz that your instructor allows.",
+		AttemptsLeft:   "Attempts left: %d",
+		NotRevealed: map[quiz.Reveal]string{
+			quiz.RevealAfterLastAttempt: "The right answers and why are shown once you have used your last attempt.",
+			quiz.RevealNever:            "Your instructor has chosen not to show the right answers.",
+		},
 		Errors: map[int]string{
 			400: "The answers could not be read", 401: "Please sign in", 403: "Not allowed", 404: "Not found",
-			409: "This attempt was already submitted", 413: "Too much to submit", 422: "Some answers are not valid",
-			500: "Something went wrong",
+			409: "This cannot be submitted", 413: "Too much to submit", 422: "Some answers are not valid",
+			429: "Too many submissions", 500: "Something went wrong",
 		},
 	},
 	quiz.Thai: {
@@ -65,12 +77,18 @@ var uiText = map[quiz.Lang]ui{
 		TryAgain: "ทำอีกครั้ง", Line: "บรรทัด", LineFine: "— บรรทัดนี้ไม่มีปัญหา —", YourMark: "ที่คุณทำเครื่องหมาย",
 		BugFound: "หาเจอ", BugMissed: "พลาด", WrongMark: "ไม่ใช่ bug หรือเหตุผลไม่ตรง",
 		Problems: "สิ่งที่ผิด", Back: "กลับ", SignedInAs: "เข้าสู่ระบบเป็น",
-		NotGraded: "ตรวจคำตอบชุดนี้ไม่ได้ และไม่มีอะไรถูกบันทึก",
-		SignIn:    "เข้าสู่ระบบก่อนทำแบบทดสอบ: session ของคุณอาจหมดอายุแล้ว ไม่มีอะไรถูกบันทึก",
+		NotGraded:      "ตรวจคำตอบชุดนี้ไม่ได้ และไม่มีอะไรถูกบันทึก",
+		SignIn:         "เข้าสู่ระบบก่อนทำแบบทดสอบ: session ของคุณอาจหมดอายุแล้ว ไม่มีอะไรถูกบันทึก",
+		NoAttemptsLeft: "คุณทำแบบทดสอบนี้ครบ %d ครั้งตามที่ผู้สอนกำหนดแล้ว",
+		AttemptsLeft:   "ทำได้อีก %d ครั้ง",
+		NotRevealed: map[quiz.Reveal]string{
+			quiz.RevealAfterLastAttempt: "คำตอบที่ถูกและเหตุผลจะแสดงหลังจากคุณทำครบทุกครั้งแล้ว",
+			quiz.RevealNever:            "ผู้สอนเลือกไม่แสดงคำตอบที่ถูก",
+		},
 		Errors: map[int]string{
 			400: "อ่านคำตอบไม่ได้", 401: "กรุณาเข้าสู่ระบบ", 403: "ไม่ได้รับอนุญาต", 404: "ไม่พบ",
-			409: "ส่งคำตอบของรอบนี้ไปแล้ว", 413: "ข้อมูลที่ส่งมาใหญ่เกินไป", 422: "มีคำตอบที่ไม่ถูกต้องตามรูปแบบ",
-			500: "เกิดข้อผิดพลาด",
+			409: "ส่งคำตอบนี้ไม่ได้", 413: "ข้อมูลที่ส่งมาใหญ่เกินไป", 422: "มีคำตอบที่ไม่ถูกต้องตามรูปแบบ",
+			429: "ส่งคำตอบถี่เกินไป", 500: "เกิดข้อผิดพลาด",
 		},
 	},
 }

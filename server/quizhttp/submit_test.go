@@ -2,76 +2,105 @@ package quizhttp_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server/quizhttp"
 )
 
-// TestBadSubmissions: each gets a clear 4xx and nothing is stored, through
-// the grader, the quiz API and the quiz form alike.
+// TestBadSubmissions: each gets a clear 4xx and nothing is submitted,
+// through the grader and the quiz API alike. Answers are written in the
+// bank's ids and put into the ids of the attempt each student is issued.
 func TestBadSubmissions(t *testing.T) {
 	lab := kubelabtest.Start(t)
-	alice, g := student(t, lab, "alice", "a"), grader(t, lab)
-	huge := `{"answers":[{"question":"gone-410","choice":"` + strings.Repeat("x", quizhttp.MaxBodyBytes) + `"}]}`
+	g := grader(t, lab)
+	huge := `{"attempt":"x","answers":[{"question":"gone-410","choice":"` + strings.Repeat("x", quizhttp.MaxBodyBytes) + `"}]}`
 	watch := quizhttp.QuizzesPath + "/" + quiz.WatchQuizID + "/attempts"
 	spot := quizhttp.QuizzesPath + "/" + quiz.SpotTheBugQuizID + "/attempts"
+	choice := func(q, o string) quiz.Answer { return quiz.Answer{Question: q, Choice: o} }
+	marks := func(kv ...any) quiz.Answer {
+		a := quiz.Answer{Question: "wait-for-pod-ready"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			a.Marks = append(a.Marks, quiz.Mark{Line: kv[i].(int), Reason: kv[i+1].(string)})
+		}
+		return a
+	}
 	tests := []struct {
 		name, path string
-		body       string
+		answers    []quiz.Answer // in the bank's ids, sent with the attempt issued
+		body       string        // sent as it is, if set
 		code       int
 		reason     string
 		mention    string
 	}{
-		{"unknown quiz", quizhttp.QuizzesPath + "/nope/attempts", `{"answers":[]}`, 404, "NotFound", "nope"},
-		{"unknown option", watch, `{"answers":[{"question":"gone-410","choice":"reboot"}]}`, 422, "Invalid", "answers[0].choice"},
-		{"unknown question", watch, `{"answers":[{"question":"why","choice":"reboot"}]}`, 422, "Invalid", "answers[0].question"},
-		{"duplicate answers", watch, `{"answers":[{"question":"gone-410","choice":"cluster-broken"},{"question":"gone-410","choice":"compacted-relist"}]}`, 422, "Invalid", "answers[1].question"},
-		{"line marked twice", spot, `{"answers":[{"question":"wait-for-pod-ready","marks":[{"line":4,"reason":"etcd-direct"},{"line":4,"reason":"polling"}]}]}`, 422, "Invalid", "answers[0].marks[1].line"},
-		{"line out of range", spot, `{"answers":[{"question":"wait-for-pod-ready","marks":[{"line":99,"reason":"polling"}]}]}`, 422, "Invalid", "lines 1 to 8"},
-		{"unknown reason", spot, `{"answers":[{"question":"wait-for-pod-ready","marks":[{"line":4,"reason":"slow"}]}]}`, 422, "Invalid", "slow"},
-		{"huge body", watch, huge, 413, "RequestEntityTooLarge", "at most"},
-		{"not JSON", watch, `answers=gone-410`, 400, "BadRequest", "not a valid submission"},
-		{"unknown field", watch, `{"answers":[],"student":"bob"}`, 400, "BadRequest", "student"},
-		{"two values", watch, `{"answers":[]} {"answers":[]}`, 400, "BadRequest", "more than one"},
-		{"bad attempt id", watch, `{"attempt":"../../x","answers":[]}`, 400, "BadRequest", "attempt"},
-		{"grader: unknown quiz", quizhttp.GraderPath + "/grade", `{"quiz":"nope","answers":[]}`, 404, "NotFound", "nope"},
-		{"grader: no quiz", quizhttp.GraderPath + "/grade", `{"answers":[]}`, 400, "BadRequest", "name the quiz"},
-		{"grader: unknown option", quizhttp.GraderPath + "/grade", `{"quiz":"apiserver-watch","answers":[{"question":"etcd-raw","choice":"x"}]}`, 422, "Invalid", "answers[0].choice"},
-		{"grader: huge body", quizhttp.GraderPath + "/grade", huge, 413, "RequestEntityTooLarge", ""},
+		{"unknown quiz", quizhttp.QuizzesPath + "/nope/attempts", nil, `{"attempt":"x","answers":[]}`, 404, "NotFound", "nope"},
+		{"unknown option", watch, []quiz.Answer{choice("gone-410", "reboot")}, "", 422, "Invalid", "answers[0].choice"},
+		{"the bank's own id", watch, nil, `{"attempt":"%s","answers":[{"question":"gone-410","choice":"compacted-relist"}]}`, 422, "Invalid", "answers[0].choice"},
+		{"unknown question", watch, []quiz.Answer{choice("why", "reboot")}, "", 422, "Invalid", "answers[0].question"},
+		{"duplicate answers", watch, []quiz.Answer{choice("gone-410", "cluster-broken"), choice("gone-410", "compacted-relist")}, "", 422, "Invalid", "answers[1].question"},
+		{"line marked twice", spot, []quiz.Answer{marks(4, "etcd-direct", 4, "polling")}, "", 422, "Invalid", "answers[0].marks[1].line"},
+		{"line out of range", spot, []quiz.Answer{marks(99, "polling")}, "", 422, "Invalid", "lines 1 to 8"},
+		{"unknown reason", spot, []quiz.Answer{marks(4, "slow")}, "", 422, "Invalid", "slow"},
+		{"huge body", watch, nil, huge, 413, "RequestEntityTooLarge", "at most"},
+		{"not JSON", watch, nil, `answers=gone-410`, 400, "BadRequest", "not a valid submission"},
+		{"unknown field", watch, nil, `{"attempt":"%s","answers":[],"student":"bob"}`, 400, "BadRequest", "student"},
+		{"two values", watch, nil, `{"attempt":"%s","answers":[]} {"answers":[]}`, 400, "BadRequest", "more than one"},
+		{"no attempt", watch, nil, `{"answers":[]}`, 400, "BadRequest", "attempt"},
+		{"made-up attempt", watch, nil, `{"attempt":"0123456789abcdef0123456789abcdef","answers":[]}`, 404, "NotFound", "not issued to you"},
+		{"path in the attempt", watch, nil, `{"attempt":"../../x","answers":[]}`, 404, "NotFound", "not issued to you"},
+		{"another quiz's attempt", spot, nil, `{"attempt":"%s","answers":[]}`, 404, "NotFound", "not issued to you"},
+		{"grader: unknown quiz", quizhttp.GraderPath + "/grade", nil, `{"quiz":"nope","answers":[]}`, 404, "NotFound", "nope"},
+		{"grader: no quiz", quizhttp.GraderPath + "/grade", nil, `{"answers":[]}`, 400, "BadRequest", "name the quiz"},
+		{"grader: unknown option", quizhttp.GraderPath + "/grade", nil, `{"quiz":"apiserver-watch","answers":[{"question":"etcd-raw","choice":"x"}]}`, 422, "Invalid", "answers[0].choice"},
+		{"grader: huge body", quizhttp.GraderPath + "/grade", nil, huge, 413, "RequestEntityTooLarge", ""},
 	}
-	for _, tt := range tests {
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			who := alice
-			if strings.HasPrefix(tt.path, quizhttp.GraderPath) {
-				who = g
+			who := g
+			if !strings.HasPrefix(tt.path, quizhttp.GraderPath) {
+				// A student each: the cases are not a burst of one user's.
+				who = student(t, lab, fmt.Sprintf("s%d", i), "a")
 			}
-			who.t = t
-			resp, body := who.postJSON(tt.path, tt.body)
-			wantStatus(t, resp, body, tt.code, tt.reason)
-			if !strings.Contains(body, tt.mention) {
-				t.Errorf("the error does not mention %q: %s", tt.mention, body)
+			body := tt.body
+			if !strings.HasPrefix(tt.path, quizhttp.GraderPath) && (body == "" || strings.Contains(body, "%s")) {
+				v := who.view(quiz.WatchQuizID)
+				if tt.path == spot && body == "" {
+					v = who.view(quiz.SpotTheBugQuizID)
+				}
+				if body == "" {
+					b, _ := json.Marshal(quizhttp.AttemptRequest{Attempt: v.Attempt, Answers: inView(t, v, tt.answers)})
+					body = string(b)
+				} else {
+					body = fmt.Sprintf(body, v.Attempt)
+				}
 			}
-			if n := storedAttempts(t, lab); n != 0 {
-				t.Errorf("%d attempts stored", n)
+			resp, got := who.postJSON(tt.path, body)
+			wantStatus(t, resp, got, tt.code, tt.reason)
+			if !strings.Contains(got, tt.mention) {
+				t.Errorf("the error does not mention %q: %s", tt.mention, got)
+			}
+			if n := submittedAttempts(t, lab); n != 0 {
+				t.Errorf("%d attempts submitted", n)
 			}
 		})
 	}
 
 	// The same attempt twice: stored once, then 409.
-	req := quizhttp.AttemptRequest{Attempt: quiz.NewAttemptID(time.Now()), Answers: allRight()}
+	alice := student(t, lab, "alice", "a")
+	v := alice.view(quiz.WatchQuizID)
+	req := quizhttp.AttemptRequest{Attempt: v.Attempt, Answers: inView(t, v, allRight())}
 	if resp, body := alice.postJSON(watch, req); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
 	}
 	resp, body := alice.postJSON(watch, req)
-	wantStatus(t, resp, body, http.StatusConflict, "AlreadyExists")
-	if n := storedAttempts(t, lab); n != 1 {
-		t.Errorf("%d attempts stored, want 1", n)
+	wantStatus(t, resp, body, http.StatusConflict, "Conflict")
+	if n := submittedAttempts(t, lab); n != 1 {
+		t.Errorf("%d attempts submitted, want 1", n)
 	}
 }
 
@@ -82,6 +111,7 @@ func TestBadForms(t *testing.T) {
 	alice := student(t, lab, "alice", "a")
 	_, page := alice.get("/quiz/" + quiz.WatchQuizID)
 	attempt, _ := formOf(t, page)
+	id := idsOf(alice.view(quiz.WatchQuizID)) // the same open attempt
 	tests := []struct {
 		name    string
 		path    string
@@ -92,11 +122,11 @@ func TestBadForms(t *testing.T) {
 	}{
 		{"unknown quiz", "/quiz/nope", formValues(attempt), nil, 404, "nope"},
 		{"unknown option", "/quiz/" + quiz.WatchQuizID, formValues(attempt, "q:gone-410", "reboot"), nil, 422, "reboot"},
-		{"two choices", "/quiz/" + quiz.WatchQuizID, formValues(attempt, "q:gone-410", "cluster-broken", "q:gone-410", "pod-gone"), nil, 422, "more than once"},
+		{"two choices", "/quiz/" + quiz.WatchQuizID, formValues(attempt, "q:gone-410", id("gone-410", "cluster-broken"), "q:gone-410", id("gone-410", "pod-gone")), nil, 422, "more than once"},
 		{"unknown field", "/quiz/" + quiz.WatchQuizID, formValues(attempt, "student", "bob"), nil, 400, "student"},
 		{"bad line", "/quiz/" + quiz.SpotTheBugQuizID, formValues(attempt, "line:wait-for-pod-ready:four", "polling"), nil, 400, "line number"},
 		{"huge", "/quiz/" + quiz.WatchQuizID, formValues(attempt, "q:gone-410", strings.Repeat("x", quizhttp.MaxBodyBytes)), nil, 413, "at most"},
-		{"bad attempt", "/quiz/" + quiz.WatchQuizID, formValues("x"), nil, 400, "attempt"},
+		{"made-up attempt", "/quiz/" + quiz.WatchQuizID, formValues("x"), nil, 404, "not issued to you"},
 		{"cross-site", "/quiz/" + quiz.WatchQuizID, formValues(attempt), []string{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"}, 403, "another site"},
 	}
 	for _, tt := range tests {
@@ -112,8 +142,8 @@ func TestBadForms(t *testing.T) {
 			if strings.Contains(body, strings.Repeat("x", 100)) {
 				t.Error("the page echoes the huge value")
 			}
-			if n := storedAttempts(t, lab); n != 0 {
-				t.Errorf("%d attempts stored", n)
+			if n := submittedAttempts(t, lab); n != 0 {
+				t.Errorf("%d attempts submitted", n)
 			}
 		})
 	}
@@ -123,7 +153,7 @@ func TestBadForms(t *testing.T) {
 func TestStudentsSeeOnlyTheirOwn(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	alice, bob := student(t, lab, "alice", "a"), student(t, lab, "bob", "a")
-	resp, body := alice.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/attempts", quizhttp.AttemptRequest{Answers: allRight()})
+	resp, body := alice.take(quiz.WatchQuizID, allRight())
 	var e quiz.Explained
 	if err := json.Unmarshal([]byte(body), &e); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)

@@ -1,0 +1,217 @@
+package quiz_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubelab/kubelab/quiz"
+)
+
+// TestAttemptOptions: one attempt always shows the same ids in the same
+// order; across attempts the ids are new and the right answer moves
+// around, so neither an id nor a position carries the key.
+func TestAttemptOptions(t *testing.T) {
+	q := watchQuiz(t)
+	first := q.NewAttempt("alice", "", time.Now())
+	texts := func(v quiz.View, i int) (ids, texts []string) {
+		for _, o := range v.Questions[i].Options {
+			ids, texts = append(ids, o.ID), append(texts, o.Text)
+		}
+		return ids, texts
+	}
+	a, b := q.View(first, quiz.English), q.View(first, quiz.English)
+	for i := range a.Questions {
+		ia, _ := texts(a, i)
+		ib, _ := texts(b, i)
+		if !slices.Equal(ia, ib) {
+			t.Errorf("question %d: one attempt, two views: %v and %v", i, ia, ib)
+		}
+	}
+	right, _ := q.Questions[0].Option(lessonAnswers["gone-410"])
+	positions, orders, seen := map[int]int{}, map[string]bool{}, map[string]bool{}
+	for range 200 {
+		v := q.View(q.NewAttempt("alice", "", time.Now()), quiz.English)
+		ids, order := texts(v, 0)
+		for _, id := range ids {
+			if seen[id] {
+				t.Fatalf("option id %s shown by two attempts", id)
+			}
+			seen[id] = true
+		}
+		orders[strings.Join(order, "|")] = true
+		positions[slices.Index(order, right.Text.EN)]++
+		if len(order) != 4 || slices.Index(order, right.Text.EN) < 0 {
+			t.Fatalf("options lost or duplicated: %v", order)
+		}
+	}
+	if len(positions) != 4 || len(orders) < 12 {
+		t.Errorf("200 attempts: right answer at positions %v, %d distinct orders", positions, len(orders))
+	}
+	if second := q.NewAttempt("alice", "", time.Now()); second.ID == first.ID || len(first.ID) != 32 {
+		t.Errorf("attempt ids %q and %q", first.ID, second.ID)
+	}
+}
+
+// keyOf is the id attempt a shows for the bank's option of question qid.
+func keyOf(t *testing.T, q *quiz.Quiz, a *quiz.Attempt, qid, option string) string {
+	t.Helper()
+	qu, _ := q.Question(qid)
+	want, _ := qu.Option(option)
+	for _, qv := range q.View(a, quiz.English).Questions {
+		for _, o := range qv.Options {
+			if qv.ID == qid && o.Text == want.Text.EN {
+				return o.ID
+			}
+		}
+	}
+	t.Fatalf("no option %s/%s", qid, option)
+	return ""
+}
+
+// TestKeysDoNotTransfer: an option id from another attempt names nothing
+// in this one; it is refused, not graded.
+func TestKeysDoNotTransfer(t *testing.T) {
+	q := watchQuiz(t)
+	mine, theirs := q.NewAttempt("alice", "", time.Now()), q.NewAttempt("bob", "", time.Now())
+	stolen := []quiz.Answer{{Question: "gone-410", Choice: keyOf(t, q, theirs, "gone-410", lessonAnswers["gone-410"])}}
+	var inv *quiz.InvalidError
+	if err := q.GradeAttempt(mine, stolen, quiz.English, time.Now()); !errors.As(err, &inv) || inv.Problems[0].Field != "answers[0].choice" || inv.Problems[0].Type != quiz.ProblemNotFound {
+		t.Fatalf("another attempt's id: %v", err)
+	}
+	if strings.Contains(inv.Error(), "compacted-relist") {
+		t.Errorf("the error names the bank's option: %v", inv)
+	}
+	own := []quiz.Answer{{Question: "gone-410", Choice: keyOf(t, q, mine, "gone-410", lessonAnswers["gone-410"])}}
+	if err := q.GradeAttempt(mine, own, quiz.English, time.Now()); err != nil || mine.Result.ScoreGiven != 1 || mine.Answers[0].Choice != "compacted-relist" || mine.Open() {
+		t.Errorf("own id: %v, %+v", err, mine)
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	tests := []struct {
+		p         quiz.Policy
+		submitted int
+		reveals   bool
+		left      int
+	}{
+		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterSubmit}, 1, true, 2},
+		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterLastAttempt}, 2, false, 1},
+		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterLastAttempt}, 3, true, 0},
+		{quiz.Policy{Attempts: 0, Reveal: quiz.RevealAfterLastAttempt}, 50, false, -1},
+		{quiz.Policy{Attempts: 1, Reveal: quiz.RevealNever}, 1, false, 0},
+	}
+	for _, tt := range tests {
+		if got := tt.p.Reveals(tt.submitted); got != tt.reveals {
+			t.Errorf("%+v after %d: reveals %v", tt.p, tt.submitted, got)
+		}
+		if got := tt.p.AttemptsLeft(tt.submitted); got != tt.left {
+			t.Errorf("%+v after %d: %d left, want %d", tt.p, tt.submitted, got, tt.left)
+		}
+	}
+	if _, err := quiz.ParseReveal("sometimes"); err == nil {
+		t.Error("ParseReveal accepted an unknown policy")
+	}
+}
+
+// graded grades answers given in the bank's ids on a fresh attempt.
+func graded(t *testing.T, q *quiz.Quiz, answers []quiz.Answer) *quiz.Attempt {
+	t.Helper()
+	a := q.NewAttempt("alice", "", time.Now())
+	for i, ans := range answers {
+		if ans.Choice != "" {
+			answers[i].Choice = keyOf(t, q, a, ans.Question, ans.Choice)
+		}
+		for j, m := range ans.Marks {
+			answers[i].Marks[j].Reason = keyOf(t, q, a, ans.Question, m.Reason)
+		}
+	}
+	if err := q.GradeAttempt(a, answers, quiz.English, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestExplainRevealed: with the policy's leave, every question is
+// explained, and the questions answered show their right answers.
+func TestExplainRevealed(t *testing.T) {
+	q := watchQuiz(t)
+	a := graded(t, q, []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}, {Question: "gone-410", Choice: "compacted-relist"}})
+	e := q.Explain(a, quiz.Thai, true)
+	if e.ScoreGiven != 1 || e.ScoreMaximum != 5 || len(e.Questions) != 5 || !e.Revealed {
+		t.Fatalf("explained: %+v", e)
+	}
+	view := q.View(a, quiz.Thai)
+	for i, eq := range e.Questions {
+		qu := q.Questions[i]
+		if eq.Explanation != qu.Explanation.TH || eq.Proof == nil || eq.Proof.Href != qu.Proof.Href || eq.Proof.Label != qu.Proof.Label.TH {
+			t.Errorf("%s: explanation or proof not in Thai: %+v", qu.ID, eq)
+		}
+		rights := 0
+		for j, o := range eq.Options {
+			if o.ID != view.Questions[i].Options[j].ID {
+				t.Errorf("%s: options not in the attempt's order", qu.ID)
+			}
+			if o.Right {
+				rights++
+			}
+		}
+		if want := map[bool]int{true: 1, false: 0}[eq.Answered]; rights != want {
+			t.Errorf("%s (answered %v): %d options marked right, want %d", qu.ID, eq.Answered, rights, want)
+		}
+	}
+	raw := e.Questions[slices.IndexFunc(e.Questions, func(x quiz.ExplainedQuestion) bool { return x.ID == "etcd-raw" })]
+	if raw.Correct || !raw.Answered || !slices.ContainsFunc(raw.Options, func(o quiz.ExplainedOption) bool { return o.Chosen && !o.Right }) {
+		t.Errorf("etcd-raw: %+v", raw)
+	}
+
+	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
+	sa := graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 2, Reason: "polling"}, {Line: 4, Reason: "etcd-direct"}}}})
+	es := spot.Explain(sa, quiz.English, true).Questions[0]
+	if es.ScoreGiven != 0 || len(es.Lines) != 8 || !es.Lines[3].MarkRight || es.Lines[1].MarkRight || es.Lines[1].Reason != keyOf(t, spot, sa, "wait-for-pod-ready", "polling") || !es.Lines[5].Buggy || es.Lines[0].Buggy {
+		t.Errorf("spot-the-bug lines: %+v", es.Lines)
+	}
+	if len(es.Bugs) != 2 || !es.Bugs[0].Found || es.Bugs[1].Found || es.Bugs[1].Proof.Href != "/lesson/resource-version#watch" {
+		t.Errorf("spot-the-bug bugs: %+v", es.Bugs)
+	}
+}
+
+// TestExplainWithholds: a blank submission used to come back with every
+// right option marked; now an unanswered question never shows its key,
+// and before the reveal nothing is explained and no missed answer shown.
+func TestExplainWithholds(t *testing.T) {
+	for _, q := range quiz.Lesson().Quizzes() {
+		blank := graded(t, q, nil)
+		for _, reveal := range []bool{false, true} {
+			for _, eq := range q.Explain(blank, quiz.English, reveal).Questions {
+				if slices.ContainsFunc(eq.Options, func(o quiz.ExplainedOption) bool { return o.Right }) || len(eq.Bugs) > 0 ||
+					slices.ContainsFunc(eq.Lines, func(l quiz.ExplainedLine) bool { return l.Buggy }) {
+					t.Errorf("%s/%s (reveal %v): a blank answer shows the key: %+v", q.ID, eq.ID, reveal, eq)
+				}
+				if (eq.Explanation != "") != reveal {
+					t.Errorf("%s/%s (reveal %v): explanation %q", q.ID, eq.ID, reveal, eq.Explanation)
+				}
+			}
+		}
+	}
+	q := watchQuiz(t)
+	wrong := graded(t, q, []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}, {Question: "gone-410", Choice: "compacted-relist"}})
+	for _, eq := range q.Explain(wrong, quiz.English, false).Questions {
+		for _, o := range eq.Options {
+			if o.Right && !(o.Chosen && eq.Correct) {
+				t.Errorf("%s: before the reveal, option %s is marked right", eq.ID, o.Text)
+			}
+		}
+		if eq.Explanation != "" || eq.Proof != nil {
+			t.Errorf("%s: explained before the reveal", eq.ID)
+		}
+	}
+	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
+	sa := graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}}}})
+	es := spot.Explain(sa, quiz.English, false).Questions[0]
+	if len(es.Bugs) != 1 || es.Bugs[0].ID != "reads-etcd" || es.Bugs[0].Explanation != "" || slices.ContainsFunc(es.Lines, func(l quiz.ExplainedLine) bool { return l.Buggy }) {
+		t.Errorf("spot-the-bug before the reveal shows more than the bug found: %+v", es)
+	}
+}

@@ -1,0 +1,400 @@
+package classroom_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"github.com/kubelab/kubelab/internal/browsertest"
+	"github.com/kubelab/kubelab/internal/kubelabproc"
+	"github.com/kubelab/kubelab/quiz"
+)
+
+// The quiz tests' class: the defaults of --quiz-attempts (3) and
+// --quiz-reveal (after-last-attempt), as an instructor who sets neither gets.
+const (
+	quizJoinCode    = "quiz-class-code"
+	quizGraderToken = "grader-token-quiz-0123456789"
+	quizAttempts    = 3
+)
+
+// quizClass runs a kubelab process in classroom mode.
+func quizClass(t *testing.T) *kubelabproc.Server {
+	t.Helper()
+	s := kubelabproc.New(t, "quiz", "--classroom", "--join-code", quizJoinCode, "--class-name", "k8s-101",
+		"--secure-listen", kubelabproc.FreeAddr(t), "--grader-token", quizGraderToken, "--etcd-listen-client=")
+	s.Start(t)
+	// Ready would read the admin kubeconfig, which in classroom mode names
+	// the HTTPS port; the quiz needs only /readyz.
+	deadline := time.Now().Add(kubelabproc.Wait)
+	for {
+		resp, err := http.Get(s.URL() + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kubelab not ready: %v\n%s", err, s.Output())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// quizUser is a student's script (a session cookie) or the grader (a token).
+type quizUser struct {
+	t      *testing.T
+	base   string
+	client *http.Client
+	token  string
+}
+
+func joinQuizClass(t *testing.T, s *kubelabproc.Server, name string) quizUser {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	u := quizUser{t: t, base: s.URL(), client: &http.Client{Jar: jar}}
+	form := url.Values{"name": {name}, "code": {quizJoinCode}}.Encode()
+	resp, body := u.do("POST", "/signin", "application/x-www-form-urlencoded", form)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("join as %s: %d %s", name, resp.StatusCode, body)
+	}
+	return u
+}
+
+func quizGrader(t *testing.T, s *kubelabproc.Server) quizUser {
+	return quizUser{t: t, base: s.URL(), client: http.DefaultClient, token: quizGraderToken}
+}
+
+func (u quizUser) do(method, path, contentType, body string) (*http.Response, string) {
+	u.t.Helper()
+	req, err := http.NewRequest(method, u.base+path, strings.NewReader(body))
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if u.token != "" {
+		req.Header.Set("Authorization", "Bearer "+u.token)
+	}
+	resp, err := u.client.Do(req)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// view GETs a quiz as a student's script does: the attempt it is issued.
+func (u quizUser) view(quizID string) quiz.View {
+	u.t.Helper()
+	resp, body := u.do("GET", "/kubelab/v1/quizzes/"+quizID, "", "")
+	if resp.StatusCode != http.StatusOK {
+		u.t.Fatalf("GET quiz %s: %d %s", quizID, resp.StatusCode, body)
+	}
+	var v quiz.View
+	if err := json.Unmarshal([]byte(body), &v); err != nil || v.Attempt == "" {
+		u.t.Fatalf("not a quiz view (%v): %s", err, body)
+	}
+	return v
+}
+
+func (u quizUser) submit(quizID, attempt string, answers []quiz.Answer) (*http.Response, string) {
+	u.t.Helper()
+	body, _ := json.Marshal(map[string]any{"attempt": attempt, "answers": answers})
+	return u.do("POST", "/kubelab/v1/quizzes/"+quizID+"/attempts", "application/json", string(body))
+}
+
+// answersFor answers each question of v with the option whose text is the
+// bank's answer (right) or another one (wrong), for the first n questions:
+// the test finds options by their text, as a student reads them.
+func answersFor(t *testing.T, v quiz.View, n int, right bool) []quiz.Answer {
+	t.Helper()
+	q, _ := quiz.Lesson().Quiz(v.Quiz)
+	var out []quiz.Answer
+	for _, qv := range v.Questions[:n] {
+		qu, _ := q.Question(qv.ID)
+		key, _ := qu.Option(qu.Answer)
+		for _, o := range qv.Options {
+			if (o.Text == key.Text.In(v.Lang)) == right {
+				out = append(out, quiz.Answer{Question: qv.ID, Choice: o.ID})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func wantQuizStatus(t *testing.T, resp *http.Response, body string, codes ...int) {
+	t.Helper()
+	var st struct{ Kind, Message string }
+	json.Unmarshal([]byte(body), &st)
+	for _, c := range codes {
+		if resp.StatusCode == c && st.Kind == "Status" && st.Message != "" {
+			return
+		}
+	}
+	t.Fatalf("HTTP %d, want a Status with code %v: %s", resp.StatusCode, codes, body)
+}
+
+// TestQuizBlankSubmissionRevealsNothing: submitting nothing used to answer
+// with every question's right option (`right: true`) and explanation, so
+// one blank submission gave away the whole key.
+func TestQuizBlankSubmissionRevealsNothing(t *testing.T) {
+	s := quizClass(t)
+	alice := joinQuizClass(t, s, "Alice")
+	for _, quizID := range []string{quiz.WatchQuizID, quiz.SpotTheBugQuizID} {
+		v := alice.view(quizID)
+		resp, body := alice.submit(quizID, v.Attempt, nil)
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("blank submission of %s: %d %s", quizID, resp.StatusCode, body)
+		}
+		_, again := alice.do("GET", "/kubelab/v1/quizzes/"+quizID+"/attempts/"+v.Attempt, "", "")
+		_, page := alice.do("GET", "/quiz/"+quizID+"/attempts/"+v.Attempt, "", "")
+		q, _ := quiz.Lesson().Quiz(quizID)
+		for what, text := range map[string]string{"the submission's answer": body, "the attempt's result": again, "the result page": page} {
+			if strings.Contains(text, `"right":true`) || strings.Contains(text, `"buggy":true`) {
+				t.Errorf("%s of a blank %s marks an answer right: %s", what, quizID, text)
+			}
+			for _, qu := range q.Questions {
+				if strings.Contains(text, jsonOrHTML(qu.Explanation.EN)) {
+					t.Errorf("%s of a blank %s explains question %s", what, quizID, qu.ID)
+				}
+				if qu.Answer != "" && strings.Contains(text, `"`+qu.Answer+`"`) {
+					t.Errorf("%s of a blank %s names the answer %q", what, quizID, qu.Answer)
+				}
+				for _, b := range qu.Bugs {
+					if strings.Contains(text, jsonOrHTML(b.Explanation.EN)) || strings.Contains(text, `"`+b.ID+`"`) {
+						t.Errorf("%s of a blank %s explains bug %s", what, quizID, b.ID)
+					}
+				}
+			}
+		}
+	}
+}
+
+// jsonOrHTML is the first words of s, which both JSON and HTML carry
+// unescaped.
+func jsonOrHTML(s string) string {
+	if len(s) > 24 {
+		s = s[:24]
+	}
+	return s
+}
+
+// TestQuizAttemptIDsAreIssuedByTheServer: students used to choose their own
+// attempt ids (and so the order the grader listed attempts in), and could
+// submit under any id.
+func TestQuizAttemptIDsAreIssuedByTheServer(t *testing.T) {
+	s := quizClass(t)
+	alice, bob := joinQuizClass(t, s, "Alice"), joinQuizClass(t, s, "Bob")
+	made := make([]byte, 16)
+	rand.Read(made)
+	for _, id := range []string{hex.EncodeToString(made), "000000000000000000000000", "ffffffffffffffffffffffff"} {
+		resp, body := alice.submit(quiz.WatchQuizID, id, nil)
+		wantQuizStatus(t, resp, body, http.StatusNotFound)
+	}
+	resp, body := alice.submit(quiz.WatchQuizID, "", nil)
+	wantQuizStatus(t, resp, body, http.StatusBadRequest, http.StatusUnprocessableEntity)
+
+	// Bob cannot submit Alice's attempt, nor see it.
+	v := alice.view(quiz.WatchQuizID)
+	resp, body = bob.submit(quiz.WatchQuizID, v.Attempt, answersFor(t, v, 5, true))
+	wantQuizStatus(t, resp, body, http.StatusNotFound, http.StatusForbidden)
+	// Nor under another quiz.
+	resp, body = alice.submit(quiz.SpotTheBugQuizID, v.Attempt, nil)
+	wantQuizStatus(t, resp, body, http.StatusNotFound)
+
+	// Alice's attempt is still hers to submit, once.
+	if resp, body := alice.submit(quiz.WatchQuizID, v.Attempt, answersFor(t, v, 1, true)); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("Alice's own attempt: %d %s", resp.StatusCode, body)
+	}
+	resp, body = alice.submit(quiz.WatchQuizID, v.Attempt, answersFor(t, v, 5, true))
+	wantQuizStatus(t, resp, body, http.StatusConflict)
+
+	_, list := quizGrader(t, s).do("GET", "/kubelab/v1/grader/results?quiz="+quiz.WatchQuizID, "", "")
+	var got struct {
+		Items []struct{ AttemptID, Student string }
+	}
+	json.Unmarshal([]byte(list), &got)
+	if len(got.Items) != 1 || got.Items[0].AttemptID != v.Attempt || got.Items[0].Student != "alice" {
+		t.Errorf("the grader sees %+v, want Alice's one attempt %s: %s", got.Items, v.Attempt, list)
+	}
+}
+
+// TestQuizAttemptLimit: attempts were unlimited, and the dashboard showed
+// the best; now the (N+1)th is refused.
+func TestQuizAttemptLimit(t *testing.T) {
+	s := quizClass(t)
+	alice := joinQuizClass(t, s, "Alice")
+	var last quiz.View
+	for i := range quizAttempts {
+		last = alice.view(quiz.WatchQuizID)
+		if resp, body := alice.submit(quiz.WatchQuizID, last.Attempt, answersFor(t, last, i+1, true)); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("attempt %d: %d %s", i+1, resp.StatusCode, body)
+		}
+	}
+	resp, body := alice.do("GET", "/kubelab/v1/quizzes/"+quiz.WatchQuizID, "", "")
+	wantQuizStatus(t, resp, body, http.StatusConflict, http.StatusTooManyRequests)
+	if !strings.Contains(body, "3") {
+		t.Errorf("the refusal does not say how many attempts there were: %s", body)
+	}
+	resp, body = alice.submit(quiz.WatchQuizID, last.Attempt, answersFor(t, last, 5, true))
+	wantQuizStatus(t, resp, body, http.StatusConflict, http.StatusTooManyRequests)
+	// The other quiz has attempts of its own.
+	alice.view(quiz.SpotTheBugQuizID)
+}
+
+// TestQuizOptionIDsDifferPerAttempt: option ids were the bank's own, so a
+// key learnt in one attempt, or from another student, worked in the next.
+func TestQuizOptionIDsDifferPerAttempt(t *testing.T) {
+	s := quizClass(t)
+	alice, bob := joinQuizClass(t, s, "Alice"), joinQuizClass(t, s, "Bob")
+	first := alice.view(quiz.WatchQuizID)
+	if resp, body := alice.submit(quiz.WatchQuizID, first.Attempt, nil); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	second, bobs := alice.view(quiz.WatchQuizID), bob.view(quiz.WatchQuizID)
+	seen := map[string]string{}
+	for name, v := range map[string]quiz.View{"alice 1": first, "alice 2": second, "bob 1": bobs} {
+		for _, qv := range v.Questions {
+			for _, o := range qv.Options {
+				if other, ok := seen[o.ID]; ok {
+					t.Errorf("option id %s is in %s and %s", o.ID, other, name)
+				}
+				seen[o.ID] = name
+			}
+		}
+	}
+	// Bob's right answers, by id, are no answers in Alice's attempt.
+	resp, body := alice.submit(quiz.WatchQuizID, second.Attempt, answersFor(t, bobs, 5, true))
+	wantQuizStatus(t, resp, body, http.StatusUnprocessableEntity)
+}
+
+// TestQuizGraderListsEveryAttempt: the grader sees every attempt in the
+// order the server issued them, with timestamps, and first, last and best.
+func TestQuizGraderListsEveryAttempt(t *testing.T) {
+	s := quizClass(t)
+	alice := joinQuizClass(t, s, "Alice")
+	scores := []int{2, 4, 1}
+	var ids []string
+	for _, n := range scores {
+		v := alice.view(quiz.WatchQuizID)
+		ids = append(ids, v.Attempt)
+		if resp, body := alice.submit(quiz.WatchQuizID, v.Attempt, answersFor(t, v, n, true)); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	}
+	resp, body := quizGrader(t, s).do("GET", "/kubelab/v1/grader/results?student=alice&quiz="+quiz.WatchQuizID, "", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	type ref struct {
+		AttemptID  string
+		Number     int
+		ScoreGiven int
+		Issued     time.Time
+		Timestamp  time.Time
+	}
+	var got struct {
+		Items     []ref
+		Summaries []struct {
+			Student, Quiz     string
+			Attempts          int
+			First, Last, Best ref
+		}
+	}
+	if err := json.NewDecoder(bytes.NewReader([]byte(body))).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Items) != len(scores) {
+		t.Fatalf("%d attempts listed, want %d: %s", len(got.Items), len(scores), body)
+	}
+	for i, it := range got.Items {
+		if it.AttemptID != ids[i] || it.Number != i+1 || it.ScoreGiven != scores[i] || it.Issued.IsZero() || it.Timestamp.Before(it.Issued) {
+			t.Errorf("attempt %d: %+v, want id %s, score %d, issued before submitted", i+1, it, ids[i], scores[i])
+		}
+		if i > 0 && it.Issued.Before(got.Items[i-1].Issued) {
+			t.Errorf("attempt %d was issued before attempt %d", i+1, i)
+		}
+	}
+	if len(got.Summaries) != 1 {
+		t.Fatalf("%d summaries, want 1: %s", len(got.Summaries), body)
+	}
+	sum := got.Summaries[0]
+	if sum.Student != "alice" || sum.Attempts != 3 || sum.First.AttemptID != ids[0] || sum.Last.AttemptID != ids[2] || sum.Best.AttemptID != ids[1] || sum.Best.ScoreGiven != 4 {
+		t.Errorf("summary %+v, want first %s, last %s, best %s (4)", sum, ids[0], ids[2], ids[1])
+	}
+}
+
+// TestQuizInTheBrowser: a student takes the quiz in Chromium, with
+// JavaScript and without (the form is a plain form), in Thai; the page
+// offers the attempt's own option ids, and the result shows the score and
+// the right answer they picked, but not the answers they did not give.
+func TestQuizInTheBrowser(t *testing.T) {
+	s := quizClass(t)
+	q, _ := quiz.Lesson().Quiz(quiz.WatchQuizID)
+	raw, _ := q.Question("etcd-raw")
+	key, _ := raw.Option(raw.Answer)
+	for _, js := range []bool{true, false} {
+		t.Run(fmt.Sprintf("javascript %v", js), func(t *testing.T) {
+			ctx := browsertest.Start(t)
+			if !js {
+				browsertest.Do(t, ctx, "turn JavaScript off", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+					_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+					return chromedp.Void{}, err
+				})
+			}
+			browsertest.Do(t, ctx, "sign in", chromedp.Navigate(s.URL()+"/signin"),
+				chromedp.SendKeys(chromedp.CSS("#name"), fmt.Sprintf("Student %v", js)), chromedp.SendKeys(chromedp.CSS("#code"), quizJoinCode),
+				chromedp.Click(chromedp.CSS(`form[action="/signin"] button[type="submit"]`)))
+			browsertest.WaitJS(t, ctx, "signed in", `!location.pathname.startsWith("/signin")`)
+			browsertest.Do(t, ctx, "open the quiz", chromedp.Navigate(s.URL()+"/quiz/"+quiz.WatchQuizID+"?lang=th"))
+			browsertest.WaitJS(t, ctx, "the Thai form", `document.documentElement.lang === "th" && document.querySelector("form input[name=attempt]") !== null`)
+			// The site's scripts mark the theme button once they run.
+			if ran := browsertest.Eval[bool](t, ctx, `document.querySelector("[data-theme-toggle]").hasAttribute("aria-pressed")`); ran != js {
+				t.Fatalf("the page's scripts ran: %v, want %v", ran, js)
+			}
+			values := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll("input[type=radio]")].map(i => i.value)`)
+			for _, o := range raw.Options {
+				if slices.Contains(values, o.ID) {
+					t.Errorf("the form offers the bank's option id %s", o.ID)
+				}
+			}
+			browsertest.Do(t, ctx, "pick the right answer", chromedp.Click(chromedp.Search(
+				`//fieldset[@id="q-etcd-raw"]//label[contains(normalize-space(.), "`+prefix(key.Text.TH)+`")]/input`)))
+			browsertest.Do(t, ctx, "submit", chromedp.Click(chromedp.CSS(`form input[name=attempt] ~ button[type=submit]`)))
+			browsertest.WaitJS(t, ctx, "the result", `location.pathname.includes("/attempts/") && document.readyState === "complete" && document.body.textContent.includes("/ 5")`)
+			page := browsertest.Eval[string](t, ctx, `document.body.textContent`)
+			// One option is tagged right: the one the student picked.
+			tagged := browsertest.Eval[int](t, ctx, `[...document.querySelectorAll(".tag")].filter(e => e.textContent.trim() === "คำตอบที่ถูก").length`)
+			if !strings.Contains(page, "1 / 5") || strings.Contains(page, prefix(raw.Explanation.TH)) || tagged != 1 {
+				t.Errorf("the result page, want 1 / 5, one option tagged right (got %d) and no explanation:\n%s", tagged, page)
+			}
+		})
+	}
+}
+
+// prefix is the first words of a Thai or English text, cut between runes.
+func prefix(s string) string {
+	r := []rune(s)
+	return string(r[:min(len(r), 20)])
+}
