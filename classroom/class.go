@@ -2,6 +2,7 @@ package classroom
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -82,7 +83,7 @@ var (
 // reserves a unique name, provisions the student's namespace, and mints
 // the token their browser session carries.
 func (c *Class) Join(ctx context.Context, displayName, joinCode string) (Student, string, error) {
-	if c.cfg.JoinCode != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(joinCode)), []byte(c.cfg.JoinCode)) != 1 {
+	if c.cfg.JoinCode != "" && !sameJoinCode(joinCode, c.cfg.JoinCode) {
 		return Student{}, "", ErrWrongJoinCode
 	}
 	display, err := CleanDisplayName(displayName)
@@ -103,6 +104,15 @@ func (c *Class) Join(ctx context.Context, displayName, joinCode string) (Student
 		return Student{}, "", err
 	}
 	return s, token, nil
+}
+
+// sameJoinCode compares SHA-256 digests rather than the codes themselves:
+// subtle.ConstantTimeCompare returns at once when the lengths differ, so
+// comparing the raw codes would let a timing attacker learn the code's
+// length; digests always have the same length.
+func sameJoinCode(given, want string) bool {
+	g, w := sha256.Sum256([]byte(strings.TrimSpace(given))), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
 
 // reserve claims the first free name for display with a create-only

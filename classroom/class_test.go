@@ -103,6 +103,20 @@ func TestJoin(t *testing.T) {
 			t.Fatalf("a refused join stored %v", list)
 		}
 	})
+	t.Run("ErrWrongJoinCodeOfAnyLength", func(t *testing.T) {
+		// The code is compared as SHA-256 digests, which all have one
+		// length; what must hold is that no code but the class's passes,
+		// whatever its length.
+		c := newClass(t, "k8s-101", nil)
+		for _, code := range []string{"", "k", "k8s-10", "k8s-1011", "k8s-101\x00", strings.Repeat("k8s-101", 100)} {
+			if _, _, err := c.Join(ctx, "Alice", code); !errors.Is(err, ErrWrongJoinCode) {
+				t.Fatalf("Join with code %q: %v", code, err)
+			}
+		}
+		if _, _, err := c.Join(ctx, "Alice", "k8s-101"); err != nil {
+			t.Fatalf("Join with the class's code: %v", err)
+		}
+	})
 	t.Run("ErrInvalidDisplayName", func(t *testing.T) {
 		c := newClass(t, "", nil)
 		if _, _, err := c.Join(ctx, "\u202E", ""); !errors.Is(err, ErrInvalidDisplayName) {
