@@ -158,3 +158,22 @@ func defaultSecret(obj runtime.Object) {
 		s.Type = corev1.SecretTypeOpaque
 	}
 }
+
+// mergeStringData moves a Secret's stringData into its data, as
+// kube-apiserver's secret strategy does on create and update: stringData
+// is write-only, a key in both takes the stringData value, and stringData
+// is never stored (so never returned, and never kept in etcd as given).
+func mergeStringData(obj runtime.Object) {
+	s := obj.(*corev1.Secret)
+	if len(s.StringData) == 0 {
+		s.StringData = nil
+		return
+	}
+	if s.Data == nil {
+		s.Data = make(map[string][]byte, len(s.StringData))
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
+}
