@@ -160,9 +160,10 @@ func defaultSecret(obj runtime.Object) {
 }
 
 // mergeStringData moves a Secret's stringData into its data, as
-// kube-apiserver's secret strategy does on create and update: stringData
-// is write-only, a key in both takes the stringData value, and stringData
-// is never stored (so never returned, and never kept in etcd as given).
+// kube-apiserver does on every write (its conversion of a v1 Secret to the
+// internal one, which has no stringData): stringData is write-only, a key
+// in both takes the stringData value, and stringData is never stored, so
+// never returned.
 func mergeStringData(obj runtime.Object) {
 	s := obj.(*corev1.Secret)
 	if len(s.StringData) == 0 {
