@@ -3,6 +3,7 @@ package classroom
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -137,6 +138,26 @@ func TestJoin(t *testing.T) {
 		fail = false
 		if s, _, err := c.Join(ctx, "Alice", ""); err != nil || s.Name != "alice" {
 			t.Fatalf("retry: %+v %v", s, err)
+		}
+	})
+	t.Run("ErrNameTakenTriesTheNextName", func(t *testing.T) {
+		// Provision finds "alice" and "alice-2" are someone else's (a
+		// namespace or a user kubelab did not make for this student).
+		var tried []string
+		c := newClass(t, "", func(_ context.Context, s Student) error {
+			tried = append(tried, s.Name)
+			if s.Name == "alice" || s.Name == "alice-2" {
+				return fmt.Errorf("%w: namespace %s exists", ErrNameTaken, s.Name)
+			}
+			return nil
+		})
+		s, _, err := c.Join(ctx, "Alice", "")
+		if err != nil || s.Name != "alice-3" || strings.Join(tried, ",") != "alice,alice-2,alice-3" {
+			t.Fatalf("Join: %+v %v, tried %v", s, err, tried)
+		}
+		// The names that were someone else's are not held by anyone.
+		if list, _ := c.Students(ctx); len(list) != 1 || list[0].Name != "alice-3" {
+			t.Fatalf("students %+v", list)
 		}
 	})
 	t.Run("OKConcurrentSameNameGetDistinctNames", func(t *testing.T) {

@@ -54,14 +54,17 @@ func (s *Server) newClass() *classroom.Class {
 		ClassName: s.cfg.ClassName,
 		Tokens:    s.authn,
 		Provision: func(ctx context.Context, st classroom.Student) error {
-			requests := kubeapi.DemoRequests(st.Name, map[string]string{"kubelab.io/student": st.Name})
-			requests = append(requests, kubeapi.SeedRequest{
-				Method: "POST", Path: "/apis/rbac.authorization.k8s.io/v1/namespaces/" + st.Name + "/rolebindings", ContentType: "application/json",
-				Body: fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"kubelab-student"},`+
-					`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},`+
-					`"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":%q}]}`, st.Name),
-			})
-			if err := kubeapi.Seed(ctx, s.echo, asInternal, requests); err != nil {
+			// The RBAC check comes first, so a name that is someone
+			// else's leaves no namespace behind.
+			if taken, err := s.userNameTaken(ctx, st.Name); err != nil {
+				return err
+			} else if taken {
+				return fmt.Errorf("%w: RBAC names a user %s", classroom.ErrNameTaken, st.Name)
+			}
+			if err := s.claimStudentNamespace(ctx, st.Name); err != nil {
+				return err
+			}
+			if err := kubeapi.Seed(ctx, s.echo, asInternal, studentRequests(st.Name)); err != nil {
 				return err
 			}
 			return s.waitForAccess(ctx, st.User(), st.Name)
