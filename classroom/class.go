@@ -2,6 +2,7 @@ package classroom
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -54,7 +55,10 @@ type Config struct {
 	Tokens    Minter
 	// Provision gives a new student their world: namespace, RoleBinding,
 	// the lesson's demo pods. It must be safe to call again for the same
-	// student (after a failure part-way).
+	// student (after a failure part-way). It returns ErrNameTaken, wrapped,
+	// when the name already belongs to someone else (a namespace or an RBAC
+	// subject kubelab did not make for this student): Join then tries the
+	// next name.
 	Provision func(ctx context.Context, s Student) error
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
@@ -76,27 +80,25 @@ func New(cfg Config) *Class {
 var (
 	ErrWrongJoinCode = errors.New("that join code is not this class's: ask your instructor for it")
 	ErrClassFull     = errors.New("every name close to that display name is taken: choose another")
+	// ErrNameTaken is what Provision returns for a name that is someone
+	// else's outside the class (an existing namespace, a user RBAC names).
+	ErrNameTaken = errors.New("the name belongs to someone else")
 )
 
 // Join signs a student in: it checks the join code and display name,
 // reserves a unique name, provisions the student's namespace, and mints
 // the token their browser session carries.
 func (c *Class) Join(ctx context.Context, displayName, joinCode string) (Student, string, error) {
-	if c.cfg.JoinCode != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(joinCode)), []byte(c.cfg.JoinCode)) != 1 {
+	if c.cfg.JoinCode != "" && !sameJoinCode(joinCode, c.cfg.JoinCode) {
 		return Student{}, "", ErrWrongJoinCode
 	}
 	display, err := CleanDisplayName(displayName)
 	if err != nil {
 		return Student{}, "", err
 	}
-	s, err := c.reserve(ctx, display)
+	s, err := c.claim(ctx, display)
 	if err != nil {
 		return Student{}, "", err
-	}
-	if err := c.cfg.Provision(ctx, s); err != nil {
-		// Give the name back, so a retry is not "alice-2".
-		_, _ = c.cfg.Client.Delete(context.WithoutCancel(ctx), StudentPrefix+s.Name)
-		return Student{}, "", fmt.Errorf("preparing the namespace of %s: %w", s.Name, err)
 	}
 	token, err := c.cfg.Tokens.Mint(ctx, s.User())
 	if err != nil {
@@ -105,28 +107,58 @@ func (c *Class) Join(ctx context.Context, displayName, joinCode string) (Student
 	return s, token, nil
 }
 
-// reserve claims the first free name for display with a create-only
-// transaction, so two students (on two replicas) never share one.
-func (c *Class) reserve(ctx context.Context, display string) (Student, error) {
+// sameJoinCode compares SHA-256 digests rather than the codes themselves:
+// subtle.ConstantTimeCompare returns at once when the lengths differ, so
+// comparing the raw codes would let a timing attacker learn the code's
+// length; digests always have the same length.
+func sameJoinCode(given, want string) bool {
+	g, w := sha256.Sum256([]byte(strings.TrimSpace(given))), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
+}
+
+// claim gives display the first candidate name that is free in the class
+// and provisioned for this student: a name whose provisioning finds it is
+// someone else's (ErrNameTaken) is given back and the next one tried.
+func (c *Class) claim(ctx context.Context, display string) (Student, error) {
 	for _, name := range candidates(display) {
-		s := Student{Name: name, DisplayName: display, Joined: c.cfg.Now().UTC().Truncate(time.Second), Class: c.cfg.ClassName}
-		data, err := json.Marshal(s)
+		s, ok, err := c.reserve(ctx, name, display)
 		if err != nil {
 			return Student{}, err
 		}
-		key := StudentPrefix + name
-		resp, err := c.cfg.Client.Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-			Then(clientv3.OpPut(key, string(data))).
-			Commit()
-		if err != nil {
-			return Student{}, fmt.Errorf("storing the student: %w", err)
+		if !ok {
+			continue
 		}
-		if resp.Succeeded {
+		err = c.cfg.Provision(ctx, s)
+		if err == nil {
 			return s, nil
+		}
+		// Give the name back, so a retry is not "alice-2", and so that a
+		// name that is someone else's is not held by no one.
+		_, _ = c.cfg.Client.Delete(context.WithoutCancel(ctx), StudentPrefix+s.Name)
+		if !errors.Is(err, ErrNameTaken) {
+			return Student{}, fmt.Errorf("preparing the namespace of %s: %w", s.Name, err)
 		}
 	}
 	return Student{}, ErrClassFull
+}
+
+// reserve claims name for display with a create-only transaction, so two
+// students (on two replicas) never share one; ok is false if it is taken.
+func (c *Class) reserve(ctx context.Context, name, display string) (s Student, ok bool, err error) {
+	s = Student{Name: name, DisplayName: display, Joined: c.cfg.Now().UTC().Truncate(time.Second), Class: c.cfg.ClassName}
+	data, err := json.Marshal(s)
+	if err != nil {
+		return Student{}, false, err
+	}
+	key := StudentPrefix + name
+	resp, err := c.cfg.Client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(data))).
+		Commit()
+	if err != nil {
+		return Student{}, false, fmt.Errorf("storing the student: %w", err)
+	}
+	return s, resp.Succeeded, nil
 }
 
 // Get returns the student called name.

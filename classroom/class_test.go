@@ -3,6 +3,7 @@ package classroom
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -103,6 +104,20 @@ func TestJoin(t *testing.T) {
 			t.Fatalf("a refused join stored %v", list)
 		}
 	})
+	t.Run("ErrWrongJoinCodeOfAnyLength", func(t *testing.T) {
+		// The code is compared as SHA-256 digests, which all have one
+		// length; what must hold is that no code but the class's passes,
+		// whatever its length.
+		c := newClass(t, "k8s-101", nil)
+		for _, code := range []string{"", "k", "k8s-10", "k8s-1011", "k8s-101\x00", strings.Repeat("k8s-101", 100)} {
+			if _, _, err := c.Join(ctx, "Alice", code); !errors.Is(err, ErrWrongJoinCode) {
+				t.Fatalf("Join with code %q: %v", code, err)
+			}
+		}
+		if _, _, err := c.Join(ctx, "Alice", "k8s-101"); err != nil {
+			t.Fatalf("Join with the class's code: %v", err)
+		}
+	})
 	t.Run("ErrInvalidDisplayName", func(t *testing.T) {
 		c := newClass(t, "", nil)
 		if _, _, err := c.Join(ctx, "\u202E", ""); !errors.Is(err, ErrInvalidDisplayName) {
@@ -123,6 +138,26 @@ func TestJoin(t *testing.T) {
 		fail = false
 		if s, _, err := c.Join(ctx, "Alice", ""); err != nil || s.Name != "alice" {
 			t.Fatalf("retry: %+v %v", s, err)
+		}
+	})
+	t.Run("ErrNameTakenTriesTheNextName", func(t *testing.T) {
+		// Provision finds "alice" and "alice-2" are someone else's (a
+		// namespace or a user kubelab did not make for this student).
+		var tried []string
+		c := newClass(t, "", func(_ context.Context, s Student) error {
+			tried = append(tried, s.Name)
+			if s.Name == "alice" || s.Name == "alice-2" {
+				return fmt.Errorf("%w: namespace %s exists", ErrNameTaken, s.Name)
+			}
+			return nil
+		})
+		s, _, err := c.Join(ctx, "Alice", "")
+		if err != nil || s.Name != "alice-3" || strings.Join(tried, ",") != "alice,alice-2,alice-3" {
+			t.Fatalf("Join: %+v %v, tried %v", s, err, tried)
+		}
+		// The names that were someone else's are not held by anyone.
+		if list, _ := c.Students(ctx); len(list) != 1 || list[0].Name != "alice-3" {
+			t.Fatalf("students %+v", list)
 		}
 	})
 	t.Run("OKConcurrentSameNameGetDistinctNames", func(t *testing.T) {

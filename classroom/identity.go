@@ -22,6 +22,10 @@ const (
 	// DemoNamespace is the lesson's own namespace, seeded with its demo
 	// pods: the working namespace of everyone who is not a student.
 	DemoNamespace = "internals-demo"
+	// StudentLabel marks a namespace kubelab made for the student it
+	// names. Only kubelab and cluster admins may create or relabel
+	// namespaces in a class, so a student cannot forge it.
+	StudentLabel = "kubelab.io/student"
 )
 
 // NamespaceOf is the namespace a user works in: a student's own namespace,

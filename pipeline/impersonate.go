@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 )
 
 // The headers kubectl's --as, --as-group and --as-uid send.
@@ -16,8 +17,6 @@ const (
 	ImpersonateUIDHeader             = "Impersonate-Uid"
 	ImpersonateUserExtraHeaderPrefix = "Impersonate-Extra-"
 )
-
-const serviceAccountPrefix = "system:serviceaccount:"
 
 // Impersonate is kube-apiserver's impersonation: a request that asks to
 // act as another user (kubectl --as) is served as that user, once the
@@ -44,8 +43,15 @@ func (p *Pipeline) Impersonate(t *Trace, r *http.Request, u User) (User, error) 
 	}
 	sw := StartStage(StageAuthentication, "impersonation")
 	var asks []*Attributes
-	if ns, sa, ok := strings.Cut(strings.TrimPrefix(name, serviceAccountPrefix), ":"); strings.HasPrefix(name, serviceAccountPrefix) && ok {
-		asks = append(asks, &Attributes{Resource: "serviceaccounts", Namespace: ns, Name: sa})
+	// A name is a service account's only in kube's exact form,
+	// system:serviceaccount:<namespace>:<name> with a valid namespace and
+	// name. Anything else (a:b:c, empty or upper-case parts) is asked as a
+	// user, as kube-apiserver's impersonation filter does, so a student
+	// allowed to impersonate the service accounts of their namespace gets
+	// 403 for it rather than a made-up identity.
+	saNamespace, saName, saErr := serviceaccount.SplitUsername(name)
+	if saErr == nil {
+		asks = append(asks, &Attributes{Resource: "serviceaccounts", Namespace: saNamespace, Name: saName})
 	} else {
 		asks = append(asks, &Attributes{Resource: "users", Name: name})
 	}
@@ -79,8 +85,8 @@ func (p *Pipeline) Impersonate(t *Trace, r *http.Request, u User) (User, error) 
 	case name == AnonymousUser:
 		as.Groups = appendMissing(as.Groups, AllUnauthenticated)
 	default:
-		if ns, _, ok := strings.Cut(strings.TrimPrefix(name, serviceAccountPrefix), ":"); strings.HasPrefix(name, serviceAccountPrefix) && ok && len(groups) == 0 {
-			as.Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + ns}
+		if saErr == nil && len(groups) == 0 {
+			as.Groups = serviceaccount.MakeGroupNames(saNamespace)
 		}
 		as.Groups = appendMissing(as.Groups, AllAuthenticated)
 	}

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -52,14 +54,17 @@ func (s *Server) newClass() *classroom.Class {
 		ClassName: s.cfg.ClassName,
 		Tokens:    s.authn,
 		Provision: func(ctx context.Context, st classroom.Student) error {
-			requests := kubeapi.DemoRequests(st.Name, map[string]string{"kubelab.io/student": st.Name})
-			requests = append(requests, kubeapi.SeedRequest{
-				Method: "POST", Path: "/apis/rbac.authorization.k8s.io/v1/namespaces/" + st.Name + "/rolebindings", ContentType: "application/json",
-				Body: fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"kubelab-student"},`+
-					`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},`+
-					`"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":%q}]}`, st.Name),
-			})
-			if err := kubeapi.Seed(ctx, s.echo, asInternal, requests); err != nil {
+			// The RBAC check comes first, so a name that is someone
+			// else's leaves no namespace behind.
+			if taken, err := s.userNameTaken(ctx, st.Name); err != nil {
+				return err
+			} else if taken {
+				return fmt.Errorf("%w: RBAC names a user %s", classroom.ErrNameTaken, st.Name)
+			}
+			if err := s.claimStudentNamespace(ctx, st.Name); err != nil {
+				return err
+			}
+			if err := kubeapi.Seed(ctx, s.echo, asInternal, studentRequests(st.Name)); err != nil {
 				return err
 			}
 			return s.waitForAccess(ctx, st.User(), st.Name)
@@ -92,7 +97,7 @@ func (s *Server) waitForAccess(ctx context.Context, u pipeline.User, namespace s
 // user's recent traces.
 func (s *Server) installClassroom() {
 	e := s.echo
-	limits := &signinLimits{m: map[string]*rate.Limiter{}}
+	limits := newSigninLimits()
 	e.GET("/signin", s.signinPage, web.SecureHeaders)
 	e.POST("/signin", func(c echo.Context) error { return s.signin(c, limits) }, web.SecureHeaders)
 	e.POST("/signout", s.signout)
@@ -286,33 +291,83 @@ func (s *Server) listTraces(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"user": who, "traces": traces})
 }
 
+// signinLimits rate-limits sign-in per client address, remembering at most
+// maxLimiters addresses in least-recently-used order.
 type signinLimits struct {
-	mu sync.Mutex
-	m  map[string]*rate.Limiter
+	mu       sync.Mutex
+	m        map[string]*list.Element // of *addrLimiter
+	lru      list.List                // front: most recently used
+	overflow *rate.Limiter
+	now      func() time.Time
 }
 
+type addrLimiter struct {
+	addr string
+	lim  *rate.Limiter
+}
+
+// evictScan is how many of the least recently used limiters are looked at
+// for one that can be forgotten.
+const evictScan = 32
+
+func newSigninLimits() *signinLimits {
+	return &signinLimits{m: map[string]*list.Element{}, overflow: rate.NewLimiter(signinRate, signinBurst), now: time.Now}
+}
+
+// allow spends one sign-in of addr's allowance. When the table is full,
+// a limiter that has refilled to its burst is forgotten (a new one would be
+// the same); the table is never wiped, since that would give everyone,
+// the address that just guessed its allowance away included, a fresh burst.
+// If no limiter near the least recently used end is full, the address is
+// one of a flood of new ones: they share one limiter until one is.
 func (l *signinLimits) allow(addr string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	lim, ok := l.m[addr]
-	if !ok {
-		if len(l.m) >= maxLimiters {
-			clear(l.m)
-		}
-		lim = rate.NewLimiter(signinRate, signinBurst)
-		l.m[addr] = lim
+	now := l.now()
+	if e, ok := l.m[addr]; ok {
+		l.lru.MoveToFront(e)
+		return e.Value.(*addrLimiter).lim.AllowN(now, 1)
 	}
-	return lim.Allow()
+	if len(l.m) >= maxLimiters && !l.evictFull(now) {
+		return l.overflow.AllowN(now, 1)
+	}
+	al := &addrLimiter{addr: addr, lim: rate.NewLimiter(signinRate, signinBurst)}
+	l.m[addr] = l.lru.PushFront(al)
+	return al.lim.AllowN(now, 1)
 }
 
-// clientAddr is the connection's address: a forwarded-for header could be
-// set by anyone, so rate limits do not trust it.
+// evictFull forgets one full limiter among the least recently used.
+func (l *signinLimits) evictFull(now time.Time) bool {
+	e := l.lru.Back()
+	for i := 0; i < evictScan && e != nil; i, e = i+1, e.Prev() {
+		al := e.Value.(*addrLimiter)
+		if al.lim.TokensAt(now) >= signinBurst {
+			l.lru.Remove(e)
+			delete(l.m, al.addr)
+			return true
+		}
+	}
+	return false
+}
+
+// clientAddr is who a sign-in is limited as: the connection's address (a
+// forwarded-for header could be set by anyone, so rate limits do not trust
+// it), and for IPv6 its /64, since one host is routinely given a whole
+// /64 and can pick any address in it.
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
 	}
-	return host
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	return netip.PrefixFrom(ip, 64).Masked().String()
 }
 
 // safeNext keeps a post-sign-in redirect on this site.

@@ -51,6 +51,7 @@ func BuiltinResources() []*Resource {
 			Verbs: readWrite,
 			New:   func() runtime.Object { return &corev1.Secret{} }, NewList: func() runtime.Object { return &corev1.SecretList{} },
 			Attrs: secretAttrs, Table: secretTable, Default: defaultSecret, Validate: validateSecret,
+			PrepareForCreate: mergeStringData, PrepareForUpdate: func(obj, _ runtime.Object) { mergeStringData(obj) },
 		},
 		{
 			GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount", Namespaced: true,

@@ -42,6 +42,9 @@ type Resource struct {
 	Validate func(obj, old runtime.Object) field.ErrorList
 	// PrepareForCreate resets what a client may not set, e.g. a pod's status.
 	PrepareForCreate func(obj runtime.Object)
+	// PrepareForUpdate does the same on every update and patch, before
+	// defaults and validation; old is the stored object.
+	PrepareForUpdate func(obj, old runtime.Object)
 	// HasStatus says the kind has a status subresource: writes to the main
 	// resource keep the stored status, writes to /status keep the spec.
 	HasStatus bool

@@ -158,3 +158,23 @@ func defaultSecret(obj runtime.Object) {
 		s.Type = corev1.SecretTypeOpaque
 	}
 }
+
+// mergeStringData moves a Secret's stringData into its data, as
+// kube-apiserver does on every write (its conversion of a v1 Secret to the
+// internal one, which has no stringData): stringData is write-only, a key
+// in both takes the stringData value, and stringData is never stored, so
+// never returned.
+func mergeStringData(obj runtime.Object) {
+	s := obj.(*corev1.Secret)
+	if len(s.StringData) == 0 {
+		s.StringData = nil
+		return
+	}
+	if s.Data == nil {
+		s.Data = make(map[string][]byte, len(s.StringData))
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
+}

@@ -189,6 +189,9 @@ func (r *request) prepareUpdate(next, cur runtime.Object, trackFields bool) (run
 		next = r.keepSubresource(next, cur)
 		nm, _ = meta.Accessor(next)
 	}
+	if r.res.PrepareForUpdate != nil {
+		r.res.PrepareForUpdate(next, cur)
+	}
 	if r.res.Default != nil {
 		r.res.Default(next)
 	}

@@ -1,0 +1,136 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/kubelab/kubelab/classroom"
+	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/storage"
+)
+
+// staticUserNames are the users kubelab's own tokens and requests act as;
+// no student may be called as one of them.
+var staticUserNames = []string{AdminUser.Name, InstructorUser.Name, GraderUser.Name, systemUser.Name}
+
+// userNameTaken reports whether name is an identity that is not a new
+// student's to take: a static user, a system: name, or a User subject of
+// any binding outside the student's own namespace (a TA the instructor
+// gave rights somewhere). The namespace named name is left out because
+// claimStudentNamespace decides it: a binding in it is either kubelab's own
+// from an earlier attempt for this student, or in a namespace that is not
+// the student's, which is refused there.
+//
+// It lists the bindings from etcd rather than the authorizer's cache, so a
+// binding written just before the check is seen. The race left: a binding
+// for User name created after this check but before the student signs in
+// applies to the student; only an admin can write one, and doing so after
+// the student has the name is the same as binding the student.
+func (s *Server) userNameTaken(ctx context.Context, name string) (bool, error) {
+	if strings.HasPrefix(name, "system:") {
+		return true, nil
+	}
+	for _, static := range staticUserNames {
+		if name == static {
+			return true, nil
+		}
+	}
+	for _, resource := range []string{"rolebindings", "clusterrolebindings"} {
+		store, ok := s.api.Store(rbacv1.SchemeGroupVersion.WithResource(resource))
+		if !ok {
+			return false, fmt.Errorf("%s are not served", resource)
+		}
+		list, err := store.List(ctx, storage.ListOptions{})
+		if err != nil {
+			return false, fmt.Errorf("listing %s: %w", resource, err)
+		}
+		for _, obj := range list.Items {
+			var namespace string
+			var subjects []rbacv1.Subject
+			switch b := obj.(type) {
+			case *rbacv1.RoleBinding:
+				namespace, subjects = b.Namespace, b.Subjects
+			case *rbacv1.ClusterRoleBinding:
+				subjects = b.Subjects
+			}
+			if namespace == name {
+				continue
+			}
+			for _, sub := range subjects {
+				if sub.Kind == rbacv1.UserKind && sub.Name == name {
+					return true, nil
+				}
+			}
+		}
+	}
+	return false, nil
+}
+
+// claimStudentNamespace creates the namespace of a new student. A
+// namespace that already exists is never adopted, whoever made it, unless
+// it carries classroom.StudentLabel naming this student: then it is what an
+// earlier, failed attempt to provision this same name made (the student's
+// key was given back, so no student holds the name), and provisioning goes
+// on in it. Only kubelab and cluster admins can create or label namespaces
+// in a class, so a student cannot plant such a namespace for another name.
+// The other choice, deleting the namespace on failure, would not free the
+// name at once: a namespace is deleted in the background, and a retry
+// would find it Terminating.
+func (s *Server) claimStudentNamespace(ctx context.Context, name string) error {
+	body, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": name, "labels": map[string]string{classroom.StudentLabel: name}}})
+	if err != nil {
+		return err
+	}
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/api/v1/namespaces", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "kubelab-seed/v1")
+	rec := httptest.NewRecorder()
+	s.echo.ServeHTTP(rec, asInternal(req))
+	switch {
+	case rec.Code == http.StatusCreated:
+		return nil
+	case rec.Code != http.StatusConflict:
+		return fmt.Errorf("creating namespace %s: %d %s", name, rec.Code, rec.Body.String())
+	}
+	store, ok := s.api.Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
+	if !ok {
+		return fmt.Errorf("namespaces are not served")
+	}
+	obj, err := store.Get(ctx, storage.Key{Name: name}, "")
+	if err != nil {
+		return fmt.Errorf("reading namespace %s: %w", name, err)
+	}
+	if obj.(*corev1.Namespace).Labels[classroom.StudentLabel] != name {
+		return fmt.Errorf("%w: namespace %s exists", classroom.ErrNameTaken, name)
+	}
+	return nil
+}
+
+// studentRequests are the rest of a new student's world, once their
+// namespace is claimed: the lesson's demo objects and the RoleBinding that
+// gives the student edit in their namespace.
+func studentRequests(name string) []kubeapi.SeedRequest {
+	var out []kubeapi.SeedRequest
+	for _, r := range kubeapi.DemoRequests(name, nil) {
+		// The namespace is claimStudentNamespace's: Seed would take an
+		// existing one for its own.
+		if r.Method == http.MethodPost && r.Path == "/api/v1/namespaces" {
+			continue
+		}
+		out = append(out, r)
+	}
+	return append(out, kubeapi.SeedRequest{
+		Method: "POST", Path: "/apis/rbac.authorization.k8s.io/v1/namespaces/" + name + "/rolebindings", ContentType: "application/json",
+		Body: fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":%q},`+
+			`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},`+
+			`"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":%q}]}`, studentBinding, name),
+	})
+}
