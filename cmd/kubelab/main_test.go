@@ -46,11 +46,11 @@ func TestParseConfig(t *testing.T) {
 		t.Setenv("KUBELAB_DATA_DIR", "/srv/lab")
 		t.Setenv("KUBELAB_COMPACTION_INTERVAL", "0")
 		t.Setenv("KUBELAB_LISTEN", "127.0.0.1:9999")
-		cfg, err := parseConfig([]string{"--listen", ":7000"}, io.Discard)
+		cfg, err := parseConfig([]string{"--listen", "127.0.0.1:7000"}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.DataDir != "/srv/lab" || cfg.CompactionInterval != 0 || cfg.Listen != ":7000" {
+		if cfg.DataDir != "/srv/lab" || cfg.CompactionInterval != 0 || cfg.Listen != "127.0.0.1:7000" {
 			t.Fatalf("got data dir %q, compaction %s, listen %q; want the environment's, and the flag over the environment", cfg.DataDir, cfg.CompactionInterval, cfg.Listen)
 		}
 	})
@@ -78,6 +78,34 @@ func TestParseConfig(t *testing.T) {
 		}
 		if !cfg.AdaptiveInflightLimit || server.DefaultConfig().AdaptiveInflightLimit {
 			t.Fatalf("adaptive limit %v with the variable true, default %v; want on, off by default", cfg.AdaptiveInflightLimit, server.DefaultConfig().AdaptiveInflightLimit)
+		}
+	})
+	t.Run("a class serves no etcd client port unless asked", func(t *testing.T) {
+		cfg, err := parseConfig([]string{"--classroom=true", "--listen=:8080"}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.EtcdListenClient != "" {
+			t.Fatalf("classroom etcd client listener %q, want none by default", cfg.EtcdListenClient)
+		}
+		for name, args := range map[string][]string{"flag": {"--classroom=true", "--etcd-listen-client=127.0.0.1:2379"}, "variable": {"--classroom=true"}} {
+			if name == "variable" {
+				t.Setenv("KUBELAB_ETCD_LISTEN_CLIENT", "127.0.0.1:2379")
+			}
+			cfg, err := parseConfig(args, io.Discard)
+			if err != nil || cfg.EtcdListenClient != "127.0.0.1:2379" {
+				t.Fatalf("asked by %s: listener %q, error %v; want the one asked for", name, cfg.EtcdListenClient, err)
+			}
+		}
+	})
+	t.Run("local mode stays on loopback", func(t *testing.T) {
+		if _, err := parseConfig([]string{"--listen=:8080"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--local-mode-admin-on-network") {
+			t.Fatalf("local mode on every interface: %v, want an error naming --local-mode-admin-on-network", err)
+		}
+		t.Setenv("KUBELAB_LOCAL_MODE_ADMIN_ON_NETWORK", "true")
+		cfg, err := parseConfig([]string{"--listen=:8080"}, io.Discard)
+		if err != nil || !cfg.LocalModeAdminOnNetwork {
+			t.Fatalf("with the variable: %v, admin on network %v", err, cfg.LocalModeAdminOnNetwork)
 		}
 	})
 	t.Run("help", func(t *testing.T) {

@@ -216,6 +216,19 @@ func (m *Member) ClientURL() string {
 	return scheme + "://" + dialable(m.etcd.Clients[0].Addr())
 }
 
+// EtcdctlFlags are the flags etcdctl needs to reach the member's client
+// listener, with the certificate flags when it serves TLS; "" if it has none.
+func (m *Member) EtcdctlFlags() string {
+	u := m.ClientURL()
+	if u == "" {
+		return ""
+	}
+	if m.tls == nil {
+		return "--endpoints=" + u
+	}
+	return fmt.Sprintf("--endpoints=%s --cacert=%s --cert=%s --key=%s", u, m.tls.CAFile, m.tls.AdminCertFile, m.tls.AdminKeyFile)
+}
+
 // Err reports a fatal error of the running member.
 func (m *Member) Err() <-chan error { return m.etcd.Err() }
 
