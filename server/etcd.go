@@ -83,6 +83,16 @@ func startEtcd(ctx context.Context, cfg Config, log *slog.Logger, stopping *atom
 	})
 }
 
+// EtcdctlFlags are the flags etcdctl needs to reach the embedded etcd's
+// client port (with the admin certificate in classroom mode); none without
+// a port or with an external cluster.
+func (s *Server) EtcdctlFlags() []string {
+	if m, ok := s.etcd.(*embedetcd.Member); ok {
+		return m.EtcdctlFlags()
+	}
+	return nil
+}
+
 // externalEtcd is a client of an etcd cluster kubelab does not run.
 type externalEtcd struct {
 	client *clientv3.Client

@@ -356,7 +356,7 @@ func (s *Server) Start() {
 	case len(s.cfg.EtcdEndpoints) > 0:
 		fmt.Fprintf(s.out, "etcd: %s\n", strings.Join(s.cfg.EtcdEndpoints, ","))
 	case m != nil && m.ClientURL() != "":
-		fmt.Fprintf(s.out, "embedded etcd: %s (etcdctl %s get --prefix /registry/ --keys-only)\n", m.ClientURL(), m.EtcdctlFlags())
+		fmt.Fprintf(s.out, "embedded etcd: %s (etcdctl %s get --prefix /registry/ --keys-only)\n", m.ClientURL(), strings.Join(m.EtcdctlFlags(), " "))
 	case m != nil:
 		fmt.Fprintf(s.out, "embedded etcd: no client port (--etcd-listen-client to serve etcdctl)\n")
 	}

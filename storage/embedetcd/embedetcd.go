@@ -217,16 +217,17 @@ func (m *Member) ClientURL() string {
 }
 
 // EtcdctlFlags are the flags etcdctl needs to reach the member's client
-// listener, with the certificate flags when it serves TLS; "" if it has none.
-func (m *Member) EtcdctlFlags() string {
+// listener, with the certificate flags when it serves TLS; none if it has
+// no listener.
+func (m *Member) EtcdctlFlags() []string {
 	u := m.ClientURL()
 	if u == "" {
-		return ""
+		return nil
 	}
 	if m.tls == nil {
-		return "--endpoints=" + u
+		return []string{"--endpoints=" + u}
 	}
-	return fmt.Sprintf("--endpoints=%s --cacert=%s --cert=%s --key=%s", u, m.tls.CAFile, m.tls.AdminCertFile, m.tls.AdminKeyFile)
+	return []string{"--endpoints=" + u, "--cacert=" + m.tls.CAFile, "--cert=" + m.tls.AdminCertFile, "--key=" + m.tls.AdminKeyFile}
 }
 
 // Err reports a fatal error of the running member.
