@@ -147,7 +147,12 @@ func etcdConfig(cfg Config) (*embed.Config, error) {
 		if cfg.InitialCluster != "" {
 			return nil, errors.New("a member of a multi-member cluster needs a peer URL")
 		}
-		peer = "http://127.0.0.1:0"
+		// A member alone needs its peer port only because etcd insists on
+		// one. On plain HTTP a page that found the port by DNS rebinding
+		// could talk raft to it; behind etcd's self-signed TLS no browser
+		// completes a request.
+		peer = "https://127.0.0.1:0"
+		ecfg.PeerAutoTLS = true
 	}
 	peerURL, err := parseURL("peer", peer)
 	if err != nil {
