@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"io"
@@ -218,6 +219,39 @@ func TestBinary(t *testing.T) {
 			t.Fatal("kubelab still running 20s after SIGTERM")
 		}
 	})
+
+	// What an unsafe start looks like from a shell: refused before anything
+	// listens, with the way out in the message.
+	for name, tc := range map[string]struct {
+		args []string
+		env  []string
+		want string
+	}{
+		"local mode on the network": {args: []string{"--listen", ":0"}, want: "--local-mode-admin-on-network"},
+		"a class from an unedited .env.example": {
+			args: []string{"--classroom=true", "--listen", ":0"},
+			env:  []string{"KUBELAB_JOIN_CODE=replace-with-the-code-you-tell-students"},
+			want: "KUBELAB_JOIN_CODE",
+		},
+		"a guessable instructor token": {
+			args: []string{"--classroom=true", "--listen", ":0"},
+			env:  []string{"KUBELAB_INSTRUCTOR_TOKEN=1234567890123456"},
+			want: "openssl rand -hex 16",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// A kubelab that starts anyway is stopped, and fails the test.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, append(tc.args, "--data-dir", t.TempDir(), "--secure-listen", "127.0.0.1:0")...)
+			cmd.Env = append(os.Environ(), tc.env...)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
+				t.Fatalf("got %v and %q, want exit status 2 and an error naming %q", err, out, tc.want)
+			}
+		})
+	}
 
 	t.Run("bad flag", func(t *testing.T) {
 		out, err := exec.Command(bin, "--listen", "nope", "--data-dir", t.TempDir()).CombinedOutput()
