@@ -137,6 +137,9 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.EtcdListenClient != "" {
+		if strings.HasPrefix(strings.TrimSpace(c.EtcdListenClient), "https://") {
+			return fmt.Errorf("--etcd-listen-client %q: write host:port; in classroom mode the port serves TLS with client certificates by itself, in local mode plain HTTP on loopback", c.EtcdListenClient)
+		}
 		u, err := etcdURL(c.EtcdListenClient)
 		if err != nil {
 			return fmt.Errorf("--etcd-listen-client: %w", err)
