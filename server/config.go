@@ -126,27 +126,8 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.DataDir) == "" {
 		return errors.New("--data-dir must not be empty: it holds etcd's data and the admin kubeconfig")
 	}
-	if len(c.EtcdEndpoints) > 0 {
-		if c.EtcdListenClient != "" {
-			return errors.New("--etcd-listen-client configures the embedded etcd; it cannot be combined with --etcd-endpoints, which uses an external etcd cluster instead")
-		}
-		for _, ep := range c.EtcdEndpoints {
-			if _, err := etcdURL(ep); err != nil {
-				return fmt.Errorf("--etcd-endpoints: %w", err)
-			}
-		}
-	}
-	if c.EtcdListenClient != "" {
-		if strings.HasPrefix(strings.TrimSpace(c.EtcdListenClient), "https://") {
-			return fmt.Errorf("--etcd-listen-client %q: write host:port; in classroom mode the port serves TLS with client certificates by itself, in local mode plain HTTP on loopback", c.EtcdListenClient)
-		}
-		u, err := etcdURL(c.EtcdListenClient)
-		if err != nil {
-			return fmt.Errorf("--etcd-listen-client: %w", err)
-		}
-		if sameAddr(u.Host, c.Listen) {
-			return fmt.Errorf("--etcd-listen-client %q and --listen %q are the same address", c.EtcdListenClient, c.Listen)
-		}
+	if err := c.validateEtcd(); err != nil {
+		return err
 	}
 	if c.CompactionInterval < 0 {
 		return fmt.Errorf("--compaction-interval must not be negative (0 disables compaction), got %s", c.CompactionInterval)
@@ -195,6 +176,34 @@ func (c Config) Validate() error {
 	}
 	if c.InstructorToken != "" && c.InstructorToken == c.GraderToken {
 		return errors.New("--instructor-token and --grader-token must differ: they are different roles")
+	}
+	return nil
+}
+
+// validateEtcd checks the embedded etcd's client port or the external
+// cluster's endpoints, which exclude each other.
+func (c Config) validateEtcd() error {
+	if len(c.EtcdEndpoints) > 0 {
+		if c.EtcdListenClient != "" {
+			return errors.New("--etcd-listen-client configures the embedded etcd; it cannot be combined with --etcd-endpoints, which uses an external etcd cluster instead")
+		}
+		for _, ep := range c.EtcdEndpoints {
+			if _, err := etcdURL(ep); err != nil {
+				return fmt.Errorf("--etcd-endpoints: %w", err)
+			}
+		}
+	}
+	if c.EtcdListenClient != "" {
+		if strings.HasPrefix(strings.TrimSpace(c.EtcdListenClient), "https://") {
+			return fmt.Errorf("--etcd-listen-client %q: write host:port; in classroom mode the port serves TLS with client certificates by itself, in local mode plain HTTP on loopback", c.EtcdListenClient)
+		}
+		u, err := etcdURL(c.EtcdListenClient)
+		if err != nil {
+			return fmt.Errorf("--etcd-listen-client: %w", err)
+		}
+		if sameAddr(u.Host, c.Listen) {
+			return fmt.Errorf("--etcd-listen-client %q and --listen %q are the same address", c.EtcdListenClient, c.Listen)
+		}
 	}
 	return nil
 }
