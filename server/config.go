@@ -19,13 +19,22 @@ import (
 // environment variables; tests fill it directly.
 type Config struct {
 	// Listen is the host:port the HTTP server listens on; port 0 picks a free one.
+	// In local mode it must be a loopback address unless
+	// LocalModeAdminOnNetwork is set.
 	Listen string
+	// LocalModeAdminOnNetwork lets local mode listen (and its etcd serve)
+	// beyond loopback and answer any Host name. Local mode makes every
+	// request without a token cluster-admin, so this gives the lab to
+	// whoever can reach the port: on a café's network, everyone there.
+	LocalModeAdminOnNetwork bool
 	// DataDir holds the embedded etcd's data, the admin kubeconfig and the
 	// admin token's hash.
 	DataDir string
 	// EtcdListenClient is where the embedded etcd serves clients such as
 	// etcdctl. Empty means no client listener: the server reaches the member
-	// in-process and nothing else can.
+	// in-process and nothing else can. In classroom mode the listener serves
+	// TLS only, to clients with a certificate from the etcd CA kubelab keeps
+	// in DataDir/etcd-pki (cmd/kubelab leaves it empty unless asked).
 	EtcdListenClient string
 	// EtcdEndpoints, when set, points at an external etcd cluster, and no
 	// embedded member is started.
@@ -97,7 +106,7 @@ type Config struct {
 // DefaultConfig returns the configuration `go run ./cmd/kubelab` runs with.
 func DefaultConfig() Config {
 	return Config{
-		Listen:             ":8080",
+		Listen:             "127.0.0.1:8080",
 		DataDir:            "./kubelab-data",
 		EtcdListenClient:   "127.0.0.1:2379",
 		CompactionInterval: 5 * time.Minute,
@@ -127,24 +136,8 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.DataDir) == "" {
 		return errors.New("--data-dir must not be empty: it holds etcd's data and the admin kubeconfig")
 	}
-	if len(c.EtcdEndpoints) > 0 {
-		if c.EtcdListenClient != "" {
-			return errors.New("--etcd-listen-client configures the embedded etcd; it cannot be combined with --etcd-endpoints, which uses an external etcd cluster instead")
-		}
-		for _, ep := range c.EtcdEndpoints {
-			if _, err := etcdURL(ep); err != nil {
-				return fmt.Errorf("--etcd-endpoints: %w", err)
-			}
-		}
-	}
-	if c.EtcdListenClient != "" {
-		u, err := etcdURL(c.EtcdListenClient)
-		if err != nil {
-			return fmt.Errorf("--etcd-listen-client: %w", err)
-		}
-		if sameAddr(u.Host, c.Listen) {
-			return fmt.Errorf("--etcd-listen-client %q and --listen %q are the same address", c.EtcdListenClient, c.Listen)
-		}
+	if err := c.validateEtcd(); err != nil {
+		return err
 	}
 	if c.CompactionInterval < 0 {
 		return fmt.Errorf("--compaction-interval must not be negative (0 disables compaction), got %s", c.CompactionInterval)
@@ -173,7 +166,13 @@ func (c Config) Validate() error {
 	if c.RequestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout must be positive, got %s", c.RequestTimeout)
 	}
+	if err := c.validateLocalModeExposure(); err != nil {
+		return err
+	}
 	if c.Classroom {
+		if err := c.validateClassroomSecrets(); err != nil {
+			return err
+		}
 		if err := validateListen("--secure-listen", c.SecureListen); err != nil {
 			return fmt.Errorf("%w (classroom mode serves kubectl over HTTPS there)", err)
 		}
@@ -181,9 +180,11 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--secure-listen %q and --listen %q are the same address", c.SecureListen, c.Listen)
 		}
 	}
-	for flag, token := range map[string]string{"--instructor-token": c.InstructorToken, "--grader-token": c.GraderToken} {
-		if token != "" && len(token) < 16 {
-			return fmt.Errorf("%s is too short to be secret: use at least 16 characters (e.g. openssl rand -hex 16)", flag)
+	for _, t := range []struct{ flag, token string }{{"--instructor-token", c.InstructorToken}, {"--grader-token", c.GraderToken}} {
+		if t.token != "" {
+			if err := checkToken(t.flag, t.token); err != nil {
+				return err
+			}
 		}
 	}
 	if c.ClassName != "" && len(validation.IsDNS1123Label(c.ClassName)) > 0 {
@@ -193,6 +194,80 @@ func (c Config) Validate() error {
 		return errors.New("--instructor-token and --grader-token must differ: they are different roles")
 	}
 	return nil
+}
+
+// validateEtcd checks the embedded etcd's client port or the external
+// cluster's endpoints, which exclude each other.
+func (c Config) validateEtcd() error {
+	if len(c.EtcdEndpoints) > 0 {
+		if c.EtcdListenClient != "" {
+			return errors.New("--etcd-listen-client configures the embedded etcd; it cannot be combined with --etcd-endpoints, which uses an external etcd cluster instead")
+		}
+		for _, ep := range c.EtcdEndpoints {
+			if _, err := etcdURL(ep); err != nil {
+				return fmt.Errorf("--etcd-endpoints: %w", err)
+			}
+		}
+	}
+	if c.EtcdListenClient != "" {
+		if strings.HasPrefix(strings.TrimSpace(c.EtcdListenClient), "https://") {
+			return fmt.Errorf("--etcd-listen-client %q: write host:port; in classroom mode the port serves TLS with client certificates by itself, in local mode plain HTTP on loopback", c.EtcdListenClient)
+		}
+		u, err := etcdURL(c.EtcdListenClient)
+		if err != nil {
+			return fmt.Errorf("--etcd-listen-client: %w", err)
+		}
+		if sameAddr(u.Host, c.Listen) {
+			return fmt.Errorf("--etcd-listen-client %q and --listen %q are the same address", c.EtcdListenClient, c.Listen)
+		}
+	}
+	return nil
+}
+
+// validateLocalModeExposure keeps local mode on loopback: there a request
+// without a token is cluster-admin (as on a kind cluster, which also binds
+// loopback), and so is anyone who reaches the embedded etcd.
+func (c Config) validateLocalModeExposure() error {
+	if c.Classroom || c.LocalModeAdminOnNetwork {
+		return nil
+	}
+	if !isLoopbackAddr(c.Listen) {
+		return fmt.Errorf("--listen %q is not a loopback address: in local mode every request without a token is cluster-admin, so anyone who can reach it owns the lab. Listen on 127.0.0.1, run a class with --classroom, or pass --local-mode-admin-on-network to give admin to everyone on the network", c.Listen)
+	}
+	if c.EtcdListenClient != "" {
+		if u, err := etcdURL(c.EtcdListenClient); err == nil && !isLoopbackAddr(u.Host) {
+			return fmt.Errorf("--etcd-listen-client %q is not a loopback address: whoever reaches etcd can make themselves cluster-admin. Use 127.0.0.1, or pass --local-mode-admin-on-network to give that to everyone on the network", c.EtcdListenClient)
+		}
+	}
+	return nil
+}
+
+// validateClassroomSecrets refuses what a copied but unedited .env.example
+// would start a class with.
+func (c Config) validateClassroomSecrets() error {
+	if c.JoinCode != "" {
+		return checkJoinCode(c.JoinCode)
+	}
+	return nil
+}
+
+// isLoopbackAddr: host:port whose host is "localhost" or a loopback IP. A
+// wildcard (":8080", "0.0.0.0") is every interface, not loopback; another
+// name could resolve to anything.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	return isLoopbackHost(host)
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func validateListen(flag, addr string) error {

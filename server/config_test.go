@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +16,19 @@ func TestValidate(t *testing.T) {
 	}
 	t.Run("OK", func(t *testing.T) {
 		for name, c := range map[string]Config{
-			"defaults":                DefaultConfig(),
-			"any interface":           valid(func(c *Config) { c.Listen = "0.0.0.0:8080" }),
+			"defaults":               DefaultConfig(),
+			"class on any interface": valid(func(c *Config) { c.Listen, c.Classroom = ":8080", true }),
+			"admin given to network": valid(func(c *Config) { c.Listen, c.LocalModeAdminOnNetwork = "0.0.0.0:8080", true }),
+			"etcd given to network": valid(func(c *Config) {
+				c.EtcdListenClient, c.LocalModeAdminOnNetwork = "0.0.0.0:2379", true
+			}),
+			"localhost":              valid(func(c *Config) { c.Listen = "localhost:8080" }),
+			"other loopback address": valid(func(c *Config) { c.Listen = "127.0.0.2:8080" }),
+			"class etcd on network":  valid(func(c *Config) { c.EtcdListenClient, c.Classroom = "0.0.0.0:2379", true }),
+			"random tokens": valid(func(c *Config) {
+				c.InstructorToken, c.GraderToken = "3f9c1a7be04d5e2c8a61f0b7d93e4c25", "b7e2d90c4f1a36e8d5c7a0f2b9e41d63"
+			}),
+			"class with a join code":  valid(func(c *Config) { c.Classroom, c.JoinCode = true, "k8s-101" }),
 			"ipv6":                    valid(func(c *Config) { c.Listen = "[::1]:8080" }),
 			"free port":               valid(func(c *Config) { c.Listen = "127.0.0.1:0" }),
 			"no etcd client listener": valid(func(c *Config) { c.EtcdListenClient = "" }),
@@ -54,6 +67,18 @@ func TestValidate(t *testing.T) {
 			"embedded and external":     {valid(func(c *Config) { c.EtcdEndpoints = []string{"10.0.0.1:2379"} }), "cannot be combined"},
 			"empty endpoint":            {valid(func(c *Config) { c.EtcdListenClient = ""; c.EtcdEndpoints = []string{"10.0.0.1:2379", ""} }), "--etcd-endpoints"},
 			"endpoint with path":        {valid(func(c *Config) { c.EtcdListenClient = ""; c.EtcdEndpoints = []string{"http://10.0.0.1:2379/v3"} }), "--etcd-endpoints"},
+			"local on every interface":  {valid(func(c *Config) { c.Listen = ":8080" }), "--local-mode-admin-on-network"},
+			"local on 0.0.0.0":          {valid(func(c *Config) { c.Listen = "0.0.0.0:8080" }), "--local-mode-admin-on-network"},
+			"local on ::":               {valid(func(c *Config) { c.Listen = "[::]:8080" }), "--local-mode-admin-on-network"},
+			"local on a LAN address":    {valid(func(c *Config) { c.Listen = "192.168.1.20:8080" }), "--local-mode-admin-on-network"},
+			"local on a host name":      {valid(func(c *Config) { c.Listen = "my-laptop.local:8080" }), "--local-mode-admin-on-network"},
+			"local etcd on network":     {valid(func(c *Config) { c.EtcdListenClient = ":2379" }), "--local-mode-admin-on-network"},
+			"placeholder join code":     {valid(func(c *Config) { c.Classroom, c.JoinCode = true, "change-me" }), "placeholder"},
+			"example's join code":       {valid(func(c *Config) { c.Classroom, c.JoinCode = true, "replace-with-the-code-you-tell-students" }), "placeholder"},
+			"placeholder token":         {valid(func(c *Config) { c.InstructorToken = "replace-with-openssl-rand-hex-16" }), "openssl rand -hex 16"},
+			"short token":               {valid(func(c *Config) { c.GraderToken = "3f9c1a7be04d5e2" }), "at least 16"},
+			"few characters":            {valid(func(c *Config) { c.GraderToken = "abababababababababababab" }), "different characters"},
+			"repeated digits":           {valid(func(c *Config) { c.InstructorToken = "1234567890123456" }), "too easy to guess"},
 		} {
 			t.Run(name, func(t *testing.T) {
 				err := tc.c.Validate()
@@ -63,4 +88,16 @@ func TestValidate(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestOpensslTokensPass: whatever `openssl rand -hex 16` prints, which the
+// error messages recommend, passes the token rules.
+func TestOpensslTokensPass(t *testing.T) {
+	for range 10000 {
+		b := make([]byte, 16)
+		rand.Read(b)
+		if err := checkToken("--grader-token", hex.EncodeToString(b)); err != nil {
+			t.Fatalf("%x: %v", b, err)
+		}
+	}
 }

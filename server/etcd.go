@@ -33,6 +33,9 @@ var (
 )
 
 const (
+	// etcdPKIDir, under the data dir, holds the embedded etcd's CA and
+	// certificates in classroom mode, as kubeadm's /etc/kubernetes/pki/etcd.
+	etcdPKIDir = "etcd-pki"
 	// etcdHealthTimeout matches kube-apiserver's --etcd-healthcheck-timeout.
 	etcdHealthTimeout = 2 * time.Second
 	// etcdStartTimeout bounds the wait for etcd to come up at start.
@@ -48,22 +51,46 @@ func startEtcd(ctx context.Context, cfg Config, log *slog.Logger, stopping *atom
 	if len(cfg.EtcdEndpoints) > 0 {
 		return connectEtcd(ctx, cfg.EtcdEndpoints, log)
 	}
-	var clientURL string
+	var (
+		clientURL string
+		clientTLS *embedetcd.ClientTLS
+	)
 	if cfg.EtcdListenClient != "" {
 		u, err := etcdURL(cfg.EtcdListenClient)
 		if err != nil {
 			return nil, err
 		}
 		clientURL = u.String()
+		if cfg.Classroom {
+			// A class's network is not trusted, and neither are the pages
+			// students open: etcd's plain port would hand over everything
+			// kubelab keeps. The instructor gets a certificate instead.
+			files, err := embedetcd.WritePKI(filepath.Join(cfg.DataDir, etcdPKIDir), u.Hostname())
+			if err != nil {
+				return nil, err
+			}
+			clientTLS = &files
+		}
 	}
 	return embedetcd.Start(embedetcd.Config{
 		Name:                   "kubelab",
 		DataDir:                filepath.Join(cfg.DataDir, "etcd"),
 		ClientURL:              clientURL,
+		ClientTLS:              clientTLS,
 		ProgressNotifyInterval: progressNotifyInterval,
 		StartTimeout:           etcdStartTimeout,
 		Logger:                 etcdLogger(log, stopping),
 	})
+}
+
+// EtcdctlFlags are the flags etcdctl needs to reach the embedded etcd's
+// client port (with the admin certificate in classroom mode); none without
+// a port or with an external cluster.
+func (s *Server) EtcdctlFlags() []string {
+	if m, ok := s.etcd.(*embedetcd.Member); ok {
+		return m.EtcdctlFlags()
+	}
+	return nil
 }
 
 // externalEtcd is a client of an etcd cluster kubelab does not run.

@@ -45,6 +45,7 @@ import (
 	"github.com/kubelab/kubelab/server/pki"
 	"github.com/kubelab/kubelab/server/quizhttp"
 	"github.com/kubelab/kubelab/server/webui"
+	"github.com/kubelab/kubelab/storage/embedetcd"
 	"github.com/kubelab/kubelab/storage/etcd3"
 	"github.com/kubelab/kubelab/web"
 )
@@ -327,6 +328,9 @@ func (s *Server) newEcho() {
 	e.Listener = s.ln
 	e.StdLogger = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	e.HTTPErrorHandler = s.handleError
+	if !s.cfg.Classroom && !s.cfg.LocalModeAdminOnNetwork {
+		e.Pre(loopbackHostOnly) // before routing: no route answers a rebound name
+	}
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 			r := c.Request()
@@ -349,11 +353,13 @@ func (s *Server) Start() {
 	// /readyz answer can rely on the banner having been printed.
 	fmt.Fprintf(s.out, "kubelab is serving on %s\n", s.url)
 	fmt.Fprintf(s.out, "admin kubeconfig: %s (kubectl --kubeconfig %s get --raw /readyz)\n", s.kubeconfig, s.kubeconfig)
-	switch m, _ := s.etcd.(interface{ ClientURL() string }); {
+	switch m, _ := s.etcd.(*embedetcd.Member); {
 	case len(s.cfg.EtcdEndpoints) > 0:
 		fmt.Fprintf(s.out, "etcd: %s\n", strings.Join(s.cfg.EtcdEndpoints, ","))
 	case m != nil && m.ClientURL() != "":
-		fmt.Fprintf(s.out, "embedded etcd: %s (etcdctl --endpoints=%s get --prefix /registry/ --keys-only)\n", m.ClientURL(), m.ClientURL())
+		fmt.Fprintf(s.out, "embedded etcd: %s (etcdctl %s get --prefix /registry/ --keys-only)\n", m.ClientURL(), strings.Join(m.EtcdctlFlags(), " "))
+	case m != nil:
+		fmt.Fprintf(s.out, "embedded etcd: no client port (--etcd-listen-client to serve etcdctl)\n")
 	}
 	if s.tlsLn != nil {
 		fmt.Fprintf(s.out, "classroom mode: students sign in at %s/signin; their kubectl uses %s\n", s.url, s.secureURL)

@@ -49,7 +49,8 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "host:port the API server listens on")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for etcd's data, the admin kubeconfig and the admin token's hash")
-	fs.StringVar(&cfg.EtcdListenClient, "etcd-listen-client", cfg.EtcdListenClient, "host:port where the embedded etcd serves clients such as etcdctl; empty for none")
+	fs.BoolVar(&cfg.LocalModeAdminOnNetwork, "local-mode-admin-on-network", cfg.LocalModeAdminOnNetwork, "let local mode listen beyond loopback, where every request without a token is cluster-admin: anyone who reaches the port owns the lab")
+	fs.StringVar(&cfg.EtcdListenClient, "etcd-listen-client", cfg.EtcdListenClient, "host:port where the embedded etcd serves clients such as etcdctl; empty for none. In classroom mode none unless given, and then TLS with client certificates only")
 	endpoints := fs.String("etcd-endpoints", "", "comma-separated endpoints of an external etcd cluster to use instead of the embedded one")
 	fs.DurationVar(&cfg.CompactionInterval, "compaction-interval", cfg.CompactionInterval, "how often etcd's history is compacted; 0 disables compaction")
 	fs.DurationVar(&cfg.StuckAfter, "stuck-after", cfg.StuckAfter, "how long without lab progress the instructor's dashboard marks a student as stuck")
@@ -65,10 +66,10 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.JoinCode, "join-code", cfg.JoinCode, "in classroom mode, the code students must type to join (empty: anyone who reaches the page may join)")
 	fs.StringVar(&cfg.ClassName, "class-name", cfg.ClassName, "in classroom mode, the class's name (e.g. k8s-101), which graders filter results by")
 	fs.StringVar(&cfg.SecureListen, "secure-listen", cfg.SecureListen, "in classroom mode, host:port of the HTTPS listener students' kubectl uses")
-	fs.StringVar(&cfg.InstructorToken, "instructor-token", cfg.InstructorToken, "bearer token of the instructor (at least 16 characters; prefer the environment variable)")
+	fs.StringVar(&cfg.InstructorToken, "instructor-token", cfg.InstructorToken, "bearer token of the instructor (e.g. openssl rand -hex 16; prefer the environment variable)")
+	fs.StringVar(&cfg.GraderToken, "grader-token", cfg.GraderToken, "bearer token of the grader endpoint's client (e.g. openssl rand -hex 16; prefer the environment variable)")
 	fs.IntVar(&cfg.QuizAttempts, "quiz-attempts", cfg.QuizAttempts, "how many attempts each student may submit at each quiz; 0 for no limit")
 	fs.StringVar(&cfg.QuizReveal, "quiz-reveal", cfg.QuizReveal, "when students see the right answers and explanations of the questions they answered: after-submit, after-last-attempt or never")
-	fs.StringVar(&cfg.GraderToken, "grader-token", cfg.GraderToken, "bearer token of the grader endpoint's client (at least 16 characters; prefer the environment variable)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: kubelab [flags]\n\nEvery flag can also be set by an environment variable: KUBELAB_ and the flag's\nname in capitals with - as _, e.g. KUBELAB_DATA_DIR for --data-dir.\n\n")
 		fs.PrintDefaults()
@@ -78,6 +79,11 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	// A class's etcd serves no client port unless the instructor asks for
+	// one: students' machines and the pages they open share its network.
+	if cfg.Classroom && !isSet(fs, "etcd-listen-client") {
+		cfg.EtcdListenClient = ""
 	}
 	if *endpoints != "" {
 		for _, ep := range strings.Split(*endpoints, ",") {
@@ -92,6 +98,8 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	return cfg, cfg.Validate()
 }
 
+// isSet reports whether the flag was given, on the command line or by its
+// KUBELAB_ variable: ff sets both through fs.Set, which Visit sees.
 func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"io"
@@ -46,11 +47,11 @@ func TestParseConfig(t *testing.T) {
 		t.Setenv("KUBELAB_DATA_DIR", "/srv/lab")
 		t.Setenv("KUBELAB_COMPACTION_INTERVAL", "0")
 		t.Setenv("KUBELAB_LISTEN", "127.0.0.1:9999")
-		cfg, err := parseConfig([]string{"--listen", ":7000"}, io.Discard)
+		cfg, err := parseConfig([]string{"--listen", "127.0.0.1:7000"}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.DataDir != "/srv/lab" || cfg.CompactionInterval != 0 || cfg.Listen != ":7000" {
+		if cfg.DataDir != "/srv/lab" || cfg.CompactionInterval != 0 || cfg.Listen != "127.0.0.1:7000" {
 			t.Fatalf("got data dir %q, compaction %s, listen %q; want the environment's, and the flag over the environment", cfg.DataDir, cfg.CompactionInterval, cfg.Listen)
 		}
 	})
@@ -90,6 +91,34 @@ func TestParseConfig(t *testing.T) {
 			if _, err := parseConfig(args, io.Discard); err == nil || !strings.Contains(err.Error(), args[0]) {
 				t.Errorf("%q: got %v, want an error naming the flag", args, err)
 			}
+		}
+	})
+	t.Run("a class serves no etcd client port unless asked", func(t *testing.T) {
+		cfg, err := parseConfig([]string{"--classroom=true", "--listen=:8080"}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.EtcdListenClient != "" {
+			t.Fatalf("classroom etcd client listener %q, want none by default", cfg.EtcdListenClient)
+		}
+		for name, args := range map[string][]string{"flag": {"--classroom=true", "--etcd-listen-client=127.0.0.1:2379"}, "variable": {"--classroom=true"}} {
+			if name == "variable" {
+				t.Setenv("KUBELAB_ETCD_LISTEN_CLIENT", "127.0.0.1:2379")
+			}
+			cfg, err := parseConfig(args, io.Discard)
+			if err != nil || cfg.EtcdListenClient != "127.0.0.1:2379" {
+				t.Fatalf("asked by %s: listener %q, error %v; want the one asked for", name, cfg.EtcdListenClient, err)
+			}
+		}
+	})
+	t.Run("local mode stays on loopback", func(t *testing.T) {
+		if _, err := parseConfig([]string{"--listen=:8080"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--local-mode-admin-on-network") {
+			t.Fatalf("local mode on every interface: %v, want an error naming --local-mode-admin-on-network", err)
+		}
+		t.Setenv("KUBELAB_LOCAL_MODE_ADMIN_ON_NETWORK", "true")
+		cfg, err := parseConfig([]string{"--listen=:8080"}, io.Discard)
+		if err != nil || !cfg.LocalModeAdminOnNetwork {
+			t.Fatalf("with the variable: %v, admin on network %v", err, cfg.LocalModeAdminOnNetwork)
 		}
 	})
 	t.Run("help", func(t *testing.T) {
@@ -202,6 +231,39 @@ func TestBinary(t *testing.T) {
 			t.Fatal("kubelab still running 20s after SIGTERM")
 		}
 	})
+
+	// What an unsafe start looks like from a shell: refused before anything
+	// listens, with the way out in the message.
+	for name, tc := range map[string]struct {
+		args []string
+		env  []string
+		want string
+	}{
+		"local mode on the network": {args: []string{"--listen", ":0"}, want: "--local-mode-admin-on-network"},
+		"a class from an unedited .env.example": {
+			args: []string{"--classroom=true", "--listen", ":0"},
+			env:  []string{"KUBELAB_JOIN_CODE=replace-with-the-code-you-tell-students"},
+			want: "KUBELAB_JOIN_CODE",
+		},
+		"a guessable instructor token": {
+			args: []string{"--classroom=true", "--listen", ":0"},
+			env:  []string{"KUBELAB_INSTRUCTOR_TOKEN=1234567890123456"},
+			want: "openssl rand -hex 16",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// A kubelab that starts anyway is stopped, and fails the test.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, append(tc.args, "--data-dir", t.TempDir(), "--secure-listen", "127.0.0.1:0")...)
+			cmd.Env = append(os.Environ(), tc.env...)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
+				t.Fatalf("got %v and %q, want exit status 2 and an error naming %q", err, out, tc.want)
+			}
+		})
+	}
 
 	t.Run("bad flag", func(t *testing.T) {
 		out, err := exec.Command(bin, "--listen", "nope", "--data-dir", t.TempDir()).CombinedOutput()

@@ -26,7 +26,9 @@ import (
 // Lab is a running kubelab.
 type Lab struct {
 	*server.Server
-	// EtcdURL is where etcdctl reaches the embedded etcd.
+	// EtcdURL is where etcdctl reaches the embedded etcd in local mode; in
+	// classroom mode that port serves only TLS with client certificates:
+	// give etcdctl EtcdctlFlags.
 	EtcdURL string
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -28,7 +29,11 @@ var _ TokenStore = (*EtcdTokens)(nil)
 // NewEtcdTokens stores tokens through client.
 func NewEtcdTokens(client *clientv3.Client) *EtcdTokens { return &EtcdTokens{client: client} }
 
-// Lookup implements TokenStore.
+// Lookup implements TokenStore. An entry kubelab did not write is not
+// honoured: every token kubelab mints expires, so an entry without an
+// expiry, or one that does not decode, was written behind kubelab's back
+// (by whoever reached etcd) and is reported as no token at all. The
+// corrupt one is logged, since something is wrong with etcd's data.
 func (s *EtcdTokens) Lookup(ctx context.Context, hash string) (Entry, bool, error) {
 	resp, err := s.client.Get(ctx, TokenPrefix+hash)
 	if err != nil {
@@ -39,7 +44,12 @@ func (s *EtcdTokens) Lookup(ctx context.Context, hash string) (Entry, bool, erro
 	}
 	var e Entry
 	if err := json.Unmarshal(resp.Kvs[0].Value, &e); err != nil {
-		return Entry{}, false, fmt.Errorf("token entry %s is corrupt: %w", hash, err)
+		slog.WarnContext(ctx, "refusing a token whose entry in etcd is corrupt", "key", TokenPrefix+hash, "error", err)
+		return Entry{}, false, nil
+	}
+	if e.Expires.IsZero() {
+		slog.WarnContext(ctx, "refusing a token whose entry in etcd has no expiry; kubelab writes none such", "key", TokenPrefix+hash, "user", e.User)
+		return Entry{}, false, nil
 	}
 	return e, true, nil
 }

@@ -30,8 +30,9 @@ type Entry struct {
 	UID     string    `json:"uid,omitempty"`
 	Groups  []string  `json:"groups,omitempty"`
 	Created time.Time `json:"created"`
-	// Expires is when a minted token stops working; zero never (tokens
-	// minted before expiry existed, and static tokens).
+	// Expires is when a minted token stops working. Every minted token has
+	// one (EtcdTokens refuses an entry without); static tokens, which live
+	// only in memory, have none.
 	Expires time.Time `json:"expires,omitzero"`
 }
 

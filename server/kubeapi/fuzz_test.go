@@ -30,6 +30,7 @@ func serveBounded(t *testing.T, h http.Handler, req *http.Request) *httptest.Res
 	ctx, cancel := context.WithTimeout(req.Context(), requestDeadline)
 	defer cancel()
 	req = req.WithContext(ctx)
+	req.Host = "127.0.0.1" // httptest names example.com, which local mode refuses (DNS rebinding)
 	rec := httptest.NewRecorder()
 	done := make(chan struct{})
 	go func() {

@@ -54,7 +54,7 @@ func TestMoreLabsWithKubectlAndEtcdctl(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, stderr, err := clitest.Run(t, clitest.Etcdctl(t), "--endpoints", lab.EtcdURL, "compact", strconv.FormatInt(resp.Header.Revision, 10)); err != nil {
+		if _, stderr, err := clitest.Run(t, clitest.Etcdctl(t), append(lab.EtcdctlFlags(), "compact", strconv.FormatInt(resp.Header.Revision, 10))...); err != nil {
 			t.Fatalf("etcdctl compact: %v %s", err, stderr)
 		}
 		alice.post("/kubelab/v1/labs/gone/check", "")

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
@@ -31,6 +32,10 @@ type Config struct {
 	// e.g. "http://127.0.0.1:2379". Empty means no client listener: the
 	// member is reachable only from this process.
 	ClientURL string
+	// ClientTLS, if set, makes the client listener serve TLS only, to
+	// clients with a certificate from its CA (ClientURL's scheme is then
+	// https whatever it was written as).
+	ClientTLS *ClientTLS
 	// PeerURL is where the other members reach this one. For a single-member
 	// cluster it may be left empty (a loopback port is picked).
 	PeerURL string
@@ -54,6 +59,7 @@ type Config struct {
 // Member is a running embedded etcd member.
 type Member struct {
 	etcd     *embed.Etcd
+	tls      *ClientTLS
 	client   *clientv3.Client
 	stopping *atomic.Bool
 	stopOnce sync.Once
@@ -88,21 +94,36 @@ func Start(cfg Config) (*Member, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd %q not ready after %s (is a quorum of its cluster running?)", ecfg.Name, timeout)
 	}
-	m := &Member{etcd: e, stopping: stopping}
-	if len(e.Clients) > 0 {
-		m.client, err = clientv3.New(clientv3.Config{
-			Endpoints:   []string{m.ClientURL()},
-			DialTimeout: 5 * time.Second,
-			Logger:      zap.NewNop(),
-		})
-		if err != nil {
-			e.Close()
-			return nil, fmt.Errorf("connecting to embedded etcd: %w", err)
-		}
-	} else {
-		m.client = v3client.New(e.Server)
+	m := &Member{etcd: e, stopping: stopping, tls: cfg.ClientTLS}
+	if m.client, err = m.connect(); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("connecting to embedded etcd: %w", err)
 	}
 	return m, nil
+}
+
+// connect gives kubelab a client of its own member. Over a client listener
+// it is a network client, as etcdctl's, with the admin certificate when
+// the listener wants one: the same path every other client takes, and
+// the one the performance figures were measured on. Without a listener it
+// is the in-process client, which no other process can reach.
+func (m *Member) connect() (*clientv3.Client, error) {
+	if len(m.etcd.Clients) == 0 {
+		return v3client.New(m.etcd.Server), nil
+	}
+	cfg := clientv3.Config{
+		Endpoints:   []string{m.ClientURL()},
+		DialTimeout: 5 * time.Second,
+		Logger:      zap.NewNop(),
+	}
+	if m.tls != nil {
+		tc, err := m.tls.clientConfig()
+		if err != nil {
+			return nil, err
+		}
+		cfg.TLS = tc
+	}
+	return clientv3.New(cfg)
 }
 
 func etcdConfig(cfg Config) (*embed.Config, error) {
@@ -126,7 +147,12 @@ func etcdConfig(cfg Config) (*embed.Config, error) {
 		if cfg.InitialCluster != "" {
 			return nil, errors.New("a member of a multi-member cluster needs a peer URL")
 		}
-		peer = "http://127.0.0.1:0"
+		// A member alone needs its peer port only because etcd insists on
+		// one. On plain HTTP a page that found the port by DNS rebinding
+		// could talk raft to it; behind etcd's self-signed TLS no browser
+		// completes a request.
+		peer = "https://127.0.0.1:0"
+		ecfg.PeerAutoTLS = true
 	}
 	peerURL, err := parseURL("peer", peer)
 	if err != nil {
@@ -140,16 +166,26 @@ func etcdConfig(cfg Config) (*embed.Config, error) {
 		ecfg.InitialCluster = ecfg.Name + "=" + peerURL.String()
 	}
 
-	if cfg.ClientURL == "" {
-		ecfg.ListenClientUrls = nil
-		ecfg.AdvertiseClientUrls = nil
-	} else {
+	ecfg.ListenClientUrls = nil
+	ecfg.AdvertiseClientUrls = nil
+	closeToBrowsers(ecfg, "")
+	if cfg.ClientURL != "" {
 		clientURL, err := parseURL("client", cfg.ClientURL)
 		if err != nil {
 			return nil, err
 		}
+		if cfg.ClientTLS != nil {
+			clientURL.Scheme = "https"
+			ecfg.ClientTLSInfo = transport.TLSInfo{
+				CertFile:       cfg.ClientTLS.CertFile,
+				KeyFile:        cfg.ClientTLS.KeyFile,
+				TrustedCAFile:  cfg.ClientTLS.CAFile,
+				ClientCertAuth: true,
+			}
+		}
 		ecfg.ListenClientUrls = []url.URL{*clientURL}
 		ecfg.AdvertiseClientUrls = []url.URL{*clientURL}
+		closeToBrowsers(ecfg, clientURL.Hostname())
 	}
 	return ecfg, nil
 }
@@ -172,11 +208,31 @@ func (m *Member) Client() *clientv3.Client { return m.client }
 
 // ClientURL is the URL the member's client listener actually serves on
 // (a port of 0 in the configuration is resolved), or "" if it has none.
+// A wildcard listener is named by its loopback address, which is what a
+// client on this machine dials and what the serving certificate names.
 func (m *Member) ClientURL() string {
 	if len(m.etcd.Clients) == 0 {
 		return ""
 	}
-	return "http://" + m.etcd.Clients[0].Addr().String()
+	scheme := "http"
+	if m.tls != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + dialable(m.etcd.Clients[0].Addr())
+}
+
+// EtcdctlFlags are the flags etcdctl needs to reach the member's client
+// listener, with the certificate flags when it serves TLS; none if it has
+// no listener.
+func (m *Member) EtcdctlFlags() []string {
+	u := m.ClientURL()
+	if u == "" {
+		return nil
+	}
+	if m.tls == nil {
+		return []string{"--endpoints=" + u}
+	}
+	return []string{"--endpoints=" + u, "--cacert=" + m.tls.CAFile, "--cert=" + m.tls.AdminCertFile, "--key=" + m.tls.AdminKeyFile}
 }
 
 // Err reports a fatal error of the running member.

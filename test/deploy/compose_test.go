@@ -290,6 +290,7 @@ func TestComposeKubelab(t *testing.T) {
 
 	cfg := server.DefaultConfig()
 	cfg.Listen = flags["listen"]
+	cfg.Classroom = flags["classroom"] == "true"
 	cfg.DataDir = flags["data-dir"]
 	cfg.EtcdListenClient = ""
 	cfg.EtcdEndpoints = got
@@ -381,11 +382,21 @@ func TestEnvExample(t *testing.T) {
 		t.Errorf("KUBELAB_COMPACTION_INTERVAL: %v", err)
 	}
 	cfg.CompactionInterval = d
-	// docker-compose.yml runs a class.
+	// docker-compose.yml runs a class. A copied but unedited file must stop
+	// it, saying what to change, rather than run a class with the example's
+	// join code and tokens.
 	cfg.Classroom, cfg.JoinCode = true, set["KUBELAB_JOIN_CODE"]
 	cfg.InstructorToken, cfg.GraderToken = set["KUBELAB_INSTRUCTOR_TOKEN"], set["KUBELAB_GRADER_TOKEN"]
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), ".env.example") {
+		t.Errorf(".env.example's values unedited: %v, want an error naming the placeholder", err)
+	}
+	cfg.JoinCode = "k8s-101-room-4"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "openssl rand -hex 16") {
+		t.Errorf(".env.example's tokens unedited: %v, want an error saying how to make one", err)
+	}
+	cfg.InstructorToken, cfg.GraderToken = "3f9c1a7be04d5e2c8a61f0b7d93e4c25", "b7e2d90c4f1a36e8d5c7a0f2b9e41d63"
 	if err := cfg.Validate(); err != nil {
-		t.Errorf(".env.example's values: %v", err)
+		t.Errorf(".env.example edited as it says: %v", err)
 	}
 }
 
