@@ -293,8 +293,7 @@ func (s *Server) kubectlServer(r *http.Request) string {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	_, port, _ := net.SplitHostPort(s.secureAddr)
-	return "https://" + net.JoinHostPort(host, port)
+	return "https://" + net.JoinHostPort(host, s.securePort())
 }
 
 // listTraces lists the caller's most recent traces (oldest first), or, for

@@ -333,6 +333,8 @@ func (s *Server) newEcho() {
 			return err
 		},
 	}))
+	// Before routing: plain HTTP from the network never reaches a handler.
+	e.Pre(s.requireTLS)
 	s.echo = e
 	s.installHealth()
 	if s.cfg.Profiling {
@@ -355,7 +357,8 @@ func (s *Server) Start() {
 		fmt.Fprintf(s.out, "embedded etcd: %s (etcdctl --endpoints=%s get --prefix /registry/ --keys-only)\n", m.ClientURL(), m.ClientURL())
 	}
 	if s.tlsLn != nil {
-		fmt.Fprintf(s.out, "classroom mode: students sign in at %s/signin; their kubectl uses %s\n", s.url, s.secureURL)
+		fmt.Fprintf(s.out, "classroom mode: students sign in at %s/signin (plain HTTP from other machines is redirected there); their kubectl uses it too\n", s.secureURL)
+		fmt.Fprintf(s.out, "kubelab's CA, which students' browsers will ask about, has the SHA-256 fingerprint %s\n", caFingerprint(s.pki.CertPEM()))
 	}
 	go func() {
 		if err := s.echo.Start(""); err != nil && !errors.Is(err, http.ErrServerClosed) {
