@@ -102,7 +102,8 @@ func (s *Server) installClassroom() {
 	e.POST("/signin", func(c echo.Context) error { return s.signin(c, limits) }, web.SecureHeaders)
 	e.POST("/signout", s.signout)
 	e.GET("/kubelab/v1/whoami", s.whoami)
-	e.GET("/kubelab/v1/kubeconfig", s.downloadKubeconfig)
+	e.POST(KubeconfigPath, s.downloadKubeconfig)
+	e.GET(KubeconfigPath, kubeconfigByGet)
 	e.GET("/kubelab/v1/traces", s.listTraces)
 }
 
@@ -166,10 +167,7 @@ func (s *Server) signin(c echo.Context, limits *signinLimits) error {
 	case err != nil:
 		return err
 	}
-	c.SetCookie(&http.Cookie{
-		Name: authn.SessionCookie, Value: token, Path: "/", MaxAge: int(sessionLifetime / time.Second),
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil,
-	})
+	c.SetCookie(authn.NewSessionCookie(r, token, sessionLifetime))
 	s.log.Info("student joined", "student", st.Name)
 	if wantsJSON(r) {
 		return c.JSON(http.StatusCreated, st)
@@ -203,36 +201,56 @@ func (s *Server) signinPage(c echo.Context) error {
 	return renderSignin(c, http.StatusOK, signinView{NeedsCode: s.cfg.JoinCode != "", Next: safeNext(c.QueryParam("next")), Lang: pageLang(c)})
 }
 
-// signout forgets the browser's session: the cookie is cleared and its
-// token revoked, so a copy of it is worthless too.
+// signout ends the browser's sign-in: the cookie is cleared, and its token
+// and every kubeconfig downloaded with it are revoked, so neither a copy of
+// the cookie nor a forgotten kubeconfig outlives it.
 func (s *Server) signout(c echo.Context) error {
 	r := c.Request()
 	if err := http.NewCrossOriginProtection().Check(r); err != nil {
 		return apierrors.NewForbidden(schemaless("signout"), "", err)
 	}
-	if ck, err := r.Cookie(authn.SessionCookie); err == nil && ck.Value != "" {
-		if err := s.authn.Revoke(r.Context(), ck.Value); err != nil {
-			s.log.Warn("revoking a session", "err", err)
+	if ck, err := r.Cookie(authn.SessionCookieName(r)); err == nil && ck.Value != "" {
+		if err := s.authn.RevokeSignIn(r.Context(), ck.Value); err != nil {
+			s.log.Warn("revoking a sign-in", "err", err)
 		}
 	}
-	c.SetCookie(&http.Cookie{Name: authn.SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	c.SetCookie(authn.NewSessionCookie(r, "", 0))
 	return c.Redirect(http.StatusSeeOther, "/signin")
 }
 
-// downloadKubeconfig gives a signed-in user a kubeconfig for their own
+// KubeconfigPath is where a signed-in browser gets a kubeconfig, by POST.
+const KubeconfigPath = "/kubelab/v1/kubeconfig"
+
+// kubeconfigByGet refuses a GET: a kubeconfig mints a token, and a GET is
+// what any page can make the browser send, with its cookie, from an <img>
+// or a link. Only kubelab's own form POSTs (checked for their origin).
+func kubeconfigByGet(echo.Context) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: metav1.StatusReasonMethodNotAllowed,
+		Message: "a kubeconfig mints a token, so it is downloaded with a POST: use the kubeconfig button on kubelab's pages",
+	}}
+}
+
+// downloadKubeconfig gives a signed-in browser a kubeconfig for its own
 // kubectl: the HTTPS address, the CA that signs it, a newly minted token
-// for the same identity as the browser's, and their namespace.
+// in the browser's sign-in (revoked with it at sign-out), and the user's
+// namespace. The session cookie names the sign-in; the authenticator has
+// already refused it on a cross-origin POST.
 func (s *Server) downloadKubeconfig(c echo.Context) error {
-	u := requestUser(c)
-	if u.IsAnonymous() {
+	r := c.Request()
+	if requestUser(c).IsAnonymous() {
 		return pipeline.Unauthorized()
 	}
 	if !s.cfg.Classroom {
 		return apierrors.NewBadRequest("kubelab runs in local mode: use the admin kubeconfig in its data directory")
 	}
-	token, err := s.authn.Mint(c.Request().Context(), u)
+	ck, err := r.Cookie(authn.SessionCookieName(r))
+	if err != nil || ck.Value == "" {
+		return apierrors.NewForbidden(schemaless("kubeconfig"), "", errors.New("a kubeconfig belongs to a browser sign-in: sign in at /signin and use the kubeconfig button"))
+	}
+	token, u, err := s.authn.MintInSignIn(r.Context(), ck.Value, authn.DefaultTokenLifetime)
 	if err != nil {
-		return err
+		return mintError(err)
 	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["kubelab"] = &clientcmdapi.Cluster{Server: s.kubectlServer(c.Request()), CertificateAuthorityData: s.pki.CertPEM()}
@@ -248,6 +266,28 @@ func (s *Server) downloadKubeconfig(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/yaml", data)
 }
 
+// mintDashboardSession mints the dashboard's browser session from the
+// instructor's (or admin's) token, with refusals as Statuses.
+func (s *Server) mintDashboardSession(ctx context.Context, parent string, lifetime time.Duration) (string, error) {
+	token, err := s.authn.MintFrom(ctx, parent, lifetime)
+	return token, mintError(err)
+}
+
+// mintError is a refused mint as a Status.
+func mintError(err error) error {
+	switch {
+	case errors.Is(err, authn.ErrNotSignedIn):
+		return apierrors.NewUnauthorized(err.Error())
+	case errors.Is(err, authn.ErrMintRateLimited):
+		return apierrors.NewTooManyRequests(err.Error(), int(authn.MintInterval/time.Second))
+	case errors.Is(err, authn.ErrTooManyTokens):
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusConflict, Reason: metav1.StatusReasonConflict, Message: err.Error(),
+		}}
+	}
+	return err
+}
+
 // kubectlServer is the HTTPS address as seen by the client: the host it
 // reached kubelab at, with the secure port.
 func (s *Server) kubectlServer(r *http.Request) string {
@@ -258,8 +298,7 @@ func (s *Server) kubectlServer(r *http.Request) string {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	_, port, _ := net.SplitHostPort(s.secureAddr)
-	return "https://" + net.JoinHostPort(host, port)
+	return "https://" + net.JoinHostPort(host, s.securePort())
 }
 
 // listTraces lists the caller's most recent traces (oldest first), or, for

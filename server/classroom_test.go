@@ -67,7 +67,7 @@ func join(t *testing.T, lab *kubelabtest.Lab, display string) *student {
 	json.Unmarshal(body, &st)
 	s := &student{name: st.Name, browser: b}
 
-	resp, err = b.Get(lab.URL() + "/kubelab/v1/kubeconfig")
+	resp, err = b.Post(lab.URL()+server.KubeconfigPath, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -305,7 +305,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	s.OnShutdown(func(context.Context) { ui.Close() })
 	labs, err := labhttp.Install(s.echo, labhttp.Config{API: api, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
-		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.authn.MintFor, SessionCookie: authn.SessionCookie,
+		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.mintDashboardSession, SessionCookie: authn.NewSessionCookie,
 		RequireSignIn: s.cfg.Classroom, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log})
 	if err != nil {
 		api.Stop()
@@ -338,6 +338,8 @@ func (s *Server) newEcho() {
 			return err
 		},
 	}))
+	// Before routing: plain HTTP from the network never reaches a handler.
+	e.Pre(s.requireTLS)
 	s.echo = e
 	s.installHealth()
 	if s.cfg.Profiling {
@@ -362,7 +364,8 @@ func (s *Server) Start() {
 		fmt.Fprintf(s.out, "embedded etcd: no client port (--etcd-listen-client to serve etcdctl)\n")
 	}
 	if s.tlsLn != nil {
-		fmt.Fprintf(s.out, "classroom mode: students sign in at %s/signin; their kubectl uses %s\n", s.url, s.secureURL)
+		fmt.Fprintf(s.out, "classroom mode: students sign in at %s/signin (plain HTTP from other machines is redirected there); their kubectl uses it too\n", s.secureURL)
+		fmt.Fprintf(s.out, "kubelab's CA, which students' browsers will ask about, has the SHA-256 fingerprint %s\n", caFingerprint(s.pki.CertPEM()))
 	}
 	go func() {
 		if err := s.echo.Start(""); err != nil && !errors.Is(err, http.ErrServerClosed) {

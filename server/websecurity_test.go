@@ -38,7 +38,7 @@ func sessionCookie(t *testing.T, c *http.Client, base, name string) *http.Cookie
 	}
 	resp.Body.Close()
 	for _, ck := range resp.Cookies() {
-		if ck.Name == authn.SessionCookie {
+		if ck.Name == authn.SessionCookie || ck.Name == authn.SecureSessionCookie {
 			return ck
 		}
 	}
@@ -46,8 +46,9 @@ func sessionCookie(t *testing.T, c *http.Client, base, name string) *http.Cookie
 	return nil
 }
 
-// Behind TLS the session cookie is Secure, so a browser never sends it in
-// clear; on plain HTTP (a laptop's localhost) it cannot be, or no browser
+// Behind TLS the session cookie is a Secure __Host- cookie, so a browser
+// never sends it in clear and no other host or plain-HTTP answer can set
+// it; on plain HTTP (a laptop's localhost) it cannot be, or no browser
 // would keep it. HttpOnly and SameSite always.
 func TestWebSecuritySessionCookieSecureBehindTLS(t *testing.T) {
 	lab := classroomLab(t)
@@ -56,26 +57,30 @@ func TestWebSecuritySessionCookieSecureBehindTLS(t *testing.T) {
 	tlsClient := &http.Client{CheckRedirect: noRedirect, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	plain := &http.Client{CheckRedirect: noRedirect}
 
-	ck := sessionCookie(t, tlsClient, lab.SecureURL(), "Tess")
-	if !ck.Secure || !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode {
-		t.Errorf("over HTTPS: %+v", ck)
+	secure := sessionCookie(t, tlsClient, lab.SecureURL(), "Tess")
+	if secure.Name != authn.SecureSessionCookie || !secure.Secure || !secure.HttpOnly || secure.SameSite != http.SameSiteLaxMode || secure.Path != "/" || secure.Domain != "" {
+		t.Errorf("over HTTPS: %+v", secure)
 	}
-	ck = sessionCookie(t, plain, lab.URL(), "Paul")
-	if ck.Secure || !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode {
+	ck := sessionCookie(t, plain, lab.URL(), "Paul")
+	if ck.Name != authn.SessionCookie || ck.Secure || !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode {
 		t.Errorf("over HTTP: %+v", ck)
 	}
 
 	req, _ := http.NewRequest("POST", lab.SecureURL()+"/signout", nil)
-	req.AddCookie(ck)
+	req.AddCookie(secure)
 	resp, err := tlsClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	cleared := false
 	for _, c := range resp.Cookies() {
-		if c.Name == authn.SessionCookie && (!c.Secure || !c.HttpOnly || c.MaxAge >= 0) {
-			t.Errorf("sign-out over HTTPS clears the cookie with %+v", c)
+		if c.Name == authn.SecureSessionCookie && c.Secure && c.HttpOnly && c.MaxAge < 0 {
+			cleared = true
 		}
+	}
+	if !cleared {
+		t.Errorf("sign-out over HTTPS does not clear the __Host- cookie: %v", resp.Cookies())
 	}
 }
 
@@ -99,7 +104,7 @@ func TestWebSecurityCrossSiteSignOut(t *testing.T) {
 		t.Fatalf("cross-site sign-out: %d", resp.StatusCode)
 	}
 	// The session still works.
-	req, _ = http.NewRequest("GET", lab.URL()+"/kubelab/v1/kubeconfig", nil)
+	req, _ = http.NewRequest("POST", lab.URL()+server.KubeconfigPath, nil)
 	req.AddCookie(ck)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {

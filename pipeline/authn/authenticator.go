@@ -53,6 +53,8 @@ type Authenticator struct {
 	mu    sync.Mutex
 	cache map[string]cached
 	calls singleflight.Group
+	// mints limits how often each user mints tokens (see mintLimits).
+	mints mintLimits
 }
 
 type cached struct {
@@ -111,10 +113,6 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (pipeline.User, boo
 	return u, true, nil
 }
 
-// SessionCookie is the browser session's cookie: it holds a token minted
-// like any other, so a student's browser and kubectl are one identity.
-const SessionCookie = "kubelab_session"
-
 // crossOrigin refuses state-changing requests that another site's page
 // makes with the browser's cookie (CSRF): a cookie, unlike a bearer
 // header, is sent by the browser whoever wrote the page.
@@ -124,7 +122,7 @@ var crossOrigin = http.NewCrossOriginProtection()
 // browser's session cookie. An unknown or expired session is anonymous,
 // not an error, so the browser is simply asked to sign in again.
 func (a *Authenticator) authenticateSession(r *http.Request) (pipeline.User, bool, error) {
-	c, err := r.Cookie(SessionCookie)
+	c, err := r.Cookie(SessionCookieName(r))
 	if err != nil || c.Value == "" {
 		return pipeline.Anonymous(), true, nil
 	}
@@ -198,7 +196,7 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (pi
 			return nil, err
 		}
 		now := a.cfg.Now()
-		c := cached{ok: ok && !e.expired(now), expires: now.Add(a.cfg.NegativeCacheTTL)}
+		c := cached{ok: ok && !e.expired(now) && a.parentLive(e), expires: now.Add(a.cfg.NegativeCacheTTL)}
 		if c.ok {
 			// Cached no longer than the token lives.
 			c.user, c.expires = e.user(), now.Add(a.cfg.CacheTTL)
@@ -214,6 +212,21 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (pi
 	}
 	c = v.(cached)
 	return c.user, c.ok, nil
+}
+
+// parentLive: a token minted from a static token works only while that
+// static token does.
+func (a *Authenticator) parentLive(e Entry) bool {
+	return e.Parent == "" || a.cfg.Static.HasParent(e.Parent)
+}
+
+// forget drops hashes from the cache, so revoked tokens stop working here at once.
+func (a *Authenticator) forget(hashes ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, h := range hashes {
+		delete(a.cache, h)
+	}
 }
 
 func (a *Authenticator) remember(hash string, c cached) {
@@ -241,29 +254,38 @@ var ErrNoStore = errors.New("no token store: only static tokens are configured")
 const DefaultTokenLifetime = 30 * 24 * time.Hour
 
 // Mint creates a token for u (a student signing in) that works for
-// DefaultTokenLifetime, and stores its hash.
+// DefaultTokenLifetime, and stores its hash. It starts a new sign-in.
 func (a *Authenticator) Mint(ctx context.Context, u pipeline.User) (string, error) {
 	return a.MintFor(ctx, u, DefaultTokenLifetime)
 }
 
-// MintFor creates a token for u that works for lifetime and stores its
-// hash. The token itself is returned once and kept nowhere.
+// MintFor creates a token for u that works for lifetime, in a new sign-in,
+// and stores its hash. The token itself is returned once and kept nowhere.
 func (a *Authenticator) MintFor(ctx context.Context, u pipeline.User, lifetime time.Duration) (string, error) {
-	if a.cfg.Store == nil {
-		return "", ErrNoStore
-	}
 	if lifetime <= 0 {
 		return "", fmt.Errorf("a token's lifetime must be positive, not %s", lifetime)
 	}
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	token := hex.EncodeToString(b)
 	now := a.cfg.Now().UTC()
-	e := Entry{User: u.Name, UID: u.UID, Groups: u.Groups, Created: now, Expires: now.Add(lifetime)}
+	e := Entry{User: u.Name, UID: u.UID, Groups: u.Groups, Created: now, Expires: now.Add(lifetime), SignIn: randomHex(16)}
+	return a.store(ctx, e)
+}
+
+// store mints a token for e and stores its hash.
+func (a *Authenticator) store(ctx context.Context, e Entry) (string, error) {
+	if a.cfg.Store == nil {
+		return "", ErrNoStore
+	}
+	token := randomHex(32)
 	if err := a.cfg.Store.Add(ctx, Hash(token), e); err != nil {
 		return "", err
 	}
 	return token, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b)
 }
 
 // Revoke removes a minted token. This server forgets it at once; other
@@ -276,8 +298,6 @@ func (a *Authenticator) Revoke(ctx context.Context, token string) error {
 	if err := a.cfg.Store.Remove(ctx, hash); err != nil {
 		return err
 	}
-	a.mu.Lock()
-	delete(a.cache, hash)
-	a.mu.Unlock()
+	a.forget(hash)
 	return nil
 }

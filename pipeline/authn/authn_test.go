@@ -275,7 +275,7 @@ func TestSessionCookie(t *testing.T) {
 	}
 	withCookie := func(method, value string, header ...string) *http.Request {
 		r := httptest.NewRequest(method, "https://lab.example/api/v1/namespaces/alice/pods", nil)
-		r.AddCookie(&http.Cookie{Name: authn.SessionCookie, Value: value})
+		r.AddCookie(&http.Cookie{Name: authn.SessionCookieName(r), Value: value}) // the __Host- one: https
 		for i := 0; i+1 < len(header); i += 2 {
 			r.Header.Add(header[i], header[i+1])
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -13,6 +14,12 @@ import (
 // TokenPrefix is where minted tokens live in etcd, by hash, outside the
 // /registry tree that the Kubernetes API serves.
 const TokenPrefix = "/kubelab/tokens/"
+
+// SignInPrefix indexes minted tokens by the sign-in they belong to:
+// /kubelab/signins/<sign-in id>/<hash>, an empty value on the token's own
+// lease, so that sign-out finds every token of a sign-in and an expired
+// token leaves the index with its entry.
+const SignInPrefix = "/kubelab/signins/"
 
 // leaseSlack keeps an expired token's entry a little past its expiry, so
 // that a clock difference between replicas cannot end it early.
@@ -76,9 +83,13 @@ func (s *EtcdTokens) Add(ctx context.Context, hash string, e Entry) error {
 		leaseID = lease.ID
 		opts = append(opts, clientv3.WithLease(leaseID))
 	}
+	puts := []clientv3.Op{clientv3.OpPut(key, string(data), opts...)}
+	if e.SignIn != "" {
+		puts = append(puts, clientv3.OpPut(signInKey(e.SignIn, hash), "", opts...))
+	}
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(data), opts...)).
+		Then(puts...).
 		Commit()
 	if (err != nil || !resp.Succeeded) && leaseID != 0 {
 		_, _ = s.client.Revoke(context.WithoutCancel(ctx), leaseID) // nothing uses it
@@ -98,4 +109,44 @@ func (s *EtcdTokens) Remove(ctx context.Context, hash string) error {
 		return fmt.Errorf("removing token: %w", err)
 	}
 	return nil
+}
+
+func signInKey(signIn, hash string) string { return SignInPrefix + signIn + "/" + hash }
+
+// SignInTokens implements TokenStore.
+func (s *EtcdTokens) SignInTokens(ctx context.Context, signIn string) ([]string, error) {
+	prefix := SignInPrefix + signIn + "/"
+	resp, err := s.client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, fmt.Errorf("listing the tokens of a sign-in: %w", err)
+	}
+	hashes := make([]string, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		hashes = append(hashes, strings.TrimPrefix(string(kv.Key), prefix))
+	}
+	return hashes, nil
+}
+
+// maxOpsPerTxn stays under etcd's default --max-txn-ops (128).
+const maxOpsPerTxn = 100
+
+// RemoveSignIn implements TokenStore: every token of the sign-in and its
+// index, in transactions of at most maxOpsPerTxn deletes.
+func (s *EtcdTokens) RemoveSignIn(ctx context.Context, signIn string) ([]string, error) {
+	hashes, err := s.SignInTokens(ctx, signIn)
+	if err != nil {
+		return nil, err
+	}
+	var ops []clientv3.Op
+	for _, h := range hashes {
+		ops = append(ops, clientv3.OpDelete(TokenPrefix+h), clientv3.OpDelete(signInKey(signIn, h)))
+	}
+	for len(ops) > 0 {
+		n := min(len(ops), maxOpsPerTxn)
+		if _, err := s.client.Txn(ctx).Then(ops[:n]...).Commit(); err != nil {
+			return nil, fmt.Errorf("revoking the tokens of a sign-in: %w", err)
+		}
+		ops = ops[n:]
+	}
+	return hashes, nil
 }

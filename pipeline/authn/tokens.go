@@ -34,6 +34,14 @@ type Entry struct {
 	// one (EtcdTokens refuses an entry without); static tokens, which live
 	// only in memory, have none.
 	Expires time.Time `json:"expires,omitzero"`
+	// SignIn groups the tokens of one sign-in (a browser session and the
+	// kubeconfigs downloaded with it), so that signing out revokes them all.
+	SignIn string `json:"signIn,omitempty"`
+	// Parent is the fingerprint of the static token this one was minted
+	// from (the instructor's dashboard session): once no static token has
+	// it, as after a restart with a new --instructor-token, this token is
+	// refused too.
+	Parent string `json:"parent,omitempty"`
 }
 
 // expired reports whether the entry's token no longer works at now.
@@ -60,6 +68,10 @@ type TokenStore interface {
 	Add(ctx context.Context, hash string, e Entry) error
 	// Remove deletes hash; removing a missing hash is not an error.
 	Remove(ctx context.Context, hash string) error
+	// SignInTokens lists the hashes of the live tokens of a sign-in.
+	SignInTokens(ctx context.Context, signIn string) ([]string, error)
+	// RemoveSignIn deletes every token of a sign-in and returns their hashes.
+	RemoveSignIn(ctx context.Context, signIn string) ([]string, error)
 }
 
 // StaticTokens are the tokens given at start (admin, instructors,
@@ -67,10 +79,27 @@ type TokenStore interface {
 type StaticTokens struct {
 	mu sync.RWMutex
 	m  map[string]Entry
+	// parents are the fingerprints of the tokens in m (see Fingerprint).
+	parents map[string]bool
 }
 
 // NewStaticTokens returns an empty set.
-func NewStaticTokens() *StaticTokens { return &StaticTokens{m: map[string]Entry{}} }
+func NewStaticTokens() *StaticTokens {
+	return &StaticTokens{m: map[string]Entry{}, parents: map[string]bool{}}
+}
+
+// Fingerprint names a static token in the entries of the tokens minted
+// from it. It is derived from the token's hash, so a token known only by
+// its hash (the admin's) has one too, and it differs from that hash, so an
+// entry read from etcd does not hold the hash that static lookup uses.
+func Fingerprint(hash string) string { return Hash("kubelab parent token\x00" + strings.ToLower(hash)) }
+
+// HasParent reports whether a static token has the fingerprint fp.
+func (s *StaticTokens) HasParent(fp string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.parents[fp]
+}
 
 // AddToken adds a token for u; only its hash is kept.
 func (s *StaticTokens) AddToken(token string, u pipeline.User) { s.AddHash(Hash(token), u) }
@@ -81,6 +110,7 @@ func (s *StaticTokens) AddHash(hash string, u pipeline.User) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[strings.ToLower(hash)] = Entry{User: u.Name, UID: u.UID, Groups: slices.Clone(u.Groups)}
+	s.parents[Fingerprint(hash)] = true
 }
 
 // Lookup finds a token by hash.

@@ -192,13 +192,14 @@ func (h *handlers) dashboardSignin(c echo.Context) error {
 	if !isInstructor(u) {
 		return h.renderDashboardSignin(c, http.StatusForbidden, ui(lang).TokenNotInstructor)
 	}
-	session := token
-	if h.cfg.Mint != nil {
-		if session, err = h.cfg.Mint(r.Context(), u, dashboardSessionLifetime); err != nil {
-			return h.pageError(c, err, DashboardPath)
-		}
+	if h.cfg.Mint == nil || h.cfg.SessionCookie == nil {
+		// The instructor's token itself is never put in a cookie.
+		return h.pageError(c, errors.New("the dashboard's sign-in has no way to mint a session"), DashboardPath)
 	}
-	c.SetCookie(&http.Cookie{Name: h.cfg.SessionCookie, Value: session, Path: "/", MaxAge: int(dashboardSessionLifetime / time.Second),
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	session, err := h.cfg.Mint(r.Context(), token, dashboardSessionLifetime)
+	if err != nil {
+		return h.pageError(c, err, DashboardPath)
+	}
+	c.SetCookie(h.cfg.SessionCookie(r, session, dashboardSessionLifetime))
 	return c.Redirect(http.StatusSeeOther, DashboardPath+"?lang="+string(lang))
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,21 +167,32 @@ func (u user) waitPassed(labID, step string) labhttp.StepView {
 	return last
 }
 
+// kubeconfigs are the kubeconfigs downloaded, by session token: a sign-in
+// may hold only a few, so each user downloads one and keeps it.
+var kubeconfigs sync.Map
+
 // kubectlArgs runs the real kubectl as the user's own terminal does: with
-// the kubeconfig they download from kubelab (HTTPS, their CA, a token of
-// their own; kubectl sends tokens only over TLS).
+// the kubeconfig their browser downloads from kubelab (HTTPS, their CA, a
+// token of their own; kubectl sends tokens only over TLS).
 func (u user) kubectlArgs(args ...string) []string {
 	u.t.Helper()
-	api := u
-	api.browser = false
-	resp, body := api.get("/kubelab/v1/kubeconfig")
+	if cfg, ok := kubeconfigs.Load(u.token); ok {
+		return append([]string{"--kubeconfig", cfg.(string)}, args...)
+	}
+	resp, body := u.inBrowser().do("POST", "/kubelab/v1/kubeconfig", "", "")
 	if resp.StatusCode != http.StatusOK {
 		u.t.Fatalf("kubeconfig: HTTP %d: %s", resp.StatusCode, body)
 	}
-	cfg := filepath.Join(u.t.TempDir(), "config")
+	dir, err := os.MkdirTemp("", "kubelab-kubeconfig-")
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	u.t.Cleanup(func() { os.RemoveAll(dir); kubeconfigs.Delete(u.token) })
+	cfg := filepath.Join(dir, "config")
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		u.t.Fatal(err)
 	}
+	kubeconfigs.Store(u.token, cfg)
 	return append([]string{"--kubeconfig", cfg}, args...)
 }
 

@@ -61,12 +61,13 @@ type Config struct {
 	// Authenticate says whom a bearer token stands for: the dashboard's
 	// sign-in page turns an instructor's token into a browser session.
 	Authenticate func(ctx context.Context, token string) (pipeline.User, bool, error)
-	// Mint makes a session token for a user that works for lifetime, so
-	// that the browser holds a token of its own (revoked at sign-out, and
-	// expiring with its cookie), not the instructor's.
-	Mint func(ctx context.Context, u pipeline.User, lifetime time.Duration) (string, error)
-	// SessionCookie is the name of the browser session's cookie.
-	SessionCookie string
+	// Mint makes a session token from a bearer token (the instructor's)
+	// that works for lifetime, so that the browser holds a token of its own
+	// (revoked at sign-out, expiring with its cookie, and refused once the
+	// instructor's token changes), not the instructor's.
+	Mint func(ctx context.Context, parent string, lifetime time.Duration) (string, error)
+	// SessionCookie makes the browser session's cookie for a request.
+	SessionCookie func(r *http.Request, token string, lifetime time.Duration) *http.Cookie
 	// RequireSignIn refuses anonymous users (classroom mode).
 	RequireSignIn bool
 	// StuckAfter is how long without progress the dashboard calls stuck.

@@ -43,8 +43,9 @@ func TestBrowserJoinsAClass(t *testing.T) {
 	if !strings.Contains(account, "Ada <b>Lovelace</b>") || !strings.Contains(account, "ada-b-lovelace-b") || browsertest.Eval[int](t, ctx, `document.querySelectorAll("[data-account] b").length`) != 0 {
 		t.Fatalf("account %q: the display name must show as text", account)
 	}
-	if href := browsertest.Eval[string](t, ctx, `document.querySelector(".account-kubeconfig").getAttribute("href")`); href != "/kubelab/v1/kubeconfig" {
-		t.Fatalf("kubeconfig link %q", href)
+	// The kubeconfig mints a token: a form POST, never a link a page could GET.
+	if form := browsertest.Eval[string](t, ctx, `(f => f.method + " " + f.getAttribute("action"))(document.querySelector("form.account-kubeconfig"))`); form != "post /kubelab/v1/kubeconfig" {
+		t.Fatalf("kubeconfig form %q", form)
 	}
 	browsertest.Shot(t, ctx, "signed-in")
 
@@ -57,7 +58,7 @@ func TestBrowserJoinsAClass(t *testing.T) {
 		t.Fatalf("request %q\nresponse %q", req, resp)
 	}
 
-	browsertest.Do(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`.account button`)))
+	browsertest.Do(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`.account form[action="/signout"] button`)))
 	afterSubmit()
 	browsertest.WaitJS(t, ctx, "signed out", `location.pathname === "/signin"`)
 }

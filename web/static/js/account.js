@@ -19,12 +19,17 @@ export async function initAccount(el) {
   ns.className = "account-ns";
   ns.textContent = who.namespace;
 
-  const kubeconfig = document.createElement("a");
+  // A form POST, not a link: each download mints a token, and a GET is
+  // what any page can make the browser send (kubelab refuses it).
+  const kubeconfig = document.createElement("form");
   kubeconfig.className = "account-kubeconfig";
-  kubeconfig.href = "/kubelab/v1/kubeconfig";
-  kubeconfig.setAttribute("download", "kubeconfig");
-  kubeconfig.textContent = el.dataset.kubeconfig;
-  kubeconfig.title = el.dataset.kubeconfigHelp;
+  kubeconfig.method = "post";
+  kubeconfig.action = "/kubelab/v1/kubeconfig";
+  const download = document.createElement("button");
+  download.type = "submit";
+  download.textContent = el.dataset.kubeconfig;
+  download.title = el.dataset.kubeconfigHelp;
+  kubeconfig.append(download);
 
   const form = document.createElement("form");
   form.method = "post";

@@ -1,0 +1,86 @@
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// requireTLS sends plain-HTTP requests of classroom mode to the HTTPS
+// listener, before anything reads their credentials or answers with one:
+// on a classroom network plain HTTP is read and replayed, so a display
+// name, a session cookie, a kubeconfig's token or the instructor's token
+// must never travel in it, nor be handed out over it. Exempt are clients
+// on loopback (the instructor's own machine, health checks inside a
+// container) and the health endpoints, which carry no secret and which
+// load balancers probe over plain HTTP. Local mode listens on loopback
+// only and keeps plain HTTP.
+//
+// The redirect is a 307: it keeps the method and body (a form POST
+// arrives as a POST), and, being temporary, browsers do not cache it
+// beyond this run's ports, which the next class may change.
+func (s *Server) requireTLS(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		_, internal := internalUser(r) // kubelab's own, in-process requests
+		if !s.cfg.Classroom || s.secureAddr == "" || r.TLS != nil || internal || fromLoopback(r) || isHealthPath(r.URL.Path) {
+			return next(c)
+		}
+		target, err := url.Parse(s.kubectlServer(r) + r.URL.RequestURI())
+		if err != nil || target.Scheme != "https" {
+			return apierrors.NewBadRequest(fmt.Sprintf("kubelab serves this network over HTTPS only, at port %s; this request's Host %q is not an address to send it to", s.securePort(), r.Host))
+		}
+		c.Response().Header().Set("Cache-Control", "no-store")
+		return c.Redirect(http.StatusTemporaryRedirect, target.String())
+	}
+}
+
+// fromLoopback reports whether the connection comes from this machine.
+// It reads the connection's address, never a forwarded-for header, which
+// anyone can set.
+func fromLoopback(r *http.Request) bool {
+	ip := net.ParseIP(clientAddr(r))
+	return ip != nil && ip.IsLoopback()
+}
+
+func isHealthPath(path string) bool {
+	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// securePort is the HTTPS listener's port.
+func (s *Server) securePort() string {
+	_, port, _ := net.SplitHostPort(s.secureAddr)
+	return port
+}
+
+// caFingerprint is the SHA-256 fingerprint of the CA certificate, as
+// browsers show it in their certificate viewer: what students compare
+// before they trust kubelab's CA.
+func caFingerprint(certPEM []byte) string {
+	block, _ := pem.Decode(certPEM)
+	if block == nil {
+		return ""
+	}
+	if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(block.Bytes)
+	hexes := make([]string, len(sum))
+	for i, b := range sum {
+		hexes[i] = fmt.Sprintf("%02X", b)
+	}
+	return strings.Join(hexes, ":")
+}
