@@ -92,5 +92,25 @@ func ParseResourceVersion(s string) (int64, error) {
 	return rv, nil
 }
 
+// ValidateWatch checks a watch's options as kube-apiserver does, whoever
+// serves it (the watch cache or etcd), and returns its resourceVersion.
+func ValidateWatch(opts WatchOptions) (int64, error) {
+	rv, err := ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return 0, err
+	}
+	if opts.SendInitialEvents != nil {
+		if opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
+			return 0, InvalidRequest("sendInitialEvents requires resourceVersionMatch=NotOlderThan")
+		}
+		if *opts.SendInitialEvents && !opts.AllowWatchBookmarks {
+			return 0, InvalidRequest("sendInitialEvents requires allowWatchBookmarks=true")
+		}
+	} else if opts.ResourceVersionMatch != "" {
+		return 0, InvalidRequest("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+	}
+	return rv, nil
+}
+
 // InvalidRequest is the error for options that make no sense together.
 func InvalidRequest(msg string) error { return &Error{Code: CodeInvalidRequest, Message: msg} }

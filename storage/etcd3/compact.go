@@ -5,29 +5,25 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/kubelab/kubelab/storage/watchcache"
 )
 
 // compactRevKey is the key kube-apiserver's compactor uses to agree, among
 // several API servers sharing one etcd, on who compacts each interval.
 const compactRevKey = "compact_rev_key"
 
-// Compactor compacts etcd, periodically and on demand, and tells every
-// registered watch cache, so that watches from before the compaction get
-// 410 Gone.
+// Compactor compacts etcd, periodically and on demand. Like kube-apiserver's
+// compactor it tells no watch cache: a cache keeps its own window of events,
+// which compaction does not move. What compaction ends is every read that
+// goes to etcd below the compacted revision: exact lists, continue tokens
+// and, with the watch cache off, watches.
 type Compactor struct {
 	client *clientv3.Client
 	logger *slog.Logger
-
-	mu     sync.Mutex
-	caches map[*watchcache.Cache]struct{}
 
 	compactions atomic.Uint64
 }
@@ -37,19 +33,7 @@ func NewCompactor(client *clientv3.Client, logger *slog.Logger) *Compactor {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Compactor{client: client, logger: logger, caches: map[*watchcache.Cache]struct{}{}}
-}
-
-func (c *Compactor) register(cache *watchcache.Cache) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.caches[cache] = struct{}{}
-}
-
-func (c *Compactor) unregister(cache *watchcache.Cache) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.caches, cache)
+	return &Compactor{client: client, logger: logger}
 }
 
 // Compactions counts the compactions this compactor made.
@@ -72,11 +56,6 @@ func (c *Compactor) CompactNow(ctx context.Context) (int64, error) {
 func (c *Compactor) compact(ctx context.Context, rev int64) error {
 	if _, err := c.client.Compact(ctx, rev); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
 		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for cache := range c.caches {
-		cache.Compacted(rev)
 	}
 	c.compactions.Add(1)
 	c.logger.Info("compacted etcd", "revision", rev)

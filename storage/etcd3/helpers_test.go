@@ -58,6 +58,10 @@ func newPodStore(t testing.TB, client *clientv3.Client, tune ...func(*etcd3.Conf
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
+	// Like kube-apiserver, which is not ready before its watch caches are,
+	// a test writes only once the cache has listed: the window starts at
+	// that list, and a write before it would be outside.
+	windowStart(t, s)
 	return s
 }
 

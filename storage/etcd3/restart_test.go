@@ -17,13 +17,16 @@ import (
 
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/embedetcd"
+	"github.com/kubelab/kubelab/storage/etcd3"
 	"github.com/kubelab/kubelab/storage/storagetest"
 )
 
 // TestWatcherResumesAcrossRestartWithoutGapOrDuplicate: a client that saw
 // events up to some resourceVersion, then lost the server (and etcd) while
-// writes went on, resumes from that resourceVersion on the restarted server
-// and sees every later change exactly once, in order.
+// writes went on, gets kube-apiserver's 410 from the restarted server,
+// whose window starts at its list; with ReplayEtcdHistory it resumes from
+// that resourceVersion instead and sees every later change exactly once,
+// in order.
 func TestWatcherResumesAcrossRestartWithoutGapOrDuplicate(t *testing.T) {
 	dir := t.TempDir()
 	etcd := storagetest.StartEtcdIn(t, dir)
@@ -59,6 +62,11 @@ func TestWatcherResumesAcrossRestartWithoutGapOrDuplicate(t *testing.T) {
 
 	etcd = storagetest.StartEtcdIn(t, dir)
 	s = newPodStore(t, etcd.Client())
+	listRev := windowStart(t, s)
+	expectGone(t, mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: lastSeen}),
+		fmt.Sprintf("too old resource version: %s (%d)", lastSeen, listRev))
+	s.Stop()
+	s = newPodStore(t, etcd.Client(), func(c *etcd3.Config) { c.Cache.ReplayEtcdHistory = true })
 	for name, rv := range created {
 		got, err := s.Get(ctxT(t), storage.Key{Namespace: "ns", Name: name}, "")
 		if err != nil || got.(*corev1.Pod).ResourceVersion != rv {

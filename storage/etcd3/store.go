@@ -35,8 +35,11 @@ type Config struct {
 	NewFunc func() runtime.Object
 	// Attrs defaults to storage.DefaultAttrs.
 	Attrs storage.AttrFunc
-	// Compactor, if set, tells this store's watch cache about compactions.
-	Compactor *Compactor
+	// WatchFromEtcd serves every watch from an etcd watch of its own, as
+	// kube-apiserver does with --watch-cache=false: a watch from a compacted
+	// revision gets etcd's 410, not the watch cache's. The cache still
+	// runs, for kubelab's own views of the resource's clock and health.
+	WatchFromEtcd bool
 	// Cache tunes the watch cache; its client, resource and codec come from here.
 	Cache  watchcache.Config
 	Logger *slog.Logger
@@ -75,17 +78,11 @@ func New(cfg Config) (*Store, error) {
 		cc.Logger = cfg.Logger
 	}
 	s.cache = watchcache.New(cc)
-	if cfg.Compactor != nil {
-		cfg.Compactor.register(s.cache)
-	}
 	return s, nil
 }
 
 // Stop closes every watch and the etcd watch behind them.
 func (s *Store) Stop() {
-	if s.cfg.Compactor != nil {
-		s.cfg.Compactor.unregister(s.cache)
-	}
 	s.cache.Stop()
 }
 
@@ -226,7 +223,8 @@ func (s *Store) Delete(ctx context.Context, k storage.Key, pre *storage.Precondi
 	}
 }
 
-// Watch starts a watch served by the store's watch cache.
+// Watch starts a watch served by the store's watch cache, or by etcd
+// itself with WatchFromEtcd.
 func (s *Store) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Interface, error) {
 	if !s.cfg.Namespaced && opts.Namespace != "" {
 		return nil, &storage.Error{Code: storage.CodeInvalidKey, Resource: s.cfg.Resource,
@@ -234,6 +232,9 @@ func (s *Store) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Int
 	}
 	if _, err := storage.ListPrefix(s.cfg.Prefix, s.cfg.Resource, opts.Namespace); err != nil {
 		return nil, err
+	}
+	if s.cfg.WatchFromEtcd {
+		return s.watchEtcd(ctx, opts)
 	}
 	return s.cache.Watch(ctx, opts)
 }

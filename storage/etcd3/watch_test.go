@@ -163,44 +163,64 @@ func TestBookmarkBeforeDeadline(t *testing.T) {
 	}
 }
 
-// TestCompactionThenOldWatchIsGone is the lesson's 410:
-// "too old resource version: 1 (N)".
-func TestCompactionThenOldWatchIsGone(t *testing.T) {
+// TestCompactionLeavesTheWindow: as in kube-apiserver, etcd's compaction
+// does not move the watch cache's window. A watch from before the cache's
+// list gets "too old resource version: X (list revision)", compacted or
+// not, and one from inside the window is served from the cache although
+// etcd no longer holds those revisions.
+func TestCompactionLeavesTheWindow(t *testing.T) {
 	etcd := storagetest.StartEtcd(t)
-	compactor := etcd3.NewCompactor(etcd.Client(), quietLogger())
-	s := newPodStore(t, etcd.Client(), func(c *etcd3.Config) { c.Compactor = compactor })
+	first := mustCreate(t, newPodStore(t, etcd.Client()), newPod("ns", "before", nil))
+	s := newPodStore(t, etcd.Client())
+	listRev := windowStart(t, s)
+	if listRev < rvOf(t, first) {
+		t.Fatalf("window starts at %d, before the list (%s)", listRev, first.ResourceVersion)
+	}
+	var want []string
 	for i := range 5 {
-		mustCreate(t, s, newPod("ns", fmt.Sprintf("p%d", i), nil))
+		p := mustCreate(t, s, newPod("ns", fmt.Sprintf("p%d", i), nil))
+		want = append(want, "ADDED "+p.Name+" "+p.ResourceVersion)
 	}
-	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "1"})
-	if ev := next(t, w); ev.Type != watch.Added {
-		t.Fatalf("before compaction, watch from 1 got %s", describe(ev))
-	}
-	rev, err := compactor.CompactNow(ctxT(t))
-	if err != nil {
+	if _, err := etcd3.NewCompactor(etcd.Client(), quietLogger()).CompactNow(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
+	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: fmt.Sprint(listRev)})
+	for _, wnt := range want {
+		if got := describe(next(t, w)); got != wnt {
+			t.Fatalf("after compaction, watch from the list's revision got %q, want %q", got, wnt)
+		}
+	}
 	w = mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "1"})
+	expectGone(t, w, fmt.Sprintf("too old resource version: 1 (%d)", listRev))
+}
+
+// windowStart is where s's watch cache window starts, once it has listed.
+func windowStart(t testing.TB, s *etcd3.Store) int64 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.Cache().Initialized() {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch cache did not list within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s.Cache().OldestResourceVersion()
+}
+
+// expectGone reads the one ERROR event of a watch refused with 410, and
+// its end.
+func expectGone(t testing.TB, w watch.Interface, want string) {
+	t.Helper()
 	ev := next(t, w)
 	st, ok := ev.Object.(*metav1.Status)
 	if ev.Type != watch.Error || !ok {
 		t.Fatalf("got %s, want ERROR", describe(ev))
 	}
-	want := fmt.Sprintf("too old resource version: 1 (%d)", rev-1)
 	if st.Message != want || st.Reason != metav1.StatusReasonExpired || st.Code != 410 || st.Status != metav1.StatusFailure {
 		t.Fatalf("status %+v, want %q Expired 410", st, want)
 	}
 	if _, ok := <-w.ResultChan(); ok {
 		t.Fatal("watch did not end after the ERROR")
-	}
-	// The oldest servable resourceVersion still works: the compaction
-	// revision's own event, then what follows.
-	w = mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: fmt.Sprint(rev - 1)})
-	c := mustCreate(t, s, newPod("ns", "new", nil))
-	for _, want := range []string{fmt.Sprintf("ADDED p4 %d", rev), "ADDED new " + c.ResourceVersion} {
-		if got := describe(next(t, w)); got != want {
-			t.Fatalf("got %q, want %q", got, want)
-		}
 	}
 }
 
@@ -322,8 +342,9 @@ func TestWatchTooLargeResourceVersion(t *testing.T) {
 	}
 }
 
-// TestCacheStartsAfterCompaction: a store started on an etcd compacted
-// before its watch cache read the history serves from the compaction on.
+// TestCacheStartsAfterCompaction: a store started on a compacted etcd
+// starts its window at its list (kube's behaviour), or, replaying etcd's
+// history, at the compaction.
 func TestCacheStartsAfterCompaction(t *testing.T) {
 	etcd := storagetest.StartEtcd(t)
 	first := newPodStore(t, etcd.Client())
@@ -334,17 +355,22 @@ func TestCacheStartsAfterCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newPodStore(t, etcd.Client())
-	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "1"})
-	ev := next(t, w)
-	if st, ok := ev.Object.(*metav1.Status); !ok || st.Message != fmt.Sprintf("too old resource version: 1 (%d)", rev-1) {
-		t.Fatalf("got %s %+v", describe(ev), ev.Object)
-	}
-	w = mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "0"})
-	for range 5 {
-		if ev := next(t, w); ev.Type != watch.Added {
-			t.Fatalf("got %s", describe(ev))
-		}
+	for _, tc := range []struct {
+		name   string
+		replay bool
+		oldest int64
+	}{{"OK list", false, rev}, {"OK replay", true, rev - 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newPodStore(t, etcd.Client(), func(c *etcd3.Config) { c.Cache.ReplayEtcdHistory = tc.replay })
+			w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "1"})
+			expectGone(t, w, fmt.Sprintf("too old resource version: 1 (%d)", tc.oldest))
+			w = mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "0"})
+			for range 5 {
+				if ev := next(t, w); ev.Type != watch.Added {
+					t.Fatalf("got %s", describe(ev))
+				}
+			}
+		})
 	}
 }
 

@@ -33,8 +33,14 @@ type Config struct {
 	// NewFunc returns an empty object of the resource's kind, for BOOKMARKs.
 	NewFunc func() runtime.Object
 	Attrs   storage.AttrFunc
-	// HistorySize is how many recent events are kept for resuming watches.
-	HistorySize int
+	// ReplayEtcdHistory, beyond what kube-apiserver does, fills the window
+	// at start with the events etcd still holds, so that a watch from
+	// before a restart resumes instead of getting 410 Gone. Off, the
+	// window starts at the revision the cache listed at, as kube's does.
+	ReplayEtcdHistory bool
+	// Now is the clock events are recorded with (time.Now if nil): the
+	// history's size follows how old its events are.
+	Now func() time.Time
 	// WatcherBuffer is how many events may wait for a slow watcher before it is closed.
 	WatcherBuffer int
 	// BookmarkFrequency is how often a watcher that allows bookmarks gets one.
@@ -43,8 +49,8 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.HistorySize == 0 {
-		c.HistorySize = 10000
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.WatcherBuffer == 0 {
 		c.WatcherBuffer = 100
@@ -64,9 +70,11 @@ type Cache struct {
 	mu      sync.Mutex
 	objects map[string]*state
 	history *history
-	// historyStart: every event with a revision above it is in history, so
-	// a watch may resume from any resourceVersion >= historyStart.
-	historyStart int64
+	// listStart is where the window began: the revision of the last list
+	// (or, when replaying etcd's history, the revision the replay began
+	// after). Until the history drops an event, a watch may resume from
+	// any resourceVersion at or after it; see windowStartLocked.
+	listStart int64
 	// rv is the revision the cache is current to.
 	rv int64
 	// fresher is closed, and replaced, whenever rv advances.
@@ -121,7 +129,7 @@ func New(cfg Config) *Cache {
 	c := &Cache{
 		cfg:      cfg,
 		objects:  map[string]*state{},
-		history:  newHistory(cfg.HistorySize),
+		history:  newHistory(),
 		fresher:  make(chan struct{}),
 		watchers: map[uint64]*watcher{},
 		ready:    make(chan struct{}),
@@ -163,22 +171,30 @@ func (c *Cache) ResourceVersion() int64 {
 	return c.rv
 }
 
-// OldestResourceVersion is the oldest resourceVersion a watch can still resume from.
+// OldestResourceVersion is the oldest resourceVersion a watch can still
+// resume from: the Y of "too old resource version: X (Y)".
 func (c *Cache) OldestResourceVersion() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.historyStart
+	return c.windowStartLocked()
 }
 
-// Compacted tells the cache that etcd was compacted at rev: a watch from
-// before it now gets 410 Gone, as it would from kube-apiserver.
-func (c *Cache) Compacted(rev int64) {
+// HistoryCapacity is how many events the window holds now (100 to 102,400).
+func (c *Cache) HistoryCapacity() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if rev-1 > c.historyStart {
-		c.historyStart = rev - 1
-		c.history.dropThrough(c.historyStart)
+	return c.history.capacity()
+}
+
+// windowStartLocked follows kube's GetIntervalLocked: while no event has
+// been dropped since the list, the window starts at the list's revision;
+// after that, just before the oldest event kept. etcd's compaction does
+// not move it: the cache keeps its own history, as kube-apiserver's does.
+func (c *Cache) windowStartLocked() int64 {
+	if oldest := c.history.oldest(); c.history.trimmed && oldest != nil {
+		return oldest.rev - 1
 	}
+	return c.listStart
 }
 
 func (c *Cache) run(ctx context.Context) {
@@ -226,9 +242,8 @@ func (c *Cache) apply(resp clientv3.WatchResponse) {
 }
 
 func (c *Cache) recordLocked(e *event) {
-	if evicted := c.history.push(e); evicted != nil && evicted.rev > c.historyStart {
-		c.historyStart = evicted.rev
-	}
+	e.recorded = c.cfg.Now()
+	c.history.push(e)
 	// A replayed event (at or before the list) is already in the objects.
 	if e.rev > c.listRev {
 		if e.typ == watch.Deleted {

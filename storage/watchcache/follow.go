@@ -10,9 +10,11 @@ import (
 	"google.golang.org/grpc/metadata"
 )
 
-// follow lists the resource if the cache has no consistent state and
-// replays etcd's retained history, then applies etcd's live events until
-// the watch fails.
+// follow lists the resource if the cache has no consistent state, then
+// applies etcd's live events until the watch fails. Like kube-apiserver's
+// cacher, a cache that lists starts its window at the list's revision:
+// what etcd still holds from before is not served (unless
+// ReplayEtcdHistory asks for it).
 func (c *Cache) follow(ctx context.Context) error {
 	c.mu.Lock()
 	listed := c.listed
@@ -21,8 +23,12 @@ func (c *Cache) follow(ctx context.Context) error {
 		if err := c.relist(ctx); err != nil {
 			return err
 		}
-		if err := c.replay(ctx); err != nil {
-			return err
+		if c.cfg.ReplayEtcdHistory {
+			if err := c.replay(ctx); err != nil {
+				return err
+			}
+		} else {
+			c.startAtList()
 		}
 	}
 	c.mu.Lock()
@@ -178,11 +184,22 @@ func (c *Cache) relist(ctx context.Context) error {
 }
 
 // startReplay marks where replayed history begins.
-func (c *Cache) startReplay(historyStart int64) {
+func (c *Cache) startReplay(after int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.history.reset()
-	c.historyStart = historyStart
+	c.listStart = after
+}
+
+// startAtList empties the window and starts it at the list's revision, as
+// kube's watch cache does on every list (at start, or after falling behind
+// a compaction): the cache is current as soon as it has listed.
+func (c *Cache) startAtList() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.history.reset()
+	c.listStart = c.listRev
+	c.advanceLocked(c.listRev)
 }
 
 // desync drops the cache's state after etcd compacted past it: watchers are

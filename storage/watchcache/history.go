@@ -2,11 +2,26 @@ package watchcache
 
 import (
 	"sort"
+	"time"
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+)
+
+// kube-apiserver's bounds for a watch cache's history
+// (k8s.io/apiserver/pkg/storage/cacher/watch_cache_history.go): it never
+// keeps fewer than 100 events, doubles while every event it holds is
+// younger than eventFreshDuration, up to 102,400, and halves once the
+// newest quarter of it is older than that.
+const (
+	historyMinCapacity = 100
+	historyMaxCapacity = 100 * 1024
+	// eventFreshDuration is kube's DefaultEventFreshDuration: the bookmark
+	// frequency (1 min) plus 15 s, so that a watcher that gets a bookmark
+	// every minute can always resume from it.
+	eventFreshDuration = 75 * time.Second
 )
 
 // state is one version of one object, with what selectors match on.
@@ -21,6 +36,9 @@ type event struct {
 	typ watch.EventType
 	key string
 	rev int64
+	// recorded is when the cache received the event; the history's size
+	// follows how old its events are.
+	recorded time.Time
 	// cur is the object after the change; for DELETED, the last state with
 	// its resourceVersion set to the deletion's revision.
 	cur *state
@@ -31,33 +49,81 @@ type event struct {
 	prevAtRev runtime.Object
 }
 
-// history is a ring of the most recent events, oldest first, so that a
-// watcher can resume from any resourceVersion still inside it.
+// history is a ring of the most recent events, oldest first, sized as
+// kube-apiserver sizes its own, so that a watcher can resume from any
+// resourceVersion inside the same window as on a real cluster.
 type history struct {
 	buf   []*event
 	start int // index of the oldest event
 	n     int
+	// trimmed is set once an event has been dropped since the last reset:
+	// from then on the window starts at the oldest event kept, not at the
+	// revision the cache listed at.
+	trimmed bool
 }
 
-func newHistory(capacity int) *history { return &history{buf: make([]*event, capacity)} }
+func newHistory() *history { return &history{buf: make([]*event, historyMinCapacity)} }
 
-// push appends e and returns the event it evicted, if the ring was full.
-func (h *history) push(e *event) (evicted *event) {
-	if len(h.buf) == 0 {
-		return e
-	}
+// capacity is how many events the ring holds before it drops the oldest.
+func (h *history) capacity() int { return len(h.buf) }
+
+// push appends e, first resizing the ring as kube does at e's time, and
+// dropping the oldest event if the ring is still full.
+func (h *history) push(e *event) {
+	h.resize(e.recorded)
 	if h.n == len(h.buf) {
-		evicted = h.buf[h.start]
-		h.buf[h.start] = e
+		h.buf[h.start] = nil
 		h.start = (h.start + 1) % len(h.buf)
-		return evicted
+		h.n--
+		h.trimmed = true
 	}
 	h.buf[(h.start+h.n)%len(h.buf)] = e
 	h.n++
-	return nil
+}
+
+// resize follows kube's resizeCacheLocked: only a full ring changes size;
+// it doubles if its oldest event is younger than eventFreshDuration, and
+// halves if even the event a quarter from its newest end is older.
+func (h *history) resize(now time.Time) {
+	c := len(h.buf)
+	if h.n < c {
+		return
+	}
+	switch {
+	case now.Sub(h.at(0).recorded) < eventFreshDuration:
+		if grown := min(2*c, historyMaxCapacity); grown > c {
+			h.setCapacity(grown)
+		}
+	case now.Sub(h.at(h.n-c/4).recorded) > eventFreshDuration:
+		if shrunk := max(c/2, historyMinCapacity); shrunk < c {
+			h.setCapacity(shrunk)
+		}
+	}
+}
+
+// setCapacity copies the ring into one of the given size, keeping the
+// newest events (a shrink drops the oldest, as kube's does).
+func (h *history) setCapacity(c int) {
+	keep := min(h.n, c)
+	if keep < h.n {
+		h.trimmed = true
+	}
+	buf := make([]*event, c)
+	for i := range keep {
+		buf[i] = h.at(h.n - keep + i)
+	}
+	h.buf, h.start, h.n = buf, 0, keep
 }
 
 func (h *history) at(i int) *event { return h.buf[(h.start+i)%len(h.buf)] }
+
+// oldest is the oldest event kept, or nil.
+func (h *history) oldest() *event {
+	if h.n == 0 {
+		return nil
+	}
+	return h.at(0)
+}
 
 // since returns the events with a revision greater than rev, oldest first.
 func (h *history) since(rev int64) []*event {
@@ -69,16 +135,8 @@ func (h *history) since(rev int64) []*event {
 	return out
 }
 
-// dropThrough forgets every event at or below rev.
-func (h *history) dropThrough(rev int64) {
-	for h.n > 0 && h.at(0).rev <= rev {
-		h.buf[h.start] = nil
-		h.start = (h.start + 1) % len(h.buf)
-		h.n--
-	}
-}
-
+// reset empties the ring for a new list; its capacity stays, as kube's does.
 func (h *history) reset() {
 	clear(h.buf)
-	h.start, h.n = 0, 0
+	h.start, h.n, h.trimmed = 0, 0, false
 }

@@ -9,7 +9,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -53,8 +52,8 @@ func (c *Cache) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Int
 	if c.stopped {
 		return nil, errStopped(c)
 	}
-	if plan.fromRV > 0 && plan.fromRV < c.historyStart {
-		return errorWatch(storage.TooOldResourceVersion(plan.fromRV, c.historyStart)), nil
+	if start := c.windowStartLocked(); plan.fromRV > 0 && plan.fromRV < start {
+		return errorWatch(storage.TooOldResourceVersion(plan.fromRV, start)), nil
 	}
 	var initial []watch.Event
 	if plan.initialState {
@@ -95,21 +94,11 @@ type watchPlan struct {
 }
 
 func (c *Cache) planWatch(ctx context.Context, opts storage.WatchOptions) (watchPlan, error) {
-	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	rv, err := storage.ValidateWatch(opts)
 	if err != nil {
 		return watchPlan{}, err
 	}
 	sendInitial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
-	if opts.SendInitialEvents != nil {
-		if opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
-			return watchPlan{}, storage.InvalidRequest("sendInitialEvents requires resourceVersionMatch=NotOlderThan")
-		}
-		if sendInitial && !opts.AllowWatchBookmarks {
-			return watchPlan{}, storage.InvalidRequest("sendInitialEvents requires allowWatchBookmarks=true")
-		}
-	} else if opts.ResourceVersionMatch != "" {
-		return watchPlan{}, storage.InvalidRequest("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
-	}
 
 	// "" asks for the latest state: wait until the cache has seen everything
 	// etcd had when the request arrived. "N" must not be ahead of the cache.

@@ -55,21 +55,27 @@ var (
 	ClusterRoleBindings = Kind{rbacv1.SchemeGroupVersion, "clusterrolebindings", false, func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }}
 )
 
-// Store opens k's store over client, stopped when the test ends.
-// compactor may be nil.
-func Store(t testing.TB, client *clientv3.Client, k Kind, compactor *etcd3.Compactor) *etcd3.Store {
+// Store opens k's store over client, stopped when the test ends, and
+// waits until its watch cache has listed (the start of its window), as
+// kube-apiserver is not ready before. cache may be nil for the defaults.
+func Store(t testing.TB, client *clientv3.Client, k Kind, cache *watchcache.Config) *etcd3.Store {
 	t.Helper()
 	gr := schema.GroupResource{Group: k.GV.Group, Resource: k.Resource}
+	cc := watchcache.Config{}
+	if cache != nil {
+		cc = *cache
+	}
+	cc.Logger = Quiet()
 	s, err := etcd3.New(etcd3.Config{
 		Client: client, Resource: gr, Namespaced: k.Namespaced,
 		Prefix: storage.ResourcePrefix(gr, false), Codec: storage.NewProtobufCodec(Scheme, k.GV),
-		NewFunc: k.New, Compactor: compactor, Logger: Quiet(),
-		Cache: watchcache.Config{Logger: Quiet()},
+		NewFunc: k.New, Logger: Quiet(), Cache: cc,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
+	Eventually(t, "the watch cache listed", s.Cache().Initialized)
 	return s
 }
 
