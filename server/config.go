@@ -43,6 +43,14 @@ type Config struct {
 	// kube-apiserver's --etcd-compaction-interval; 0 disables compaction. Start
 	// hands it to the Compactor given to Server.SetCompactor.
 	CompactionInterval time.Duration
+	// WatchCache serves watches from a watch cache per resource, as
+	// kube-apiserver's --watch-cache (on by default); off, every watch is
+	// an etcd watch of its own, and a compacted revision gets etcd's 410.
+	WatchCache bool
+	// WatchCacheReplayEtcdHistory goes beyond kube-apiserver: each watch
+	// cache starts its window with the history etcd still holds, so that a
+	// client resumes across a restart instead of getting 410 and relisting.
+	WatchCacheReplayEtcdHistory bool
 	// ShutdownTimeout bounds how long in-flight requests get to finish on
 	// shutdown; 0 means the default.
 	ShutdownTimeout time.Duration
@@ -110,6 +118,7 @@ func DefaultConfig() Config {
 		DataDir:            "./kubelab-data",
 		EtcdListenClient:   "127.0.0.1:2379",
 		CompactionInterval: 5 * time.Minute,
+		WatchCache:         true,
 		StuckAfter:         10 * time.Minute,
 		QuizAttempts:       3,
 		QuizReveal:         string(quiz.RevealAfterLastAttempt),
@@ -141,6 +150,9 @@ func (c Config) Validate() error {
 	}
 	if c.CompactionInterval < 0 {
 		return fmt.Errorf("--compaction-interval must not be negative (0 disables compaction), got %s", c.CompactionInterval)
+	}
+	if c.WatchCacheReplayEtcdHistory && !c.WatchCache {
+		return errors.New("--watch-cache-replay-etcd-history needs the watch cache: drop it or --watch-cache=false")
 	}
 	if c.QuizAttempts < 0 {
 		return fmt.Errorf("--quiz-attempts must not be negative (0 is no limit), got %d", c.QuizAttempts)

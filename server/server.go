@@ -238,7 +238,8 @@ func (s *Server) installAPI(ctx context.Context) error {
 		return err
 	}
 	api, err := kubeapi.New(kubeapi.Config{
-		Client: s.etcd.Client(), Compactor: s.etcdCompactor, Logger: s.log,
+		Client: s.etcd.Client(), Logger: s.log,
+		WatchFromEtcd: !s.cfg.WatchCache, ReplayEtcdHistory: s.cfg.WatchCacheReplayEtcdHistory,
 		Resources: resources, TypeConverter: docs.TypeConverter(),
 	})
 	if err != nil {

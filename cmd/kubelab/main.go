@@ -53,6 +53,9 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.EtcdListenClient, "etcd-listen-client", cfg.EtcdListenClient, "host:port where the embedded etcd serves clients such as etcdctl; empty for none. In classroom mode none unless given, and then TLS with client certificates only")
 	endpoints := fs.String("etcd-endpoints", "", "comma-separated endpoints of an external etcd cluster to use instead of the embedded one")
 	fs.DurationVar(&cfg.CompactionInterval, "compaction-interval", cfg.CompactionInterval, "how often etcd's history is compacted; 0 disables compaction")
+	fs.BoolVar(&cfg.WatchCache, "watch-cache", cfg.WatchCache, "serve watches from a watch cache per resource, as kube-apiserver's --watch-cache; false serves each watch from etcd")
+	fs.Int("default-watch-cache-size", 100, "deprecated and ignored, as in kube-apiserver 1.37: watch caches are sized automatically (100 to 102,400 events)")
+	fs.BoolVar(&cfg.WatchCacheReplayEtcdHistory, "watch-cache-replay-etcd-history", cfg.WatchCacheReplayEtcdHistory, "beyond kube-apiserver: start each watch cache with the history etcd still holds, so clients resume across a restart instead of getting 410 Gone")
 	fs.DurationVar(&cfg.StuckAfter, "stuck-after", cfg.StuckAfter, "how long without lab progress the instructor's dashboard marks a student as stuck")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "minimum level logged: debug, info, warn or error")
 	fs.BoolVar(&cfg.Profiling, "profiling", cfg.Profiling, "serve Go's profiler at /debug/pprof/, as kube-apiserver's --profiling does")
@@ -79,6 +82,11 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if isSet(fs, "default-watch-cache-size") {
+		// kube-apiserver's own warning (pflag's MarkDeprecated) for a flag
+		// it accepts and ignores.
+		fmt.Fprintln(stderr, "Flag --default-watch-cache-size has been deprecated, Watch caches are sized automatically. This flag is no-op and it will be removed in a future version.")
 	}
 	// A class's etcd serves no client port unless the instructor asks for
 	// one: students' machines and the pages they open share its network.

@@ -121,6 +121,27 @@ func TestParseConfig(t *testing.T) {
 			t.Fatalf("with the variable: %v, admin on network %v", err, cfg.LocalModeAdminOnNetwork)
 		}
 	})
+	t.Run("watch cache flags", func(t *testing.T) {
+		def := server.DefaultConfig()
+		if !def.WatchCache || def.WatchCacheReplayEtcdHistory {
+			t.Fatalf("defaults: watch cache %v, replay %v; want kube-apiserver's: on, no replay", def.WatchCache, def.WatchCacheReplayEtcdHistory)
+		}
+		var out bytes.Buffer
+		cfg, err := parseConfig([]string{"--watch-cache=false", "--default-watch-cache-size=0"}, &out)
+		if err != nil || cfg.WatchCache {
+			t.Fatalf("--watch-cache=false: %v, watch cache %v", err, cfg.WatchCache)
+		}
+		if !strings.Contains(out.String(), "Flag --default-watch-cache-size has been deprecated, Watch caches are sized automatically.") {
+			t.Fatalf("stderr %q, want kube-apiserver's deprecation warning", out.String())
+		}
+		t.Setenv("KUBELAB_WATCH_CACHE_REPLAY_ETCD_HISTORY", "true")
+		if cfg, err := parseConfig(nil, io.Discard); err != nil || !cfg.WatchCacheReplayEtcdHistory {
+			t.Fatalf("replay by variable: %v, %v", err, cfg.WatchCacheReplayEtcdHistory)
+		}
+		if _, err := parseConfig([]string{"--watch-cache=false"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--watch-cache-replay-etcd-history") {
+			t.Fatalf("replay without a cache: %v, want an error naming the flag", err)
+		}
+	})
 	t.Run("help", func(t *testing.T) {
 		var out bytes.Buffer
 		_, err := parseConfig([]string{"-h"}, &out)

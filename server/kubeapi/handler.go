@@ -30,8 +30,11 @@ const MaxBodyBytes = 3 << 20
 // Config is what the API needs from the rest of kubelab.
 type Config struct {
 	Client *clientv3.Client
-	// Compactor is told about compactions so watches get 410 after one.
-	Compactor *etcd3.Compactor
+	// WatchFromEtcd serves watches from etcd, as kube-apiserver's
+	// --watch-cache=false; ReplayEtcdHistory starts each watch cache's
+	// window with the history etcd still holds (see watchcache.Config).
+	WatchFromEtcd     bool
+	ReplayEtcdHistory bool
 	// TypeConverter gives server-side apply the kinds' schemas; nil falls
 	// back to schemas deduced from the objects (lists then merge atomically).
 	TypeConverter managedfields.TypeConverter

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/etcd3"
+	"github.com/kubelab/kubelab/storage/watchcache"
 )
 
 // open starts the store (and so the watch cache) and field managers of a
@@ -35,8 +36,9 @@ func (a *API) open(r *Resource) error {
 	store, err := etcd3.New(etcd3.Config{
 		Client: a.cfg.Client, Resource: r.GroupResource(), Namespaced: r.Namespaced,
 		Prefix: storage.ResourcePrefix(r.GroupResource(), r.Custom || r.GroupInKey),
-		Codec:  codec, NewFunc: r.New, Attrs: attrs,
-		Compactor: a.cfg.Compactor, Logger: a.cfg.Logger,
+		Codec:  codec, NewFunc: r.New, Attrs: attrs, Logger: a.cfg.Logger,
+		WatchFromEtcd: a.cfg.WatchFromEtcd,
+		Cache:         watchcache.Config{ReplayEtcdHistory: a.cfg.ReplayEtcdHistory},
 	})
 	if err != nil {
 		return fmt.Errorf("store for %s: %w", gvr, err)
