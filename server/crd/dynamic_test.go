@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/server"
 )
 
 var widgets = schema.GroupVersionResource{Group: "lab.example.com", Version: "v1", Resource: "widgets"}
@@ -70,9 +71,11 @@ func widget(name string, size int64) *unstructured.Unstructured {
 
 // TestDynamicInformer: client-go's dynamic client does CRUD on a custom
 // resource, and a dynamic informer syncs with a streaming list, follows
-// changes, and relists after its watch gets 410 from a compaction.
+// changes, and relists after its watch gets 410 from a compaction. The
+// watch cache is off (--watch-cache=false), so that the watch reads etcd
+// and the compaction is what ends it, as with kube-apiserver.
 func TestDynamicInformer(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCache = false })
 	applyCRD(t, lab, widgetsCRD)
 	cfg := restConfig(t, lab)
 	log := &requestLog{}
@@ -170,7 +173,7 @@ func TestDynamicInformer(t *testing.T) {
 	if !ok {
 		t.Fatal("no store for widgets")
 	}
-	store.Cache().CloseWatchers()
+	store.CloseWatchers()
 	deadline := time.Now().Add(30 * time.Second)
 	for log.count("sendInitialEvents=true") < 2 {
 		if time.Now().After(deadline) {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/server"
 )
 
 // requestLog records the URLs a client asks for.
@@ -47,9 +48,12 @@ func (l *requestLog) count(substr string) int {
 // TestInformerFollowsAndRelistsAfterGone: a client-go SharedInformer with
 // default settings (a streaming list, sendInitialEvents) syncs, follows
 // creates, updates and deletes, and after its watch is cut and its
-// resourceVersion compacted away gets 410, relists and carries on.
+// resourceVersion compacted away gets 410, relists and carries on. The
+// watch cache is off (--watch-cache=false), so that the watch reads etcd
+// and the compaction is what ends it, as with kube-apiserver: a watch
+// cache's window does not move with compaction.
 func TestInformerFollowsAndRelistsAfterGone(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCache = false })
 	cfg, err := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +134,7 @@ func TestInformerFollowsAndRelistsAfterGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	podStore, _ := lab.API().Store(corev1.SchemeGroupVersion.WithResource("pods"))
-	podStore.Cache().CloseWatchers()
+	podStore.CloseWatchers()
 	deadline := time.Now().Add(30 * time.Second)
 	for log.count("sendInitialEvents=true") < 2 {
 		if time.Now().After(deadline) {

@@ -59,6 +59,13 @@ func (s *Store) watchEtcd(ctx context.Context, opts storage.WatchOptions) (watch
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	w := &etcdWatch{store: s, opts: opts, prefix: prefix, out: make(chan watch.Event, etcdWatchBuffer), cancel: cancel}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		cancel()
+		return nil, &storage.Error{Code: storage.CodeUnavailable, Resource: s.cfg.Resource, Message: "the store of " + s.cfg.Resource.String() + " is stopping"}
+	}
+	s.etcdWatches[w] = struct{}{}
 	go w.run(wctx, rv, initial)
 	return w, nil
 }
@@ -69,9 +76,17 @@ func (w *etcdWatch) ResultChan() <-chan watch.Event { return w.out }
 // Stop implements watch.Interface.
 func (w *etcdWatch) Stop() { w.cancel() }
 
+// forget ends the etcd watch and drops it from the store's open watches.
+func (w *etcdWatch) forget() {
+	w.cancel()
+	w.store.mu.Lock()
+	defer w.store.mu.Unlock()
+	delete(w.store.etcdWatches, w)
+}
+
 func (w *etcdWatch) run(ctx context.Context, rev int64, initial bool) {
 	defer close(w.out)
-	defer w.cancel()
+	defer w.forget()
 	if initial {
 		listed, err := w.sendState(ctx, rev)
 		if err != nil {

@@ -87,4 +87,12 @@ func TestWatchFromEtcdStreams(t *testing.T) {
 	if _, ok := <-legacy.ResultChan(); ok {
 		t.Fatal("Stop did not end the watch")
 	}
+	s.CloseWatchers()
+	if _, ok := <-initial.ResultChan(); ok {
+		t.Fatal("CloseWatchers did not end the watch")
+	}
+	s.Stop()
+	if _, err := s.Watch(ctxT(t), storage.WatchOptions{Namespace: "ns"}); !storage.IsCode(err, storage.CodeUnavailable) {
+		t.Fatalf("watch after Stop: %v", err)
+	}
 }

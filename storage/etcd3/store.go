@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -49,6 +50,12 @@ type Config struct {
 type Store struct {
 	cfg   Config
 	cache *watchcache.Cache
+
+	// etcdWatches are the watches open on etcd itself (WatchFromEtcd), so
+	// that CloseWatchers and Stop can end them as they end the cache's.
+	mu          sync.Mutex
+	etcdWatches map[*etcdWatch]struct{}
+	stopped     bool
 }
 
 // UpdateFunc computes an object's new state from its current one. It may
@@ -69,7 +76,7 @@ func New(cfg Config) (*Store, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Store{cfg: cfg}
+	s := &Store{cfg: cfg, etcdWatches: map[*etcdWatch]struct{}{}}
 	cc := cfg.Cache
 	cc.Client, cc.Resource, cc.Prefix = cfg.Client, cfg.Resource, cfg.Prefix
 	cc.Decode = func(value []byte, rev int64) (runtime.Object, error) { return s.decode("", value, rev) }
@@ -83,7 +90,27 @@ func New(cfg Config) (*Store, error) {
 
 // Stop closes every watch and the etcd watch behind them.
 func (s *Store) Stop() {
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	s.closeEtcdWatches()
 	s.cache.Stop()
+}
+
+// CloseWatchers ends every current watch, from the cache or from etcd, as
+// a restarting API server would; clients resume from the last
+// resourceVersion they saw.
+func (s *Store) CloseWatchers() {
+	s.closeEtcdWatches()
+	s.cache.CloseWatchers()
+}
+
+func (s *Store) closeEtcdWatches() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.etcdWatches {
+		w.cancel()
+	}
 }
 
 // Cache is the store's watch cache, for views of its clock and history.
