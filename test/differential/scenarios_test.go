@@ -1,0 +1,201 @@
+package differential
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scenario runs against one server and returns what a client saw, one
+// observation per line, with resourceVersions named by marks.
+type scenario struct {
+	name string
+	run  func(t *testing.T, s server, c *client) []string
+}
+
+// The scenarios, in order: some restart the API server and leave it as
+// the next one needs it.
+var scenarios = []scenario{
+	{"a running server: watch from a marker, initial events, bookmarks", running},
+	{"more than 100 events within 75 s, then a watch from before them", burst},
+	{compactBehindName, compactBehind},
+	{"a paused watcher; the API server restarts; the watcher resumes", restart},
+	{"100 events, 76 s of quiet, one more: a watch from the first", stale},
+	{"--watch-cache=false, then etcdctl compact: watch, exact list, continue", noCache},
+}
+
+const compactBehindName = "etcdctl compact behind the server's back, then watch, exact list, NotOlderThan list, continue"
+
+const sel = "labelSelector=" + "diff%3Dyes"
+
+func cmBody(name string) string {
+	return fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"labels":{"diff":"yes"}}}`, name)
+}
+
+// setup makes a namespace of the scenario's own, and its marker M: a
+// config map created in it.
+func setup(t *testing.T, c *client, m *marks) string {
+	t.Helper()
+	ns := fmt.Sprintf("diff-%d", time.Now().UnixNano()%1_000_000_000)
+	if code, o := c.call(t, "POST", "/api/v1/namespaces", fmt.Sprintf(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q}}`, ns)); code != 201 {
+		t.Fatalf("namespace: %d %s", code, o.Message)
+	}
+	m.add("M", create(t, c, ns, "m"))
+	return ns
+}
+
+func create(t *testing.T, c *client, ns, name string) int64 {
+	t.Helper()
+	code, o := c.call(t, "POST", "/api/v1/namespaces/"+ns+"/configmaps", cmBody(name))
+	if code != 201 {
+		t.Fatalf("create %s: %d %s", name, code, o.Message)
+	}
+	return o.rv(t)
+}
+
+func remove(t *testing.T, c *client, ns, name string) {
+	t.Helper()
+	if code, o := c.call(t, "DELETE", "/api/v1/namespaces/"+ns+"/configmaps/"+name, ""); code != 200 {
+		t.Fatalf("delete %s: %d %s", name, code, o.Message)
+	}
+}
+
+func cms(ns string) string { return "/api/v1/namespaces/" + ns + "/configmaps?" + sel }
+
+func from(ns string, rv int64) string { return fmt.Sprintf("%s&resourceVersion=%d", cms(ns), rv) }
+
+func running(t *testing.T, s server, c *client) []string {
+	m := &marks{}
+	ns := setup(t, c, m)
+	m.add("A", create(t, c, ns, "a"))
+	remove(t, c, ns, "a")
+	yes := "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+	code, o := c.call(t, "GET", cms(ns)+"&watch=1&timeoutSeconds=1"+yes, "")
+	return []string{
+		"watch from M: " + m.describeAll(c.watch(t, from(ns, m.revs[0]), 3, 2)),
+		"watch from 0: " + m.describeAll(c.watch(t, cms(ns)+"&resourceVersion=0", 3, 1)),
+		"sendInitialEvents: " + m.describeAll(c.watch(t, cms(ns)+yes+"&allowWatchBookmarks=true", 3, 2)),
+		fmt.Sprintf("sendInitialEvents without allowWatchBookmarks: %d %s", code, o.Message),
+		"allowWatchBookmarks, 4 s, no writes: " + m.describeAll(c.watch(t, from(ns, m.revs[0])+"&allowWatchBookmarks=true", 4, 0)),
+	}
+}
+
+func burst(t *testing.T, s server, c *client) []string {
+	m := &marks{}
+	ns := setup(t, c, m)
+	for i := range 150 {
+		create(t, c, ns, fmt.Sprintf("b%03d", i))
+	}
+	events := c.watch(t, from(ns, m.revs[0]), 5, 150)
+	errors := 0
+	for _, ev := range events {
+		if ev.Type != "ADDED" {
+			errors++
+		}
+	}
+	return []string{fmt.Sprintf("watch from M after 150 creates: %d events, %d not ADDED", len(events), errors)}
+}
+
+// revision is etcd's current revision, as etcdctl reports it.
+func revision(t *testing.T, s server) string {
+	out := etcdctl(t, s, "endpoint", "status", "-w", "fields")
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, `"Revision" : `) {
+			return strings.TrimPrefix(line, `"Revision" : `)
+		}
+	}
+	t.Fatalf("no revision in %s", out)
+	return ""
+}
+
+// listObs is a list's answer: its code, and its message or its
+// resourceVersion relative to the marker.
+func listObs(t *testing.T, c *client, m *marks, path string) string {
+	code, o := c.call(t, "GET", path, "")
+	if code != 200 {
+		tok := ""
+		if o.Metadata.Continue != "" {
+			tok = " (with a new continue token)"
+		}
+		return fmt.Sprintf("%d %s%s", code, o.Message, tok)
+	}
+	rel := "< M"
+	if rv := o.rv(t); rv == m.revs[0] {
+		rel = "= M"
+	} else if rv > m.revs[0] {
+		rel = "> M"
+	}
+	return fmt.Sprintf("200, %d items, resourceVersion %s", len(o.Items), rel)
+}
+
+func compactBehind(t *testing.T, s server, c *client) []string {
+	m := &marks{}
+	ns := setup(t, c, m)
+	create(t, c, ns, "a")
+	_, first := c.call(t, "GET", cms(ns)+"&limit=1", "")
+	etcdctl(t, s, "compact", revision(t, s))
+	M := m.revs[0]
+	return []string{
+		"watch from M: " + m.describeAll(c.watch(t, from(ns, M), 3, 1)),
+		"exact list at M: " + listObs(t, c, m, fmt.Sprintf("%s&resourceVersion=%d&resourceVersionMatch=Exact", cms(ns), M)),
+		"NotOlderThan list from M: " + listObs(t, c, m, fmt.Sprintf("%s&resourceVersion=%d&resourceVersionMatch=NotOlderThan", cms(ns), M)),
+		"continue token from before: " + listObs(t, c, m, cms(ns)+"&limit=1&continue="+url.QueryEscape(first.Metadata.Continue)),
+	}
+}
+
+func restart(t *testing.T, s server, c *client) []string {
+	m := &marks{}
+	ns := setup(t, c, m)
+	m.add("A", create(t, c, ns, "a"))
+	seen := c.watch(t, from(ns, m.revs[0]), 3, 1) // the watcher sees a, then pauses
+	s.Restart(t)
+	c = s.Client(t)
+	_, list := c.call(t, "GET", cms(ns), "")
+	m.add("L", list.rv(t))
+	return []string{
+		"before the restart, watch from M: " + m.describeAll(seen),
+		"after it, resume from A: " + m.describeAll(c.watch(t, from(ns, m.revs[1]), 3, 0)),
+		"watch from a list after it: " + m.describeAll(c.watch(t, from(ns, list.rv(t)), 2, 0)),
+	}
+}
+
+// stale fills a fresh cache's 100 events, lets them age past 75 s, and
+// writes once more: kube drops the oldest rather than grow.
+func stale(t *testing.T, s server, c *client) []string {
+	s.Restart(t)
+	c = s.Client(t)
+	m := &marks{}
+	ns := setup(t, c, m)
+	for i := range 99 {
+		rv := create(t, c, ns, fmt.Sprintf("s%03d", i))
+		if i == 0 {
+			m.add("W1", rv)
+		}
+	}
+	time.Sleep(76 * time.Second)
+	create(t, c, ns, "last")
+	return []string{
+		"watch from M: " + m.describeAll(c.watch(t, from(ns, m.revs[0]), 3, 1)),
+		fmt.Sprintf("watch from W1-1: %s", m.describeAll(c.watch(t, from(ns, m.revs[1]-1), 3, 1))),
+	}
+}
+
+func noCache(t *testing.T, s server, c *client) []string {
+	s.Restart(t, "--watch-cache=false")
+	defer s.Restart(t)
+	c = s.Client(t)
+	m := &marks{}
+	ns := setup(t, c, m)
+	create(t, c, ns, "a")
+	_, first := c.call(t, "GET", cms(ns)+"&limit=1", "")
+	etcdctl(t, s, "compact", revision(t, s))
+	M := m.revs[0]
+	return []string{
+		"watch from M: " + m.describeAll(c.watch(t, from(ns, M), 3, 1)),
+		"exact list at M: " + listObs(t, c, m, fmt.Sprintf("%s&resourceVersion=%d&resourceVersionMatch=Exact", cms(ns), M)),
+		"continue token from before: " + listObs(t, c, m, cms(ns)+"&limit=1&continue="+url.QueryEscape(first.Metadata.Continue)),
+		"watch from 0: " + m.describeAll(c.watch(t, cms(ns)+"&resourceVersion=0", 3, 2)),
+	}
+}
