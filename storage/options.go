@@ -94,6 +94,8 @@ func ParseResourceVersion(s string) (int64, error) {
 
 // ValidateWatch checks a watch's options as kube-apiserver does, whoever
 // serves it (the watch cache or etcd), and returns its resourceVersion.
+// sendInitialEvents without allowWatchBookmarks is allowed, as in kube 1.37:
+// the initial events then come without the bookmark that ends them.
 func ValidateWatch(opts WatchOptions) (int64, error) {
 	rv, err := ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
@@ -102,9 +104,6 @@ func ValidateWatch(opts WatchOptions) (int64, error) {
 	if opts.SendInitialEvents != nil {
 		if opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
 			return 0, InvalidRequest("sendInitialEvents requires resourceVersionMatch=NotOlderThan")
-		}
-		if *opts.SendInitialEvents && !opts.AllowWatchBookmarks {
-			return 0, InvalidRequest("sendInitialEvents requires allowWatchBookmarks=true")
 		}
 	} else if opts.ResourceVersionMatch != "" {
 		return 0, InvalidRequest("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")

@@ -115,7 +115,7 @@ func (c *Cache) planWatch(ctx context.Context, opts storage.WatchOptions) (watch
 
 	switch {
 	case sendInitial:
-		return watchPlan{initialState: true, initialEventsEnd: true}, nil
+		return watchPlan{initialState: true, initialEventsEnd: opts.AllowWatchBookmarks}, nil
 	case opts.SendInitialEvents != nil:
 		// sendInitialEvents=false: changes after rv, or after now for "" and "0".
 		if rv == 0 {
