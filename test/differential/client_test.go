@@ -105,12 +105,16 @@ func (m *marks) add(name string, rv int64) {
 	m.names, m.revs = append(m.names, name), append(m.revs, rv)
 }
 
-// name is rv as the nearest known mark at or below it, plus an offset only
-// when it is exact (the two servers' etcds move on with different
+// name is rv as a mark: "W2-1" when it is just before one (kube's Y is
+// the oldest event kept minus one), else the mark itself, else "after" the
+// nearest mark below it (the two servers' etcds move on with different
 // writes of their own, such as leases, between a scenario's marks).
 func (m *marks) name(rv int64) string {
 	best, bestRev := "", int64(-1)
 	for i, r := range m.revs {
+		if r == rv+1 {
+			return m.names[i] + "-1"
+		}
 		if r <= rv && r > bestRev {
 			best, bestRev = m.names[i], r
 		}
@@ -120,8 +124,6 @@ func (m *marks) name(rv int64) string {
 		return "before every mark"
 	case rv == bestRev:
 		return best
-	case rv == bestRev-1:
-		return best + "-1"
 	}
 	return "after " + best
 }

@@ -17,11 +17,19 @@ const listFromCacheSnapshot = "kube-apiserver 1.37 serves exact lists and contin
 	"compacted past it (it learns of compactions only through compact_rev_key, which etcdctl compact does not write); " +
 	"kubelab reads every list from etcd, which has compacted it"
 
+// bookmarkRules is why kubelab's bookmarks of a short watch differ.
+const bookmarkRules = "kube-apiserver 1.37 ends the initial events of a watch from \"\" or 0 with an annotated " +
+	"initial-events-end BOOKMARK at once, and sends a short watch from a resourceVersion no bookmark; kubelab sends " +
+	"a plain BOOKMARK 2 s before the watch's deadline, which the lesson's pages and tests show; left for the change " +
+	"that rewrites the lesson"
+
 // differences are the observations kubelab is known not to match, and why,
 // by scenario and observation; docs/CONFORMANCE.md carries the same reasons.
 var differences = map[string]string{
-	compactBehindName + "/exact list at M":            listFromCacheSnapshot,
-	compactBehindName + "/continue token from before": listFromCacheSnapshot,
+	runningName + "/watch from 0, allowWatchBookmarks, 4 s": bookmarkRules,
+	runningName + "/watch from M, allowWatchBookmarks, 4 s": bookmarkRules,
+	compactBehindName + "/exact list at M":                  listFromCacheSnapshot,
+	compactBehindName + "/continue token from before":       listFromCacheSnapshot,
 }
 
 func TestDifferential(t *testing.T) {

@@ -14,12 +14,14 @@ set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 root=$PWD
-: "${KUBE_REFERENCE:?set KUBE_REFERENCE to the directory of the reference's build.sh and cluster.sh}"
+: "${KUBE_REFERENCE:?set KUBE_REFERENCE to the directory holding build.sh and cluster.sh of the reference}"
 export REF_BIN=$root/bin/reference
 [ -x "$REF_BIN/kube-apiserver" ] || bash "$KUBE_REFERENCE/build.sh"
-# cluster.sh needs a kubectl: the project's own.
-bash tools/build.sh >/dev/null
-export PATH=$root/bin:$PATH
+# cluster.sh needs a kubectl: the one on PATH, else the project's own.
+if ! command -v kubectl >/dev/null; then
+	bash tools/build.sh >/dev/null
+	export PATH=$root/bin:$PATH
+fi
 go build -o bin/kubelab ./cmd/kubelab
 
 export REF_DIR

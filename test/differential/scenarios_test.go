@@ -18,13 +18,15 @@ type scenario struct {
 // The scenarios, in order: some restart the API server and leave it as
 // the next one needs it.
 var scenarios = []scenario{
-	{"a running server: watch from a marker, initial events, bookmarks", running},
+	{runningName, running},
 	{"more than 100 events within 75 s, then a watch from before them", burst},
 	{compactBehindName, compactBehind},
 	{"a paused watcher; the API server restarts; the watcher resumes", restart},
-	{"100 events, 76 s of quiet, one more: a watch from the first", stale},
+	{"100 events, 76 s of quiet, 102 more: a watch from the first", stale},
 	{"--watch-cache=false, then etcdctl compact: watch, exact list, continue", noCache},
 }
+
+const runningName = "a running server: watch from a marker, initial events, bookmarks"
 
 const compactBehindName = "etcdctl compact behind the server's back, then watch, exact list, NotOlderThan list, continue"
 
@@ -62,6 +64,16 @@ func remove(t *testing.T, c *client, ns, name string) {
 	}
 }
 
+// moveOn writes elsewhere, so that etcd's revision moves past the
+// scenario's last write, as kube-apiserver's own lease updates move it.
+func moveOn(t *testing.T, c *client, ns string) {
+	t.Helper()
+	name := fmt.Sprintf("%s-later-%d", ns, time.Now().UnixNano()%1000)
+	if code, o := c.call(t, "POST", "/api/v1/namespaces", fmt.Sprintf(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q}}`, name)); code != 201 {
+		t.Fatalf("namespace: %d %s", code, o.Message)
+	}
+}
+
 func cms(ns string) string { return "/api/v1/namespaces/" + ns + "/configmaps?" + sel }
 
 func from(ns string, rv int64) string { return fmt.Sprintf("%s&resourceVersion=%d", cms(ns), rv) }
@@ -78,7 +90,8 @@ func running(t *testing.T, s server, c *client) []string {
 		"watch from 0: " + m.describeAll(c.watch(t, cms(ns)+"&resourceVersion=0", 3, 1)),
 		"sendInitialEvents: " + m.describeAll(c.watch(t, cms(ns)+yes+"&allowWatchBookmarks=true", 3, 2)),
 		fmt.Sprintf("sendInitialEvents without allowWatchBookmarks: %d %s", code, o.Message),
-		"allowWatchBookmarks, 4 s, no writes: " + m.describeAll(c.watch(t, from(ns, m.revs[0])+"&allowWatchBookmarks=true", 4, 0)),
+		"watch from 0, allowWatchBookmarks, 4 s: " + m.describeAll(c.watch(t, cms(ns)+"&resourceVersion=0&allowWatchBookmarks=true", 4, 0)),
+		"watch from M, allowWatchBookmarks, 4 s: " + m.describeAll(c.watch(t, from(ns, m.revs[0])+"&allowWatchBookmarks=true", 4, 0)),
 	}
 }
 
@@ -135,6 +148,8 @@ func compactBehind(t *testing.T, s server, c *client) []string {
 	ns := setup(t, c, m)
 	create(t, c, ns, "a")
 	_, first := c.call(t, "GET", cms(ns)+"&limit=1", "")
+	create(t, c, ns, "b")
+	moveOn(t, c, ns)
 	etcdctl(t, s, "compact", revision(t, s))
 	M := m.revs[0]
 	return []string{
@@ -150,6 +165,7 @@ func restart(t *testing.T, s server, c *client) []string {
 	ns := setup(t, c, m)
 	m.add("A", create(t, c, ns, "a"))
 	seen := c.watch(t, from(ns, m.revs[0]), 3, 1) // the watcher sees a, then pauses
+	moveOn(t, c, ns)
 	s.Restart(t)
 	c = s.Client(t)
 	_, list := c.call(t, "GET", cms(ns), "")
@@ -161,24 +177,24 @@ func restart(t *testing.T, s server, c *client) []string {
 	}
 }
 
-// stale fills a fresh cache's 100 events, lets them age past 75 s, and
-// writes once more: kube drops the oldest rather than grow.
+// stale lets a fresh cache's events age past 75 s, then writes 102 more:
+// the history, full, drops its oldest events rather than grow, and a watch
+// from before them gets 410 with Y = the oldest event kept, minus one.
 func stale(t *testing.T, s server, c *client) []string {
 	s.Restart(t)
 	c = s.Client(t)
 	m := &marks{}
 	ns := setup(t, c, m)
 	for i := range 99 {
-		rv := create(t, c, ns, fmt.Sprintf("s%03d", i))
-		if i == 0 {
-			m.add("W1", rv)
-		}
+		m.add(fmt.Sprintf("W%d", i+1), create(t, c, ns, fmt.Sprintf("w%03d", i)))
 	}
 	time.Sleep(76 * time.Second)
-	create(t, c, ns, "last")
+	for i := range 102 {
+		m.add(fmt.Sprintf("X%d", i+1), create(t, c, ns, fmt.Sprintf("x%03d", i)))
+	}
 	return []string{
 		"watch from M: " + m.describeAll(c.watch(t, from(ns, m.revs[0]), 3, 1)),
-		fmt.Sprintf("watch from W1-1: %s", m.describeAll(c.watch(t, from(ns, m.revs[1]-1), 3, 1))),
+		"watch from W5: " + m.describeAll(c.watch(t, from(ns, m.revs[5]), 3, 1)),
 	}
 }
 
@@ -190,6 +206,8 @@ func noCache(t *testing.T, s server, c *client) []string {
 	ns := setup(t, c, m)
 	create(t, c, ns, "a")
 	_, first := c.call(t, "GET", cms(ns)+"&limit=1", "")
+	create(t, c, ns, "b")
+	moveOn(t, c, ns)
 	etcdctl(t, s, "compact", revision(t, s))
 	M := m.revs[0]
 	return []string{
