@@ -106,15 +106,22 @@ func (m *marks) add(name string, rv int64) {
 }
 
 // name is rv as a mark: "W2-1" when it is just before one (kube's Y is
-// the oldest event kept minus one), else the mark itself, else "after" the
-// nearest mark below it (the two servers' etcds move on with different
-// writes of their own, such as leases, between a scenario's marks).
+// the oldest event kept minus one), else as exact names it. The two
+// servers' etcds move on with different writes of their own (such as
+// leases) between a scenario's marks, so only these relations compare.
 func (m *marks) name(rv int64) string {
-	best, bestRev := "", int64(-1)
 	for i, r := range m.revs {
 		if r == rv+1 {
 			return m.names[i] + "-1"
 		}
+	}
+	return m.exact(rv)
+}
+
+// exact is rv as the mark it is, else "after" the nearest mark below it.
+func (m *marks) exact(rv int64) string {
+	best, bestRev := "", int64(-1)
+	for i, r := range m.revs {
 		if r <= rv && r > bestRev {
 			best, bestRev = m.names[i], r
 		}
@@ -147,7 +154,7 @@ func (m *marks) describe(ev event) string {
 func (m *marks) message(msg string) string {
 	var x, y int64
 	if n, _ := fmt.Sscanf(msg, "too old resource version: %d (%d)", &x, &y); n == 2 {
-		return fmt.Sprintf("too old resource version: %s (%s)", m.name(x), m.name(y))
+		return fmt.Sprintf("too old resource version: %s (%s)", m.exact(x), m.name(y))
 	}
 	return msg
 }
