@@ -56,8 +56,9 @@ type Config struct {
 	Store lab.Store
 	// Quizzes is where quiz attempts are, for the dashboard's scores.
 	Quizzes quiz.Store
-	// Reset restores a namespace to what kubelab provisioned.
-	Reset func(ctx context.Context, namespace string) error
+	// Reset restores a namespace to what kubelab provisioned, as the
+	// user asking: their deletes, authorized by RBAC like any others.
+	Reset func(ctx context.Context, u pipeline.User, namespace string) error
 	// Authenticate says whom a bearer token stands for: the dashboard's
 	// sign-in page turns an instructor's token into a browser session.
 	Authenticate func(ctx context.Context, token string) (pipeline.User, bool, error)
