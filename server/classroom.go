@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -169,7 +168,7 @@ func (s *Server) signin(c echo.Context, limits *signinLimits) error {
 	if wantsJSON(r) {
 		return c.JSON(http.StatusCreated, st)
 	}
-	return c.Redirect(http.StatusSeeOther, safeNext(c.FormValue("next")))
+	return c.Redirect(http.StatusSeeOther, web.LocalPath(c.FormValue("next")))
 }
 
 // signinFailed answers a refused sign-in: a Status for API clients, the
@@ -185,7 +184,7 @@ func (s *Server) signinFailed(c echo.Context, code int, err *apierrors.StatusErr
 		msg = t
 	}
 	return renderSignin(c, code, signinView{
-		Error: msg, Name: c.FormValue("name"), Next: safeNext(c.FormValue("next")),
+		Error: msg, Name: c.FormValue("name"), Next: web.LocalPath(c.FormValue("next")),
 		NeedsCode: s.cfg.JoinCode != "", Lang: pageLang(c),
 	})
 }
@@ -195,7 +194,7 @@ func (s *Server) signinPage(c echo.Context) error {
 		// Local mode: there is no one to sign in as but the local user.
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
-	return renderSignin(c, http.StatusOK, signinView{NeedsCode: s.cfg.JoinCode != "", Next: safeNext(c.QueryParam("next")), Lang: pageLang(c)})
+	return renderSignin(c, http.StatusOK, signinView{NeedsCode: s.cfg.JoinCode != "", Next: web.LocalPath(c.QueryParam("next")), Lang: pageLang(c)})
 }
 
 // signout forgets the browser's session: the cookie is cleared and its
@@ -313,15 +312,6 @@ func clientAddr(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
-}
-
-// safeNext keeps a post-sign-in redirect on this site.
-func safeNext(next string) string {
-	u, err := url.Parse(next)
-	if err != nil || next == "" || u.IsAbs() || u.Host != "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
-		return "/"
-	}
-	return next
 }
 
 func wantsJSON(r *http.Request) bool {

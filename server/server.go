@@ -295,6 +295,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	deps := webui.Deps{API: api, Traces: s.traces, Compactor: s.etcdCompactor, Etcd: s.etcd.Client(), Logger: s.log}
 	if s.cfg.Classroom {
 		deps.MaxWebsocketsPerUser = websocketsPerStudent
+		deps.Classroom = true
 	}
 	ui, err := webui.Install(s.echo, deps)
 	if err != nil {
@@ -326,6 +327,7 @@ func (s *Server) newEcho() {
 	e.Listener = s.ln
 	e.StdLogger = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	e.HTTPErrorHandler = s.handleError
+	e.Use(noSniff)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 			r := c.Request()
