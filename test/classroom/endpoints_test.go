@@ -28,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubelab/kubelab/internal/browsertest"
 	"github.com/kubelab/kubelab/internal/clitest"
@@ -264,9 +265,9 @@ func epAuthorized(tr pipeline.Trace) bool {
 
 // A web page of another site, open in the same browser as a local
 // kubelab (where a request with no credentials is cluster-admin), posts
-// a form to the reset endpoint and sends a no-cors fetch to it. Both are
-// refused by the cross-origin check every unsafe method passes, and
-// nothing is deleted.
+// a form to the reset endpoint and sends no-cors fetches to it and to the
+// quiz's attempts. All are refused by the cross-origin check every unsafe
+// method passes: nothing is deleted, no attempt is stored.
 func TestEndpointsCrossSitePagesCannotReset(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	epMark(t, lab, "internals-demo")
@@ -277,17 +278,30 @@ func TestEndpointsCrossSitePagesCannotReset(t *testing.T) {
 		fmt.Fprintf(w, `<!doctype html><title>cute cats</title>
 <form id="f" method="POST" action=%q><input name="x" value="y"></form>
 <script>
-fetch(%q, {method: "POST", mode: "no-cors", body: "x"})
-  .then(() => { document.title = "fetched"; }, () => { document.title = "fetch failed"; });
-</script>`, target, target)
+Promise.all([
+  fetch(%q, {method: "POST", mode: "no-cors", body: "x"}),
+  fetch(%q, {method: "POST", mode: "no-cors", body: %q}),
+]).then(() => { document.title = "fetched"; }, () => { document.title = "fetch failed"; });
+</script>`, target, target, lab.URL()+"/kubelab/v1/quizzes/spot-the-bug/attempts",
+			`{"answers":[{"question":"wait-for-pod-ready","marks":[{"line":4,"reason":"etcd-direct"}]}]}`)
 	}))
 	defer attacker.Close()
 
 	ctx := browsertest.Start(t)
 	browsertest.Do(t, ctx, "open the other site's page", chromedp.Navigate(attacker.URL))
-	browsertest.WaitJS(t, ctx, "the no-cors fetch answered", `document.title === "fetched"`)
+	browsertest.WaitJS(t, ctx, "the no-cors fetches answered", `document.title === "fetched"`)
 	if got := epStateOf(t, lab, "internals-demo"); !got.same(before) {
 		t.Errorf("after the no-cors fetch: internals-demo changed: %+v, was %+v", got, before)
+	}
+	// client-go sends no token over plain HTTP: read it from the file.
+	kc, err := clientcmd.LoadFromFile(lab.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", lab.URL()+"/kubelab/v1/grader/results", nil)
+	req.Header.Set("Authorization", "Bearer "+kc.AuthInfos[kc.Contexts[kc.CurrentContext].AuthInfo].Token)
+	if code, body := epDo(t, http.DefaultClient, req); code != http.StatusOK || strings.Contains(body, "spot-the-bug") {
+		t.Errorf("quiz attempts after the no-cors fetch: %d %s", code, body)
 	}
 	// Submitted once this evaluation has returned: the page then goes.
 	browsertest.Eval[bool](t, ctx, `setTimeout(() => document.getElementById("f").submit(), 0), true`)
