@@ -320,29 +320,32 @@ type compactGate struct {
 	last time.Time
 }
 
+// compactions names "Compact now" in its Status errors.
+var compactions = schema.GroupResource{Group: "kubelab.io", Resource: "compactions"}
+
 // compact compacts etcd at its current revision, for the timeline's
 // "compact now": watchers behind it then get 410 Gone.
 func (u *UI) compact(c echo.Context) error {
 	// Compaction is etcd-wide: in a class it would make every student's
 	// older watches fail, so it is the instructor's.
 	if !u.mayCompact(c) {
-		return apierrors.NewForbidden(schema.GroupResource{Group: "kubelab.io", Resource: "compactions"}, "",
+		return apierrors.NewForbidden(compactions, "",
 			errors.New("in a class only instructors and admins compact etcd, which every student's watches share: ask your instructor to press Compact now (etcd is also compacted every --compaction-interval)"))
 	}
 	// Locally, it is for whoever may watch pods in their namespace, as
 	// RBAC says. (The front door has refused a cross-site POST already.)
 	if !u.Classroom && !u.allowed(c, "/api/v1/namespaces/"+url.PathEscape(namespace(c))+"/pods?limit=1") {
-		return c.JSON(http.StatusForbidden, apiStatus{Code: http.StatusForbidden, Reason: "Forbidden", Message: "compacting etcd needs permission to list pods in your namespace"})
+		return apierrors.NewForbidden(compactions, "", errors.New("compacting etcd needs permission to list pods in your namespace"))
 	}
 	u.gate.mu.Lock()
 	defer u.gate.mu.Unlock()
 	if time.Since(u.gate.last) < time.Second {
-		return c.JSON(http.StatusTooManyRequests, apiStatus{Code: http.StatusTooManyRequests, Reason: "TooManyRequests", Message: "etcd was compacted less than a second ago"})
+		return apierrors.NewTooManyRequests("etcd was compacted less than a second ago", 1)
 	}
 	rev, err := u.Compactor.CompactNow(c.Request().Context())
 	if err != nil {
 		u.Logger.Warn("compact now", "error", err)
-		return c.JSON(http.StatusInternalServerError, apiStatus{Code: http.StatusInternalServerError, Reason: "InternalError", Message: "compaction failed"})
+		return apierrors.NewInternalError(errors.New("compaction failed; the server log has the details"))
 	}
 	u.gate.last = time.Now()
 	u.Logger.Info("compacted etcd from the web UI", "revision", rev, "user", user(c).Name)

@@ -379,8 +379,8 @@ func TestEndpointsOnlyInstructorsCompactAClass(t *testing.T) {
 	alice := epJoin(t, lab, "Alice")
 	req, _ := http.NewRequest("POST", lab.URL()+"/ui/compact", nil)
 	code, body := epDo(t, alice.browser, req)
-	if code != http.StatusForbidden || !strings.Contains(body, "ask your instructor") {
-		t.Errorf("alice compacts: %d %s, want 403 saying to ask the instructor", code, body)
+	if code != http.StatusForbidden || !strings.Contains(body, `"kind":"Status"`) || !strings.Contains(body, "ask your instructor") {
+		t.Errorf("alice compacts: %d %s, want a 403 Status saying to ask the instructor", code, body)
 	}
 	req, _ = http.NewRequest("GET", lab.URL()+"/lab", nil)
 	req.Header.Set("Accept", "text/html")
