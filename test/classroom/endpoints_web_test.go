@@ -192,7 +192,7 @@ func TestEndpointsLangRedirectsOnlyHere(t *testing.T) {
 }
 
 // Every JSON answer, kubelab's own and the API's, success or Status,
-// carries X-Content-Type-Options: nosniff, as kube-apiserver's do, so no
+// carries X-Content-Type-Options: nosniff (kube-apiserver sets it on its errors), so no
 // browser runs what a response echoes as a page or a script.
 func TestEndpointsJSONIsNoSniff(t *testing.T) {
 	lab := kubelabtest.Start(t)
