@@ -297,6 +297,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	deps := webui.Deps{API: api, Traces: s.traces, Compactor: s.etcdCompactor, Etcd: s.etcd.Client(), Logger: s.log}
 	if s.cfg.Classroom {
 		deps.MaxWebsocketsPerUser = websocketsPerStudent
+		deps.Classroom = true
 	}
 	ui, err := webui.Install(s.echo, deps)
 	if err != nil {
@@ -328,6 +329,8 @@ func (s *Server) newEcho() {
 	e.Listener = s.ln
 	e.StdLogger = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	e.HTTPErrorHandler = s.handleError
+	// Before routing, so that every answer carries it, a 421 too.
+	e.Pre(noSniff)
 	if !s.cfg.Classroom && !s.cfg.LocalModeAdminOnNetwork {
 		e.Pre(loopbackHostOnly) // before routing: no route answers a rebound name
 	}

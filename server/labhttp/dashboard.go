@@ -178,9 +178,6 @@ func (h *handlers) ws(c echo.Context) error {
 func (h *handlers) dashboardSignin(c echo.Context) error {
 	r := c.Request()
 	lang := langOf(c)
-	if err := h.csrf.Check(r); err != nil {
-		return h.pageError(c, apierrors.NewForbidden(labsResource, "dashboard", errors.New("the form was sent from another site")), DashboardPath)
-	}
 	token := strings.TrimSpace(c.FormValue("token"))
 	if h.cfg.Authenticate == nil || token == "" {
 		return h.renderDashboardSignin(c, http.StatusUnauthorized, ui(lang).TokenMissing)

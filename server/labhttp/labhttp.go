@@ -56,8 +56,9 @@ type Config struct {
 	Store lab.Store
 	// Quizzes is where quiz attempts are, for the dashboard's scores.
 	Quizzes quiz.Store
-	// Reset restores a namespace to what kubelab provisioned.
-	Reset func(ctx context.Context, namespace string) error
+	// Reset restores a namespace to what kubelab provisioned, as the
+	// user asking: their deletes, authorized by RBAC like any others.
+	Reset func(ctx context.Context, u pipeline.User, namespace string) error
 	// Authenticate says whom a bearer token stands for: the dashboard's
 	// sign-in page turns an instructor's token into a browser session.
 	Authenticate func(ctx context.Context, token string) (pipeline.User, bool, error)
@@ -85,10 +86,9 @@ type Labs struct {
 }
 
 type handlers struct {
-	cfg  Config
-	svc  *service
-	hub  *hub
-	csrf *http.CrossOriginProtection
+	cfg Config
+	svc *service
+	hub *hub
 }
 
 // Install routes the labs on e and starts checking steps. The watch
@@ -130,7 +130,7 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 	}
 	go svc.run(ctx)
 	go hb.runDashboards(ctx, dashboardTick, func(err error) { cfg.Logger.Warn("lab dashboard", "error", err) })
-	h := &handlers{cfg: cfg, svc: svc, hub: hb, csrf: http.NewCrossOriginProtection()}
+	h := &handlers{cfg: cfg, svc: svc, hub: hb}
 	hb.snapshot = h.classSnapshot
 	e.Use(svc.watches.observe)
 	h.routeAPI(e)

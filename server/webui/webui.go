@@ -39,6 +39,11 @@ type Deps struct {
 	// MaxWebsocketsPerUser caps one user's open live views (0: no cap),
 	// so that one student's runaway tabs cannot hold the class's memory.
 	MaxWebsocketsPerUser int
+	// Classroom is classroom mode: the live views are for signed-in
+	// users only (anonymous users share one name, so a tracer would show
+	// each the others' requests), and only instructors and admins compact
+	// the class's etcd.
+	Classroom bool
 }
 
 // UI serves the pages and live views.
@@ -96,10 +101,10 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 		static.ServeHTTP(c.Response(), c.Request())
 		return nil
 	})
-	g.GET("/ui/ws/trace", u.traceStream)
-	g.GET("/ui/ws/watch", u.watchStream)
-	g.GET("/ui/ws/run", u.runStream)
-	g.GET("/ui/ws/pollwatch", u.pollWatchStream)
+	g.GET("/ui/ws/trace", u.signedIn(u.traceStream))
+	g.GET("/ui/ws/watch", u.signedIn(u.watchStream))
+	g.GET("/ui/ws/run", u.signedIn(u.runStream))
+	g.GET("/ui/ws/pollwatch", u.signedIn(u.pollWatchStream))
 	g.POST("/ui/compact", u.compact)
 	g.GET("/ui/etcd/keys", u.etcdKeys)
 	g.GET("/ui/etcd/value", u.etcdValue)
@@ -143,6 +148,24 @@ func Lang(r *http.Request) string {
 	return web.Langs[0]
 }
 
+// signedIn refuses an anonymous user in classroom mode with kube's 401,
+// before a live view is opened.
+func (u *UI) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if u.Classroom && user(c).IsAnonymous() {
+			return pipeline.Unauthorized()
+		}
+		return next(c)
+	}
+}
+
+// mayCompact says whether the user may compact etcd: anyone in local
+// mode (whoever runs kubelab owns its etcd); in a class, whose etcd every
+// student's watches share, instructors, graders and admins only.
+func (u *UI) mayCompact(c echo.Context) bool {
+	return !u.Classroom || classroom.CanGrade(user(c))
+}
+
 // user is who the front door authenticated the request as.
 func user(c echo.Context) pipeline.User {
 	_, u, _ := pipeline.FromContext(c.Request().Context())
@@ -171,13 +194,13 @@ func (u *UI) lessonPage(c echo.Context) error {
 		return u.notFound(c)
 	}
 	m := web.Meta{Title: p.Title, Lang: lang, Section: "lesson"}
-	return Render(c, http.StatusOK, web.PageWith(m, web.LessonView(l, idx, namespace(c))))
+	return Render(c, http.StatusOK, web.PageWith(m, web.LessonView(l, idx, namespace(c), u.mayCompact(c))))
 }
 
 func (u *UI) labPage(c echo.Context) error {
 	lang := Lang(c.Request())
 	m := web.Meta{Title: web.T(lang, "lab.title"), Lang: lang, Section: "lab"}
-	return Render(c, http.StatusOK, web.PageWith(m, web.LabView(lang, namespace(c))))
+	return Render(c, http.StatusOK, web.PageWith(m, web.LabView(lang, namespace(c), u.mayCompact(c))))
 }
 
 // notFound is the friendly page for a browser at an unknown address.
@@ -192,8 +215,8 @@ func (u *UI) setLang(c echo.Context) error {
 	lang := web.NormalizeLang(c.QueryParam("to"))
 	c.SetCookie(&http.Cookie{Name: LangCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, HttpOnly: true})
 	back := "/lesson/"
-	if ref, err := url.Parse(c.Request().Referer()); err == nil && ref.Host == c.Request().Host && strings.HasPrefix(ref.Path, "/") && !strings.HasPrefix(ref.Path, "//") {
-		back = ref.Path
+	if ref, err := url.Parse(c.Request().Referer()); err == nil && ref.Host == c.Request().Host {
+		back = web.LocalPath(ref.Path)
 	}
 	return c.Redirect(http.StatusSeeOther, back)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // sendQueue is how many messages may wait for a slow browser; past that
@@ -286,9 +287,8 @@ func isUpgrade(r *http.Request) bool {
 func (u *UI) accept(c echo.Context, writeBuffer int) (*client, bool) {
 	name := user(c).Name
 	if err := u.hub.reserve(name); err != nil {
-		c.Response().Header().Set("Retry-After", "5")
-		c.JSON(http.StatusTooManyRequests, apiStatus{Code: http.StatusTooManyRequests, Reason: "TooManyRequests",
-			Message: fmt.Sprintf("%s: at most %d per user; close another tab of the lab", err, u.hub.maxPerUser)})
+		// Answered by the server's error handler, as a Status with Retry-After.
+		c.Error(apierrors.NewTooManyRequests(fmt.Sprintf("%s: at most %d per user; close another tab of the lab", err, u.hub.maxPerUser), 5))
 		return nil, false
 	}
 	cl, err := accept(c, writeBuffer)
