@@ -47,7 +47,11 @@ func (s *Server) requireTLS(next echo.HandlerFunc) echo.HandlerFunc {
 // It reads the connection's address, never a forwarded-for header, which
 // anyone can set.
 func fromLoopback(r *http.Request) bool {
-	ip := net.ParseIP(clientAddr(r))
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
 

@@ -70,7 +70,7 @@ func epJoin(t *testing.T, lab *kubelabtest.Lab, display string) *epStudent {
 		t.Fatal(err)
 	}
 	s.name = st.Name
-	req, _ = http.NewRequest("GET", lab.URL()+"/kubelab/v1/kubeconfig", nil)
+	req, _ = http.NewRequest("POST", lab.URL()+"/kubelab/v1/kubeconfig", nil)
 	code, kc := epDo(t, s.browser, req)
 	if code != http.StatusOK {
 		t.Fatalf("kubeconfig of %s: %d %s", s.name, code, kc)
