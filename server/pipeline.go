@@ -117,18 +117,19 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 			}
 			c.Response().Header().Set(pipeline.TraceHeader, tr.ID)
 			user, internal := internalUser(r)
+			authenticated := user
 			if !internal {
 				var err error
-				if user, err = p.Authenticate(tr, r); err != nil {
+				if authenticated, err = p.Authenticate(tr, r); err != nil {
 					finish(http.StatusUnauthorized)
 					return err
 				}
-				if user, err = p.Impersonate(tr, r, user); err != nil {
+				if user, err = p.Impersonate(tr, r, authenticated); err != nil {
 					finish(responseCode(c, err))
 					return err
 				}
 			}
-			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), tr, user)))
+			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), tr, authenticated, user)))
 			if s.cfg.Classroom && user.IsAnonymous() && isPageRequest(r) {
 				// A browser that has not joined the class is sent to join.
 				finish(http.StatusSeeOther)
