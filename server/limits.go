@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/server/adaptive"
+	"github.com/kubelab/kubelab/server/handoff"
 )
 
 // MaxUserInflight is classroom mode's share of the in-flight requests for
@@ -96,7 +97,9 @@ func (in *inflight) serveWatch(c echo.Context, next echo.HandlerFunc) error {
 		return apierrors.NewTooManyRequests(fmt.Sprintf(
 			"too many watches open: at most %d per user (%s); stop another watch first", in.watches.max, key), 5)
 	}
-	defer in.watches.Leave(key)
+	// An in-process watch (a live view's) may go on after its handler
+	// returns: its place is given back when the stream ends.
+	defer handoff.After(c.Request().Context(), func() { in.watches.Leave(key) })
 	return next(c)
 }
 
