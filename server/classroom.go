@@ -59,6 +59,7 @@ func (s *Server) newClass() *classroom.Class {
 					`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},`+
 					`"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":%q}]}`, st.Name),
 			})
+			requests = append(requests, studentQuota(st.Name))
 			if err := kubeapi.Seed(ctx, s.echo, asInternal, requests); err != nil {
 				return err
 			}

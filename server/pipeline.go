@@ -73,11 +73,12 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	cachesCtx, stopCaches := context.WithCancel(s.backgroundCtx)
 	s.OnShutdown(func(context.Context) { stopCaches() })
 	s.authz.Start(cachesCtx)
-	s.startControllers(cachesCtx, api)
+	quotas := startQuotas(cachesCtx, api, s.log)
+	s.startControllers(cachesCtx, api, quotas)
 	nsCache := admission.NewNamespaceCache(namespaces, namespaces)
 	nsCache.Start(cachesCtx)
 	s.nsCache = nsCache
-	if err := errors.Join(s.authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx)); err != nil {
+	if err := errors.Join(s.authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx), quotas.WaitForSync(startCtx)); err != nil {
 		return nil, err
 	}
 
@@ -96,7 +97,7 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 		Authz: s.authz,
 		Admission: &admission.Chain{
 			Mutating:   []admission.MutatingPlugin{admission.NewNamespaceLifecycle(nsCache), admission.ServiceAccount{}, admission.DefaultTolerationSeconds{}},
-			Validating: []admission.ValidatingPlugin{&admission.RequireLimits{Namespaces: nsCache}},
+			Validating: []admission.ValidatingPlugin{&admission.RequireLimits{Namespaces: nsCache}, &admission.ResourceQuota{Quotas: quotas, Usage: quotaUsage{api: api}}},
 		},
 		Traces: s.traces,
 	}, nil
