@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/kubelabproc"
 )
 
@@ -270,4 +271,45 @@ func TestLimitsSlowlorisIsClosedAfterTheHeaderTimeout(t *testing.T) {
 	if d := time.Since(start); d < headerTimeout-time.Second {
 		t.Errorf("closed after %v, before the header timeout", d)
 	}
+}
+
+// Finding: a student could write 1 MiB objects until etcd's space quota
+// stopped every write in the class. Their namespace's ResourceQuota stops
+// them at kubelab.io/stored-bytes with kube's message, and kubectl
+// describe quota shows used against hard.
+func TestLimitsQuotaStopsAStudentFillingEtcd(t *testing.T) {
+	srv := limitsClass(t)
+	alice := limitsJoin(t, srv, "Alice")
+	kubectl := clitest.Kubectl(t)
+	file := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(file, []byte(strings.Repeat("x", 900<<10)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var refusal string
+	for i := range 40 {
+		_, stderr, err := clitest.Run(t, kubectl, "--kubeconfig", alice.kubeconfig, "create", "configmap", fmt.Sprintf("big-%d", i), "--from-file=data="+file)
+		if err != nil {
+			refusal = stderr
+			break
+		}
+	}
+	for _, want := range []string{`configmaps "big-`, `is forbidden: exceeded quota: kubelab-student, requested: kubelab.io/stored-bytes=`, `limited: kubelab.io/stored-bytes=16Mi`} {
+		if !strings.Contains(refusal, want) {
+			t.Fatalf("filling the namespace with 900 KiB ConfigMaps: want %q in the refusal, got %q", want, refusal)
+		}
+	}
+	out, stderr, err := clitest.Run(t, kubectl, "--kubeconfig", alice.kubeconfig, "describe", "quota", "kubelab-student")
+	if err != nil {
+		t.Fatalf("kubectl describe quota: %v %s", err, stderr)
+	}
+	for _, want := range []string{"Resource", "Used", "Hard", "kubelab.io/stored-bytes", "16Mi", "count/configmaps"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl describe quota lacks %q:\n%s", want, out)
+		}
+	}
+	// The student may read their quota, not raise it.
+	if _, stderr, err := clitest.Run(t, kubectl, "--kubeconfig", alice.kubeconfig, "delete", "quota", "kubelab-student"); err == nil || !strings.Contains(stderr, "forbidden") {
+		t.Errorf("a student deleted their own quota: %v %s", err, stderr)
+	}
+	t.Logf("%s", out)
 }
