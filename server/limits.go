@@ -30,8 +30,10 @@ const MaxUserInflight = 50
 const MaxUserWatches = 50
 
 // MaxUserWebsockets is classroom mode's cap on one user's open live views
-// (websockets). A lesson page opens at most four (tracer, two timeline
-// lanes, run it live); ten leaves room for a second tab.
+// (websockets), the live views' and the labs' together. The lab page,
+// with every live view, keeps four open (tracer, two timeline lanes, poll
+// vs watch) and one more while a command runs; ten leaves room for a
+// second tab.
 const MaxUserWebsockets = 10
 
 // adaptiveFloor is the least the adaptive limits go down to, for reads and

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -312,4 +313,47 @@ func TestLimitsQuotaStopsAStudentFillingEtcd(t *testing.T) {
 		t.Errorf("a student deleted their own quota: %v %s", err, stderr)
 	}
 	t.Logf("%s", out)
+}
+
+// Finding: a student could open unlimited lab websockets (the labs' were
+// not counted at all, the live views' per impersonated name). The live
+// views and the labs now share one cap per authenticated user.
+func TestLimitsEleventhWebsocketIsRefused(t *testing.T) {
+	srv := limitsClass(t)
+	alice := limitsJoin(t, srv, "Alice")
+	const maxWebsockets = 10 // server.MaxUserWebsockets
+	dial := func(path string, header http.Header) (*websocket.Conn, *http.Response, error) {
+		h := http.Header{"Origin": {srv.URL()}, "Cookie": {alice.cookie}}
+		for k, v := range header {
+			h[k] = v
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return websocket.Dial(ctx, "ws://"+srv.Addr+path, &websocket.DialOptions{HTTPHeader: h})
+	}
+	for i := range maxWebsockets {
+		path := "/ui/ws/trace"
+		if i%2 == 1 {
+			path = "/kubelab/v1/labs/ws?lab=watch"
+		}
+		c, _, err := dial(path, nil)
+		if err != nil {
+			t.Fatalf("websocket %d (%s): %v", i+1, path, err)
+		}
+		defer c.CloseNow()
+	}
+	as := http.Header{"Impersonate-User": {"system:serviceaccount:" + alice.name + ":default"}}
+	for _, path := range []string{"/ui/ws/trace", "/kubelab/v1/labs/ws?lab=watch"} {
+		for _, h := range []http.Header{nil, as} {
+			c, resp, err := dial(path, h)
+			if err == nil {
+				c.CloseNow()
+				t.Errorf("websocket %d (%s, %v) was let through", maxWebsockets+1, path, h)
+				continue
+			}
+			if resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+				t.Errorf("websocket %d (%s, %v): %v %+v", maxWebsockets+1, path, h, err, resp)
+			}
+		}
+	}
 }
