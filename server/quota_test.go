@@ -91,3 +91,4 @@ func TestResourceQuotaCountsAndStoredBytes(t *testing.T) {
 		t.Fatalf("an update past the stored bytes: %v", err)
 	}
 }
+

@@ -78,21 +78,35 @@ func (p *ResourceQuota) Validate(ctx context.Context, a *pipeline.Attributes) er
 	if a.Namespace == "" || a.Subresource != "" || a.Object == nil || (a.Operation != pipeline.Create && a.Operation != pipeline.Update) {
 		return nil
 	}
+	// The quotas first: most namespaces have none, and then the object
+	// need not be sized.
+	quotas, err := p.Quotas.Quotas(ctx, a.Namespace)
+	if err != nil || len(quotas) == 0 {
+		return internalError(err)
+	}
 	requested := requestedUsage(a)
 	if len(requested) == 0 {
 		return nil
 	}
 	for range conflictRetries {
-		quotas, err := p.Quotas.Quotas(ctx, a.Namespace)
-		if err != nil {
-			return apierrors.NewInternalError(err)
-		}
-		err = p.admitAll(ctx, a, quotas, requested)
+		err := p.admitAll(ctx, a, quotas, requested)
 		if !apierrors.IsConflict(err) {
 			return err
 		}
+		// Another request counted itself in meanwhile: start again from
+		// its count.
+		if quotas, err = p.Quotas.Quotas(ctx, a.Namespace); err != nil {
+			return internalError(err)
+		}
 	}
 	return NewForbidden(a, fmt.Errorf("status unknown for quota: the quota changed %d times during the check; retry", conflictRetries))
+}
+
+func internalError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return apierrors.NewInternalError(err)
 }
 
 func (p *ResourceQuota) admitAll(ctx context.Context, a *pipeline.Attributes, quotas []*corev1.ResourceQuota, requested corev1.ResourceList) error {
