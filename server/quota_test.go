@@ -91,4 +91,3 @@ func TestResourceQuotaCountsAndStoredBytes(t *testing.T) {
 		t.Fatalf("an update past the stored bytes: %v", err)
 	}
 }
-
