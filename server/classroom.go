@@ -63,7 +63,7 @@ func (s *Server) newClass() *classroom.Class {
 			if err := s.claimStudentNamespace(ctx, st.Name); err != nil {
 				return err
 			}
-			if err := kubeapi.Seed(ctx, s.echo, asInternal, studentRequests(st.Name)); err != nil {
+			if err := kubeapi.Seed(ctx, s.echo, asInternal, append(studentRequests(st.Name), studentQuota(st.Name))); err != nil {
 				return err
 			}
 			return s.waitForAccess(ctx, st.User(), st.Name)

@@ -73,11 +73,12 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	cachesCtx, stopCaches := context.WithCancel(s.backgroundCtx)
 	s.OnShutdown(func(context.Context) { stopCaches() })
 	s.authz.Start(cachesCtx)
-	s.startControllers(cachesCtx, api)
+	quotas := startQuotas(cachesCtx, api, s.log)
+	s.startControllers(cachesCtx, api, quotas)
 	nsCache := admission.NewNamespaceCache(namespaces, namespaces)
 	nsCache.Start(cachesCtx)
 	s.nsCache = nsCache
-	if err := errors.Join(s.authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx)); err != nil {
+	if err := errors.Join(s.authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx), quotas.WaitForSync(startCtx)); err != nil {
 		return nil, err
 	}
 
@@ -96,7 +97,7 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 		Authz: s.authz,
 		Admission: &admission.Chain{
 			Mutating:   []admission.MutatingPlugin{admission.NewNamespaceLifecycle(nsCache), admission.ServiceAccount{}, admission.DefaultTolerationSeconds{}},
-			Validating: []admission.ValidatingPlugin{&admission.RequireLimits{Namespaces: nsCache}},
+			Validating: []admission.ValidatingPlugin{&admission.RequireLimits{Namespaces: nsCache}, &admission.ResourceQuota{Quotas: quotas, Usage: quotaUsage{api: api}}},
 		},
 		Traces: s.traces,
 	}, nil
@@ -126,12 +127,12 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 				finish(http.StatusForbidden)
 				return forbidden("cross-origin request refused: " + err.Error() + "; send it from kubelab's own pages, kubectl or curl")
 			}
-			user, err := s.authenticate(p, tr, r)
+			authenticated, user, err := s.authenticate(p, tr, r)
 			if err != nil {
 				finish(responseCode(c, err))
 				return err
 			}
-			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), tr, user)))
+			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), tr, authenticated, user)))
 			if s.cfg.Classroom && user.IsAnonymous() && isPageRequest(r) {
 				// A browser that has not joined the class is sent to join.
 				finish(http.StatusSeeOther)
@@ -158,18 +159,18 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 // impersonates. Impersonation is the Kubernetes API's: kubelab's own
 // endpoints (reset, labs, quizzes, kubeconfig, traces, pages, websockets)
 // act on and mint for the user who authenticated, so they refuse it.
-func (s *Server) authenticate(p *pipeline.Pipeline, tr *pipeline.Trace, r *http.Request) (pipeline.User, error) {
+func (s *Server) authenticate(p *pipeline.Pipeline, tr *pipeline.Trace, r *http.Request) (authenticated, user pipeline.User, err error) {
 	if user, ok := inProcessUser(r); ok {
-		return user, nil
+		return user, user, nil
 	}
-	user, err := p.Authenticate(tr, r)
-	if err != nil {
-		return pipeline.User{}, err
+	if authenticated, err = p.Authenticate(tr, r); err != nil {
+		return pipeline.User{}, pipeline.User{}, err
 	}
 	if !isKubePath(r.URL.Path) && asksImpersonation(r) {
-		return pipeline.User{}, forbidden("impersonation applies to the Kubernetes API only; kubelab's own endpoints act as who you are")
+		return pipeline.User{}, pipeline.User{}, forbidden("impersonation applies to the Kubernetes API only; kubelab's own endpoints act as who you are")
 	}
-	return p.Impersonate(tr, r, user)
+	user, err = p.Impersonate(tr, r, authenticated)
+	return authenticated, user, err
 }
 
 func authorizeNonResource(p *pipeline.Pipeline, tr *pipeline.Trace, r *http.Request, user pipeline.User) error {

@@ -71,11 +71,24 @@ type Config struct {
 	SessionCookie func(r *http.Request, token string, lifetime time.Duration) *http.Cookie
 	// RequireSignIn refuses anonymous users (classroom mode).
 	RequireSignIn bool
+	// Websockets, if not nil, counts each user's open websockets against a
+	// cap (shared with the live views' websockets).
+	Websockets WebsocketCounter
 	// StuckAfter is how long without progress the dashboard calls stuck.
 	StuckAfter time.Duration
 	Layout     Layout
 	Logger     *slog.Logger
 	Now        func() time.Time
+}
+
+// WebsocketCounter counts open websockets per user against a cap.
+type WebsocketCounter interface {
+	// Enter counts one more websocket of user, or is false at the cap.
+	Enter(user string) bool
+	// Leave gives back a place Enter counted.
+	Leave(user string)
+	// Limit is the cap, for the refusal's message.
+	Limit() int
 }
 
 // Labs is the installed labs; Close stops their checks and websockets.

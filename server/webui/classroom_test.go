@@ -93,7 +93,7 @@ func TestClassroomEtcdAccess(t *testing.T) {
 				c.CloseNow()
 			}
 		}()
-		for i := 0; i < 24; i++ {
+		for i := 0; i < server.MaxUserWebsockets; i++ {
 			c, _, err := websocket.Dial(ctx, wsURL(lab, "/ui/ws/trace"), &websocket.DialOptions{HTTPHeader: header})
 			if err != nil {
 				t.Fatalf("view %d: %v", i+1, err)
@@ -102,7 +102,7 @@ func TestClassroomEtcdAccess(t *testing.T) {
 		}
 		_, resp, err := websocket.Dial(ctx, wsURL(lab, "/ui/ws/trace"), &websocket.DialOptions{HTTPHeader: header})
 		if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
-			t.Fatalf("view 25: %v %+v", err, resp)
+			t.Fatalf("view %d: %v %+v", server.MaxUserWebsockets+1, err, resp)
 		}
 		// Another user is not held back by Alice's views.
 		bob := http.Header{"Origin": {lab.URL()}}

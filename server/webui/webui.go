@@ -36,14 +36,26 @@ type Deps struct {
 	Compactor *etcd3.Compactor
 	Etcd      *clientv3.Client
 	Logger    *slog.Logger
-	// MaxWebsocketsPerUser caps one user's open live views (0: no cap),
-	// so that one student's runaway tabs cannot hold the class's memory.
-	MaxWebsocketsPerUser int
 	// Classroom is classroom mode: the live views are for signed-in
 	// users only (anonymous users share one name, so a tracer would show
 	// each the others' requests), and only instructors and admins compact
 	// the class's etcd.
 	Classroom bool
+	// Websockets, if not nil, counts each user's open live views against
+	// a cap, so that one student's runaway tabs cannot hold the class's
+	// memory. The server shares it with the labs' websockets: the cap is
+	// on the user, whichever page opened them.
+	Websockets WebsocketCounter
+}
+
+// WebsocketCounter counts open websockets per user against a cap.
+type WebsocketCounter interface {
+	// Enter counts one more websocket of user, or is false at the cap.
+	Enter(user string) bool
+	// Leave gives back a place Enter counted.
+	Leave(user string)
+	// Limit is the cap, for the refusal's message.
+	Limit() int
 }
 
 // UI serves the pages and live views.
@@ -77,7 +89,7 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	if !ok {
 		return nil, errors.New("web UI: the API serves no pods")
 	}
-	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub(d.MaxWebsocketsPerUser), pods: pods}
+	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub(), pods: pods}
 	u.ctx, u.stop = context.WithCancel(context.Background())
 	go u.hub.runTraces(u.ctx, d.Traces.Subscribe(u.ctx, nil, 1024))
 	go u.hub.runClock(u.ctx, pods.Cache(), 2*time.Second)
