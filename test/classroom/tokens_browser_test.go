@@ -30,7 +30,7 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	browsertest.WaitJS(t, ctx, "the HTTPS sign-in page", `location.protocol === "https:" && location.pathname === "/signin" && document.querySelector("form[action='/signin']") !== null`)
 	browsertest.Do(t, ctx, "join",
 		chromedp.SetValue(chromedp.CSS(`#name`), "Erin"),
-		chromedp.SetValue(chromedp.CSS(`#code`), tokensJoinCode),
+		chromedp.SetValue(chromedp.CSS(`#code`), joinCode),
 		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
 	afterSubmit()
 	browsertest.WaitJS(t, ctx, "back on the lesson, signed in", `location.protocol === "https:" && location.pathname === "/lesson/request-path" && !document.querySelector("[data-account]").hidden`)
@@ -48,7 +48,7 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	// A hostile page on another site sends the signed-in browser to the
 	// kubeconfig (a top-level GET carries a SameSite=Lax cookie) and loads
 	// it as an image.
-	before := c.tokenKeys(t)
+	before := tokenKeys(t, c)
 	kubeconfig := c.httpsURL + "/kubelab/v1/kubeconfig"
 	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, `<!doctype html><img src=%q><script>setTimeout(() => { location = %q }, 300)</script>`, kubeconfig, kubeconfig)
@@ -56,7 +56,7 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	defer hostile.Close()
 	browsertest.Do(t, ctx, "open a hostile page", chromedp.Navigate(hostile.URL))
 	browsertest.WaitJS(t, ctx, "the hostile page's navigation refused", `location.pathname === "/kubelab/v1/kubeconfig" && document.body.textContent.includes("MethodNotAllowed")`)
-	if after := c.tokenKeys(t); after != before {
+	if after := tokenKeys(t, c); after != before {
 		t.Fatalf("a hostile page minted %d tokens", after-before)
 	}
 
