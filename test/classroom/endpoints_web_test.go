@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,7 +21,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubelab/kubelab/internal/browsertest"
-	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
@@ -33,8 +31,9 @@ import (
 // method passes: nothing is deleted, no attempt is stored.
 func TestEndpointsCrossSitePagesCannotReset(t *testing.T) {
 	lab := kubelabtest.Start(t)
-	epMark(t, lab, "internals-demo")
-	before := epStateOf(t, lab, "internals-demo")
+	admin := lab.Clientset(t)
+	epMark(t, admin, "internals-demo")
+	before := epStateOf(t, admin, "internals-demo")
 	target := lab.URL() + epResetPath
 	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -53,7 +52,7 @@ Promise.all([
 	ctx := browsertest.Start(t)
 	browsertest.Do(t, ctx, "open the other site's page", chromedp.Navigate(attacker.URL))
 	browsertest.WaitJS(t, ctx, "the no-cors fetches answered", `document.title === "fetched"`)
-	if got := epStateOf(t, lab, "internals-demo"); !got.same(before) {
+	if got := epStateOf(t, admin, "internals-demo"); !got.same(before) {
 		t.Errorf("after the no-cors fetch: internals-demo changed: %+v, was %+v", got, before)
 	}
 	// client-go sends no token over plain HTTP: read it from the file.
@@ -61,20 +60,19 @@ Promise.all([
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest("GET", lab.URL()+"/kubelab/v1/grader/results", nil)
-	req.Header.Set("Authorization", "Bearer "+kc.AuthInfos[kc.Contexts[kc.CurrentContext].AuthInfo].Token)
-	if code, body := epDo(t, http.DefaultClient, req); code != http.StatusOK || strings.Contains(body, "spot-the-bug") {
-		t.Errorf("quiz attempts after the no-cors fetch: %d %s", code, body)
+	token := kc.AuthInfos[kc.Contexts[kc.CurrentContext].AuthInfo].Token
+	if resp, body := send(t, http.DefaultClient, "GET", lab.URL()+"/kubelab/v1/grader/results", "", "Authorization", "Bearer "+token); resp.StatusCode != http.StatusOK || strings.Contains(body, "spot-the-bug") {
+		t.Errorf("quiz attempts after the no-cors fetch: %d %s", resp.StatusCode, body)
 	}
 	// Submitted once this evaluation has returned: the page then goes.
 	browsertest.Eval[bool](t, ctx, `setTimeout(() => document.getElementById("f").submit(), 0), true`)
 	browsertest.WaitJS(t, ctx, "kubelab's answer to the form",
 		`location.href.startsWith(`+strconv.Quote(lab.URL())+`) && document.body.innerText.includes("cross-origin request refused")`)
-	if got := epStateOf(t, lab, "internals-demo"); !got.same(before) {
+	if got := epStateOf(t, admin, "internals-demo"); !got.same(before) {
 		t.Errorf("after the form: internals-demo changed: %+v, was %+v", got, before)
 	}
 	// kubectl sends no Origin, and still resets.
-	if _, stderr, err := clitest.Run(t, clitest.Kubectl(t), "--kubeconfig", lab.KubeconfigPath(), "create", "--raw", epResetPath, "-f", epEmptyJSON(t)); err != nil {
+	if _, stderr, err := kubectl(t, lab.KubeconfigPath(), "create", "--raw", epResetPath, "-f", epEmptyJSON(t)); err != nil {
 		t.Errorf("kubectl reset: %v %s", err, stderr)
 	}
 }
@@ -93,23 +91,18 @@ func epEmptyJSON(t *testing.T) string {
 // websocket now answers an anonymous user 401, and a signed-in student's
 // browser on a page of another site 403 (the Origin check).
 func TestEndpointsWebsocketsNeedSignInAndThisSite(t *testing.T) {
-	lab := epClass(t)
-	alice := epJoin(t, lab, "Alice")
-	u, _ := url.Parse(lab.URL())
-	cookies := alice.browser.Jar.Cookies(u)
+	c := epClass(t)
+	alice := join(t, c.URL(), "Alice")
 	for _, path := range []string{"/ui/ws/trace", "/ui/ws/watch", "/ui/ws/run?cmd=get-pods", "/ui/ws/pollwatch", "/kubelab/v1/labs/ws?lab=watch"} {
-		ws := "ws" + strings.TrimPrefix(lab.URL(), "http") + path
-		if code, body := epDial(t, ws, http.Header{"Origin": {lab.URL()}}); code != http.StatusUnauthorized || !strings.Contains(body, `"reason":"Unauthorized"`) {
+		ws := "ws" + strings.TrimPrefix(c.URL(), "http") + path
+		if code, body := epDial(t, ws, http.Header{"Origin": {c.URL()}}); code != http.StatusUnauthorized || !strings.Contains(body, `"reason":"Unauthorized"`) {
 			t.Errorf("anonymous %s: %d %s, want a 401 Status", path, code, body)
 		}
-		h := http.Header{"Origin": {"http://cats.example"}}
-		for _, ck := range cookies {
-			h.Add("Cookie", ck.String())
-		}
+		h := http.Header{"Origin": {"http://cats.example"}, "Cookie": {alice.cookie()}}
 		if code, body := epDial(t, ws, h); code != http.StatusForbidden {
 			t.Errorf("alice from another site %s: %d %s, want 403", path, code, body)
 		}
-		h.Set("Origin", lab.URL())
+		h.Set("Origin", c.URL())
 		if code, body := epDial(t, ws, h); code != http.StatusSwitchingProtocols {
 			t.Errorf("alice on kubelab's page %s: %d %s, want the websocket", path, code, body)
 		}
@@ -138,30 +131,22 @@ func epDial(t *testing.T, target string, h http.Header) (int, string) {
 // instructors and admins compact now; a student gets 403 saying what to
 // do instead, and their page offers the button disabled, with the reason.
 func TestEndpointsOnlyInstructorsCompactAClass(t *testing.T) {
-	lab := epClass(t)
-	alice := epJoin(t, lab, "Alice")
-	req, _ := http.NewRequest("POST", lab.URL()+"/ui/compact", nil)
-	code, body := epDo(t, alice.browser, req)
-	if code != http.StatusForbidden || !strings.Contains(body, `"kind":"Status"`) || !strings.Contains(body, "ask your instructor") {
-		t.Errorf("alice compacts: %d %s, want a 403 Status saying to ask the instructor", code, body)
+	c := epClass(t)
+	alice := join(t, c.URL(), "Alice")
+	resp, body := alice.do(t, "POST", "/ui/compact", "")
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, `"kind":"Status"`) || !strings.Contains(body, "ask your instructor") {
+		t.Errorf("alice compacts: %d %s, want a 403 Status saying to ask the instructor", resp.StatusCode, body)
 	}
-	req, _ = http.NewRequest("GET", lab.URL()+"/lab", nil)
-	req.Header.Set("Accept", "text/html")
-	if code, page := epDo(t, alice.browser, req); code != http.StatusOK || !strings.Contains(page, "data-compact disabled") {
-		t.Errorf("alice's lab page: %d, want Compact now disabled", code)
+	if resp, page := alice.do(t, "GET", "/lab", "", "Accept", "text/html"); resp.StatusCode != http.StatusOK || !strings.Contains(page, "data-compact disabled") {
+		t.Errorf("alice's lab page: %d, want Compact now disabled", resp.StatusCode)
 	}
 
-	instructor := http.Header{"Authorization": {"Bearer " + epInstructorToken}}
-	req, _ = http.NewRequest("POST", lab.URL()+"/ui/compact", nil)
-	req.Header = instructor.Clone()
-	if code, body := epDo(t, http.DefaultClient, req); code != http.StatusOK || !strings.Contains(body, `"revision"`) {
-		t.Errorf("the instructor compacts: %d %s", code, body)
+	instructor := "Bearer " + epInstructorToken
+	if resp, body := send(t, http.DefaultClient, "POST", c.URL()+"/ui/compact", "", "Authorization", instructor); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"revision"`) {
+		t.Errorf("the instructor compacts: %d %s", resp.StatusCode, body)
 	}
-	req, _ = http.NewRequest("GET", lab.URL()+"/lab", nil)
-	req.Header = instructor.Clone()
-	req.Header.Set("Accept", "text/html")
-	if code, page := epDo(t, http.DefaultClient, req); code != http.StatusOK || !strings.Contains(page, "data-compact>") {
-		t.Errorf("the instructor's lab page: %d, want Compact now offered", code)
+	if resp, page := send(t, http.DefaultClient, "GET", c.URL()+"/lab", "", "Authorization", instructor, "Accept", "text/html"); resp.StatusCode != http.StatusOK || !strings.Contains(page, "data-compact>") {
+		t.Errorf("the instructor's lab page: %d, want Compact now offered", resp.StatusCode)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,112 +17,17 @@ import (
 
 	"github.com/coder/websocket"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/kubelab/kubelab/internal/clitest"
-	"github.com/kubelab/kubelab/internal/kubelabproc"
 )
 
-const limitsJoinCode = "limits-101"
-
-// limitsClass is a kubelab process in classroom mode, ready. (Its admin
-// kubeconfig names the HTTPS port, so kubelabproc's Ready, which expects
-// the plain one, is not used.)
-func limitsClass(t *testing.T) *kubelabproc.Server {
+// limitsClass is a class whose in-flight caps are the fixed ones the
+// tests count up to.
+func limitsClass(t *testing.T) *class {
 	t.Helper()
-	srv := kubelabproc.New(t, "limits", "--classroom", "--join-code", limitsJoinCode,
-		"--secure-listen", kubelabproc.FreeAddr(t), "--etcd-listen-client=", "--adaptive-inflight-limit=false")
-	srv.Start(t)
-	deadline := time.Now().Add(kubelabproc.Wait)
-	for {
-		resp, err := http.Get(srv.URL() + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return srv
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("kubelab not ready after %s: %v", kubelabproc.Wait, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return startClass(t, "--adaptive-inflight-limit=false")
 }
 
-// limitsStudent is a student who joined: a browser session and the
-// kubeconfig kubelab gave them (HTTPS, their own token).
-type limitsStudent struct {
-	name       string
-	cookie     string
-	kubeconfig string
-	config     *rest.Config
-	api        *http.Client // HTTPS with the student's token
-}
-
-func limitsJoin(t *testing.T, srv *kubelabproc.Server, display string) *limitsStudent {
-	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Jar: jar}
-	req, _ := http.NewRequest("POST", srv.URL()+"/signin", strings.NewReader(url.Values{"name": {display}, "code": {limitsJoinCode}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	resp, err := browser.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("join as %s: %d", display, resp.StatusCode)
-	}
-	resp, err = browser.Post(srv.URL()+"/kubelab/v1/kubeconfig", "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("kubeconfig: %d %s", resp.StatusCode, kc)
-	}
-	s := &limitsStudent{kubeconfig: filepath.Join(t.TempDir(), "kubeconfig")}
-	if err := os.WriteFile(s.kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if s.config, err = clientcmd.BuildConfigFromFlags("", s.kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	if s.api, err = rest.HTTPClientFor(s.config); err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(srv.URL())
-	for _, c := range jar.Cookies(u) {
-		s.cookie += c.Name + "=" + c.Value + "; "
-	}
-	raw, _ := clientcmd.Load(kc)
-	s.name = raw.Contexts[raw.CurrentContext].Namespace
-	if s.name == "" {
-		t.Fatalf("the kubeconfig names no namespace:\n%s", kc)
-	}
-	return s
-}
-
-// do sends a request with the student's token over HTTPS.
-func (s *limitsStudent) do(t *testing.T, method, path string, header http.Header) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(method, s.config.Host+path, nil)
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := s.api.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	return resp.StatusCode, string(body)
-}
-
-// dial opens a raw TLS connection to the HTTPS port, as kubectl's would be.
-func (s *limitsStudent) dial(t *testing.T) net.Conn {
+// dialAPI opens a raw TLS connection to the HTTPS port, as kubectl's would be.
+func dialAPI(t *testing.T, s *student) net.Conn {
 	t.Helper()
 	cfg, err := rest.TLSConfigFor(s.config)
 	if err != nil {
@@ -144,9 +48,9 @@ const stalledBody = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generate
 
 // stalledCreate sends a create's headers and half its body, and no more:
 // the server serves it (and holds its slots) until the body comes.
-func (s *limitsStudent) stalledCreate(t *testing.T, query string) net.Conn {
+func stalledCreate(t *testing.T, s *student, query string) net.Conn {
 	t.Helper()
-	conn := s.dial(t)
+	conn := dialAPI(t, s)
 	body := stalledBody
 	fmt.Fprintf(conn, "POST /api/v1/namespaces/%s/configmaps%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 		s.name, query, s.config.BearerToken, len(body), body[:10])
@@ -159,33 +63,33 @@ func (s *limitsStudent) stalledCreate(t *testing.T, query string) net.Conn {
 // are refused like any other request of theirs.
 func TestLimitsUpgradeHeaderAndWatchQueryAreCounted(t *testing.T) {
 	srv := limitsClass(t)
-	alice, bob := limitsJoin(t, srv, "Alice"), limitsJoin(t, srv, "Bob")
+	alice, bob := join(t, srv.URL(), "Alice"), join(t, srv.URL(), "Bob")
 	list := "/api/v1/namespaces/" + alice.name + "/configmaps"
 	const perUser = 50 // server.MaxUserInflight
 	for range perUser {
-		alice.stalledCreate(t, "")
+		stalledCreate(t, alice, "")
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		code, _ := alice.do(t, "GET", list, nil)
-		if code == http.StatusTooManyRequests {
+		resp, _ := alice.apiDo(t, "GET", list)
+		if resp.StatusCode == http.StatusTooManyRequests {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("alice's %d stalled creates never filled her share: a list is %d", perUser, code)
+			t.Fatalf("alice's %d stalled creates never filled her share: a list is %d", perUser, resp.StatusCode)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	upgrade := http.Header{"Upgrade": {"websocket"}, "Connection": {"Upgrade"}, "Sec-Websocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="}, "Sec-Websocket-Version": {"13"}}
-	if code, body := alice.do(t, "GET", list, upgrade); code != http.StatusTooManyRequests {
-		t.Errorf("a list with Upgrade: websocket while alice's share is full: %d %s", code, body)
+	upgrade := []string{"Upgrade", "websocket", "Connection", "Upgrade", "Sec-Websocket-Key", "dGhlIHNhbXBsZSBub25jZQ==", "Sec-Websocket-Version", "13"}
+	if resp, body := alice.apiDo(t, "GET", list, upgrade...); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a list with Upgrade: websocket while alice's share is full: %d %s", resp.StatusCode, body)
 	}
-	if code, body := alice.do(t, "GET", list+"?watch=yes", nil); code != http.StatusTooManyRequests {
-		t.Errorf("a list with watch=yes (served as a list) while alice's share is full: %d %s", code, body)
+	if resp, body := alice.apiDo(t, "GET", list+"?watch=yes"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a list with watch=yes (served as a list) while alice's share is full: %d %s", resp.StatusCode, body)
 	}
 	// A create with ?watch=1 is refused, not created. (Go's server reads
 	// an unread body before it answers, so the body is sent in full.)
-	conn := alice.stalledCreate(t, "?watch=1")
+	conn := stalledCreate(t, alice, "?watch=1")
 	io.WriteString(conn, stalledBody[10:])
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
@@ -196,8 +100,8 @@ func TestLimitsUpgradeHeaderAndWatchQueryAreCounted(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("a create with ?watch=1 while alice's share is full: %d, want 429", resp.StatusCode)
 	}
-	if code, body := bob.do(t, "GET", "/api/v1/namespaces/"+bob.name+"/configmaps", nil); code != http.StatusOK {
-		t.Errorf("bob is held back by alice's requests: %d %s", code, body)
+	if resp, body := bob.apiDo(t, "GET", "/api/v1/namespaces/"+bob.name+"/configmaps"); resp.StatusCode != http.StatusOK {
+		t.Errorf("bob is held back by alice's requests: %d %s", resp.StatusCode, body)
 	}
 }
 
@@ -205,7 +109,7 @@ func TestLimitsUpgradeHeaderAndWatchQueryAreCounted(t *testing.T) {
 // with 429 and says which cap, whatever service account it acts as.
 func TestLimitsFiftyFirstWatchIsRefused(t *testing.T) {
 	srv := limitsClass(t)
-	alice := limitsJoin(t, srv, "Alice")
+	alice := join(t, srv.URL(), "Alice")
 	const maxWatches = 50 // server.MaxUserWatches
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -250,14 +154,14 @@ func TestLimitsFiftyFirstWatchIsRefused(t *testing.T) {
 // close it after the header timeout (10s).
 func TestLimitsSlowlorisIsClosedAfterTheHeaderTimeout(t *testing.T) {
 	srv := limitsClass(t)
-	alice := limitsJoin(t, srv, "Alice")
+	alice := join(t, srv.URL(), "Alice")
 	const headerTimeout = 10 * time.Second // server.ReadHeaderTimeout
 	plain, err := net.Dial("tcp", srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	conns := map[string]net.Conn{"plain HTTP": plain, "HTTPS": alice.dial(t)}
+	conns := map[string]net.Conn{"plain HTTP": plain, "HTTPS": dialAPI(t, alice)}
 	start := time.Now()
 	for _, c := range conns {
 		fmt.Fprintf(c, "GET /readyz HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n") // and never the blank line
@@ -280,15 +184,14 @@ func TestLimitsSlowlorisIsClosedAfterTheHeaderTimeout(t *testing.T) {
 // describe quota shows used against hard.
 func TestLimitsQuotaStopsAStudentFillingEtcd(t *testing.T) {
 	srv := limitsClass(t)
-	alice := limitsJoin(t, srv, "Alice")
-	kubectl := clitest.Kubectl(t)
+	alice := join(t, srv.URL(), "Alice")
 	file := filepath.Join(t.TempDir(), "data")
 	if err := os.WriteFile(file, []byte(strings.Repeat("x", 900<<10)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var refusal string
 	for i := range 40 {
-		_, stderr, err := clitest.Run(t, kubectl, "--kubeconfig", alice.kubeconfig, "create", "configmap", fmt.Sprintf("big-%d", i), "--from-file=data="+file)
+		_, stderr, err := alice.kubectl(t, "create", "configmap", fmt.Sprintf("big-%d", i), "--from-file=data="+file)
 		if err != nil {
 			refusal = stderr
 			break
@@ -299,7 +202,7 @@ func TestLimitsQuotaStopsAStudentFillingEtcd(t *testing.T) {
 			t.Fatalf("filling the namespace with 900 KiB ConfigMaps: want %q in the refusal, got %q", want, refusal)
 		}
 	}
-	out, stderr, err := clitest.Run(t, kubectl, "--kubeconfig", alice.kubeconfig, "describe", "quota", "kubelab-student")
+	out, stderr, err := alice.kubectl(t, "describe", "quota", "kubelab-student")
 	if err != nil {
 		t.Fatalf("kubectl describe quota: %v %s", err, stderr)
 	}
@@ -309,7 +212,7 @@ func TestLimitsQuotaStopsAStudentFillingEtcd(t *testing.T) {
 		}
 	}
 	// The student may read their quota, not raise it.
-	if _, stderr, err := clitest.Run(t, kubectl, "--kubeconfig", alice.kubeconfig, "delete", "quota", "kubelab-student"); err == nil || !strings.Contains(stderr, "forbidden") {
+	if _, stderr, err := alice.kubectl(t, "delete", "quota", "kubelab-student"); err == nil || !strings.Contains(stderr, "forbidden") {
 		t.Errorf("a student deleted their own quota: %v %s", err, stderr)
 	}
 	t.Logf("%s", out)
@@ -320,10 +223,10 @@ func TestLimitsQuotaStopsAStudentFillingEtcd(t *testing.T) {
 // views and the labs now share one cap per authenticated user.
 func TestLimitsEleventhWebsocketIsRefused(t *testing.T) {
 	srv := limitsClass(t)
-	alice := limitsJoin(t, srv, "Alice")
+	alice := join(t, srv.URL(), "Alice")
 	const maxWebsockets = 10 // server.MaxUserWebsockets
 	dial := func(path string, header http.Header) (*websocket.Conn, *http.Response, error) {
-		h := http.Header{"Origin": {srv.URL()}, "Cookie": {alice.cookie}}
+		h := http.Header{"Origin": {srv.URL()}, "Cookie": {alice.cookie()}}
 		for k, v := range header {
 			h[k] = v
 		}
