@@ -1,16 +1,12 @@
 package classroom_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/security"
 	"github.com/chromedp/chromedp"
 
@@ -31,7 +27,7 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	}
 	browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(c.httpsURL+"/lesson/request-path"))
 	browsertest.WaitJS(t, ctx, "the HTTPS sign-in page", `location.protocol === "https:" && location.pathname === "/signin" && document.querySelector("form[action='/signin']") !== null`)
-	submit(t, ctx, "join", "/lesson/request-path",
+	browsertest.Submit(t, ctx, "join", "/lesson/request-path",
 		chromedp.SetValue(chromedp.CSS(`#name`), "Erin"),
 		chromedp.SetValue(chromedp.CSS(`#code`), joinCode),
 		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
@@ -66,31 +62,13 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	browsertest.WaitJS(t, ctx, "a student is refused the dashboard", `document.querySelector("input[name=token]") === null`)
 	browsertest.Do(t, ctx, "sign out", chromedp.Navigate(c.httpsURL+"/lesson/request-path"))
 	browsertest.WaitJS(t, ctx, "the account bar", `!document.querySelector("[data-account]").hidden`)
-	submit(t, ctx, "sign out", "/signin", chromedp.Click(chromedp.CSS(`.account form[action="/signout"] button`)))
+	browsertest.Submit(t, ctx, "sign out", "/signin", chromedp.Click(chromedp.CSS(`.account form[action="/signout"] button`)))
 	browsertest.WaitJS(t, ctx, "signed out", `location.pathname === "/signin"`)
 	browsertest.Do(t, ctx, "the instructor signs in to the dashboard",
 		chromedp.Navigate(c.httpsURL+"/labs/dashboard"))
 	browsertest.WaitJS(t, ctx, "the dashboard's sign-in form", `document.querySelector("input[name=token]") !== null`)
-	submit(t, ctx, "paste the token", "/labs/dashboard",
+	browsertest.Submit(t, ctx, "paste the token", "/labs/dashboard",
 		chromedp.SetValue(chromedp.CSS(`input[name=token]`), instructorTokenA),
 		chromedp.Click(chromedp.CSS(`form[action^="/labs/dashboard/signin"] button`)))
 	browsertest.WaitJS(t, ctx, "the dashboard live over wss", `location.pathname === "/labs/dashboard" && document.querySelector("[data-conn].live") !== null`)
-}
-
-// submit runs steps that submit a form and waits until the page the form
-// leads to (path, after any redirect) has replaced the form's: what is
-// waited for next is then looked for on that page, and never asked of the
-// old one as it goes.
-func submit(t *testing.T, ctx context.Context, what, path string, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	_, err := chromedp.Run(wctx, chromedp.WaitEvent(page.FrameNavigated, func(ev page.EventFrameNavigated) bool {
-		u, err := url.Parse(ev.Frame.URL)
-		return ev.Frame.ParentID == "" && err == nil && u.Path == path
-	}, chromedp.Steps(steps...)))
-	if err != nil {
-		browsertest.Shot(t, ctx, "failed-"+strings.ReplaceAll(what, " ", "-"))
-		t.Fatalf("%s, then the page at %s: %v", what, path, err)
-	}
 }
