@@ -51,10 +51,16 @@ func startClass(t *testing.T, flags ...string) *class {
 	return c
 }
 
+// classBannerEnd is the banner's last line in classroom mode. The banner
+// is printed before /readyz answers, but it reaches the test through the
+// process's output pipe, which may still be copying it.
+const classBannerEnd = "has the SHA-256 fingerprint"
+
 // start runs the process (again, after a Stop) and waits for /readyz,
-// which plain HTTP serves to anyone (load balancers probe it).
-// kubelabproc's Ready does not apply: it expects the admin kubeconfig to
-// name the plain port, and a class's names the HTTPS one.
+// which plain HTTP serves to anyone (load balancers probe it), and for the
+// whole banner in the output. kubelabproc's Ready does not apply: it
+// expects the admin kubeconfig to name the plain port, and a class's
+// names the HTTPS one.
 func (c *class) start(t *testing.T) {
 	t.Helper()
 	c.Start(t)
@@ -63,7 +69,7 @@ func (c *class) start(t *testing.T) {
 		resp, err := http.Get(c.URL() + "/readyz")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == http.StatusOK && strings.Contains(c.Output(), classBannerEnd) {
 				return
 			}
 		}
