@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,7 +63,7 @@ func (s *Server) newClass() *classroom.Class {
 			if err := s.claimStudentNamespace(ctx, st.Name); err != nil {
 				return err
 			}
-			if err := kubeapi.Seed(ctx, s.echo, asInternal, studentRequests(st.Name)); err != nil {
+			if err := kubeapi.Seed(ctx, s.echo, asInternal, append(studentRequests(st.Name), studentQuota(st.Name))); err != nil {
 				return err
 			}
 			return s.waitForAccess(ctx, st.User(), st.Name)
@@ -148,9 +147,6 @@ func (s *Server) signin(c echo.Context, limits *signinLimits) error {
 	if s.class == nil {
 		return apierrors.NewNotFound(schemaless("signin"), "")
 	}
-	if err := http.NewCrossOriginProtection().Check(r); err != nil {
-		return apierrors.NewForbidden(schemaless("signin"), "", err)
-	}
 	if !limits.allow(clientAddr(r)) {
 		err := apierrors.NewTooManyRequests("too many sign-in attempts from this address: wait a few seconds and try again", 2)
 		return s.signinFailed(c, http.StatusTooManyRequests, err, "tooMany")
@@ -172,7 +168,7 @@ func (s *Server) signin(c echo.Context, limits *signinLimits) error {
 	if wantsJSON(r) {
 		return c.JSON(http.StatusCreated, st)
 	}
-	return c.Redirect(http.StatusSeeOther, safeNext(c.FormValue("next")))
+	return c.Redirect(http.StatusSeeOther, web.LocalPath(c.FormValue("next")))
 }
 
 // signinFailed answers a refused sign-in: a Status for API clients, the
@@ -188,7 +184,7 @@ func (s *Server) signinFailed(c echo.Context, code int, err *apierrors.StatusErr
 		msg = t
 	}
 	return renderSignin(c, code, signinView{
-		Error: msg, Name: c.FormValue("name"), Next: safeNext(c.FormValue("next")),
+		Error: msg, Name: c.FormValue("name"), Next: web.LocalPath(c.FormValue("next")),
 		NeedsCode: s.cfg.JoinCode != "", Lang: pageLang(c),
 	})
 }
@@ -198,7 +194,7 @@ func (s *Server) signinPage(c echo.Context) error {
 		// Local mode: there is no one to sign in as but the local user.
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
-	return renderSignin(c, http.StatusOK, signinView{NeedsCode: s.cfg.JoinCode != "", Next: safeNext(c.QueryParam("next")), Lang: pageLang(c)})
+	return renderSignin(c, http.StatusOK, signinView{NeedsCode: s.cfg.JoinCode != "", Next: web.LocalPath(c.QueryParam("next")), Lang: pageLang(c)})
 }
 
 // signout ends the browser's sign-in: the cookie is cleared, and its token
@@ -206,9 +202,6 @@ func (s *Server) signinPage(c echo.Context) error {
 // the cookie nor a forgotten kubeconfig outlives it.
 func (s *Server) signout(c echo.Context) error {
 	r := c.Request()
-	if err := http.NewCrossOriginProtection().Check(r); err != nil {
-		return apierrors.NewForbidden(schemaless("signout"), "", err)
-	}
 	if ck, err := r.Cookie(authn.SessionCookieName(r)); err == nil && ck.Value != "" {
 		if err := s.authn.RevokeSignIn(r.Context(), ck.Value); err != nil {
 			s.log.Warn("revoking a sign-in", "err", err)
@@ -407,15 +400,6 @@ func clientAddr(r *http.Request) string {
 		return ip.String()
 	}
 	return netip.PrefixFrom(ip, 64).Masked().String()
-}
-
-// safeNext keeps a post-sign-in redirect on this site.
-func safeNext(next string) string {
-	u, err := url.Parse(next)
-	if err != nil || next == "" || u.IsAbs() || u.Host != "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
-		return "/"
-	}
-	return next
 }
 
 func wantsJSON(r *http.Request) bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/kubelab/kubelab/controller/garbagecollector"
 	"github.com/kubelab/kubelab/controller/kubelet"
 	"github.com/kubelab/kubelab/controller/namespace"
+	"github.com/kubelab/kubelab/controller/resourcequota"
 	"github.com/kubelab/kubelab/controller/rootca"
 	"github.com/kubelab/kubelab/controller/serviceaccount"
 	"github.com/kubelab/kubelab/controller/serviceip"
@@ -25,7 +26,7 @@ import (
 // unless turned off, the simulated node. They stop with ctx. Several
 // replicas may run them at once: every write they make is conditional, so
 // they cannot fight.
-func (s *Server) startControllers(ctx context.Context, api *kubeapi.API) {
+func (s *Server) startControllers(ctx context.Context, api *kubeapi.API, quotas *quotaStore) {
 	namespaces, _ := api.Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	accounts, _ := api.Store(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
 	configMaps, _ := api.Store(corev1.SchemeGroupVersion.WithResource("configmaps"))
@@ -38,6 +39,7 @@ func (s *Server) startControllers(ctx context.Context, api *kubeapi.API) {
 		rootca.New(namespaces, configMaps, s.pki.CertPEM(), s.log),
 		garbagecollector.New(garbagecollector.Config{Stores: api.Stores, Resolve: ownerStore(api), Logger: s.log}),
 		s.ipRepair,
+		resourcequota.New(api.NamespacedStores(), quotas.unindexed(), quotaUsage{api: api}, s.log),
 	}
 	if s.cfg.SimulatedNode {
 		nodes, _ := api.Store(corev1.SchemeGroupVersion.WithResource("nodes"))

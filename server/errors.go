@@ -13,6 +13,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// noSniff tells browsers to take every response as the type it says it
+// is (kube-apiserver says so on the errors it writes; kubelab on every
+// response): a JSON Status or object echoes what a client sent (names,
+// labels, messages), and a browser that sniffed it as HTML or script
+// would run it on this site's origin. Set before any handler runs, it
+// covers the error handler's Statuses too.
+func noSniff(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set("X-Content-Type-Options", "nosniff")
+		return next(c)
+	}
+}
+
 // handleError is Echo's HTTPErrorHandler: the one place an error becomes an
 // HTTP response. Clients get a Kubernetes Status, as kube-apiserver sends,
 // so kubectl and client-go report it as they would a real cluster's.

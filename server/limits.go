@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/server/adaptive"
+	"github.com/kubelab/kubelab/server/handoff"
 )
 
 // MaxUserInflight is classroom mode's share of the in-flight requests for
@@ -22,10 +22,19 @@ import (
 // a limit is refused at once with 429 and Retry-After, never queued.)
 const MaxUserInflight = 50
 
-// websocketsPerStudent is classroom mode's cap on one user's open live
-// views (lesson pages open several each: tracer, timeline lanes, run it
-// live); past it a new one is refused with 429.
-const websocketsPerStudent = 24
+// MaxUserWatches is classroom mode's cap on one user's open watches of
+// the API. A watch holds no in-flight slot (it lasts minutes), so without
+// it a student's script could hold thousands, each a goroutine and a
+// queue in every replica. kubectl and client-go hold a few each; the lab's
+// live views one per timeline lane.
+const MaxUserWatches = 50
+
+// MaxUserWebsockets is classroom mode's cap on one user's open live views
+// (websockets), the live views' and the labs' together. The lab page,
+// with every live view, keeps four open (tracer, two timeline lanes, poll
+// vs watch) and one more while a command runs; ten leaves room for a
+// second tab.
+const MaxUserWebsockets = 10
 
 // adaptiveFloor is the least the adaptive limits go down to, for reads and
 // for mutations each: a few requests are always served, however slow.
@@ -34,18 +43,24 @@ const adaptiveFloor = 4
 // inflight counts the requests being served, by kind and by user.
 type inflight struct {
 	reads, mutations chan struct{}
-	perUser          int // 0: no per-user limit
+	// users counts each user's short requests in flight and watches each
+	// user's open watches; both are nil when there is no per-user limit.
+	users, watches *userCounts
 	// adaptiveReads and adaptiveMutations, if not nil, are limits under
 	// the hard caps that fall when the latency of admitted requests rises
 	// (package adaptive); nil when --adaptive-inflight-limit is off.
 	adaptiveReads, adaptiveMutations *adaptive.Limit
-
-	mu    sync.Mutex
-	users map[string]int
 }
 
-func newInflight(reads, mutations, perUser int, adapt bool) *inflight {
-	in := &inflight{reads: make(chan struct{}, reads), mutations: make(chan struct{}, mutations), perUser: perUser, users: map[string]int{}}
+// newInflight: perUser and watchesPerUser 0 mean no per-user limit.
+func newInflight(reads, mutations, perUser, watchesPerUser int, adapt bool) *inflight {
+	in := &inflight{reads: make(chan struct{}, reads), mutations: make(chan struct{}, mutations)}
+	if perUser > 0 {
+		in.users = newUserCounts(perUser)
+	}
+	if watchesPerUser > 0 {
+		in.watches = newUserCounts(watchesPerUser)
+	}
 	if adapt {
 		in.adaptiveReads = adaptive.New(adaptive.Config{Min: adaptiveFloor, Max: reads})
 		in.adaptiveMutations = adaptive.New(adaptive.Config{Min: adaptiveFloor, Max: mutations})
@@ -53,54 +68,90 @@ func newInflight(reads, mutations, perUser int, adapt bool) *inflight {
 	return in
 }
 
-// limit is the middleware: after authentication (it needs the user), before
-// the handlers. Long-running requests (watches, websockets, profiles) hold
-// no slot and get no timeout, as in kube-apiserver; they have limits of
-// their own (a watch's timeoutSeconds, bounded per-watcher queues).
+// limit is the middleware: after authentication (it needs the user) and
+// routing (it classifies by the matched route), before the handlers.
+// Long-running requests hold no slot and get no timeout, as in
+// kube-apiserver: a watch counts against its user's watches instead, a
+// websocket against its user's live views where it is served, a profile
+// is for admins only. Which requests are long-running is decided from the
+// route and the parsed verb, never from a header a client can add.
 func limit(in *inflight, timeout time.Duration) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			r := c.Request()
-			if isLongRunning(r) {
+			switch classify(c) {
+			case streamRequest:
 				return next(c)
+			case watchRequest:
+				return in.serveWatch(c, next)
 			}
-			slots, adapt := in.reads, in.adaptiveReads
-			if isMutating(r.Method) {
-				slots, adapt = in.mutations, in.adaptiveMutations
-			}
-			select {
-			case slots <- struct{}{}:
-				defer func() { <-slots }()
-			default:
-				return tooManyRequests()
-			}
-			// Under the hard cap, the adaptive limit: it refuses as the cap
-			// does (at once, 429), and learns from the latency of what it
-			// admitted. The request's body is not read yet either way.
-			if adapt != nil {
-				if !adapt.Acquire() {
-					return tooManyRequests()
-				}
-				start := time.Now()
-				defer func() { adapt.Release(time.Since(start)) }()
-			}
-			if in.perUser > 0 {
-				_, u, _ := pipeline.FromContext(r.Context())
-				if !in.enter(u.Name) {
-					return tooManyRequests()
-				}
-				defer in.leave(u.Name)
-			}
-			d, err := requestTimeout(r, timeout)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(r.Context(), d)
-			defer cancel()
-			c.SetRequest(r.WithContext(ctx))
-			return next(c)
+			return in.serveShort(c, next, timeout)
 		}
 	}
+}
+
+// serveWatch holds one of the user's watch places while the watch lasts.
+func (in *inflight) serveWatch(c echo.Context, next echo.HandlerFunc) error {
+	if in.watches == nil {
+		return next(c)
+	}
+	key := limitKey(c.Request())
+	if !in.watches.Enter(key) {
+		return apierrors.NewTooManyRequests(fmt.Sprintf(
+			"too many watches open: at most %d per user (%s); stop another watch first", in.watches.max, key), 5)
+	}
+	// An in-process watch (a live view's) may go on after its handler
+	// returns: its place is given back when the stream ends.
+	defer handoff.After(c.Request().Context(), func() { in.watches.Leave(key) })
+	return next(c)
+}
+
+// serveShort serves a request that must finish soon: it takes a read or
+// mutation slot, the user's share, and the request timeout.
+func (in *inflight) serveShort(c echo.Context, next echo.HandlerFunc, timeout time.Duration) error {
+	r := c.Request()
+	slots, adapt := in.reads, in.adaptiveReads
+	if isMutating(r.Method) {
+		slots, adapt = in.mutations, in.adaptiveMutations
+	}
+	select {
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
+	default:
+		return tooManyRequests()
+	}
+	// Under the hard cap, the adaptive limit: it refuses as the cap
+	// does (at once, 429), and learns from the latency of what it
+	// admitted. The request's body is not read yet either way.
+	if adapt != nil {
+		if !adapt.Acquire() {
+			return tooManyRequests()
+		}
+		start := time.Now()
+		defer func() { adapt.Release(time.Since(start)) }()
+	}
+	if in.users != nil {
+		key := limitKey(r)
+		if !in.users.Enter(key) {
+			return tooManyRequests()
+		}
+		defer in.users.Leave(key)
+	}
+	d, err := requestTimeout(r, timeout)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), d)
+	defer cancel()
+	c.SetRequest(r.WithContext(ctx))
+	return next(c)
+}
+
+// limitKey is whose allowance a request uses: the authenticated user's,
+// never the name it impersonates, or every service account a student may
+// act as would bring a fresh allowance.
+func limitKey(r *http.Request) string {
+	u, _ := pipeline.AuthenticatedFromContext(r.Context())
+	return u.Name
 }
 
 // requestTimeout is kube-apiserver's: a client may ask for a shorter
@@ -121,23 +172,38 @@ func requestTimeout(r *http.Request, max time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-func (in *inflight) enter(user string) bool {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.users[user] >= in.perUser {
+// userCounts counts something per user against a cap.
+type userCounts struct {
+	max int
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+func newUserCounts(max int) *userCounts { return &userCounts{max: max, n: map[string]int{}} }
+
+// Enter counts one more for user, or is false at the cap.
+
+func (u *userCounts) Enter(user string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.n[user] >= u.max {
 		return false
 	}
-	in.users[user]++
+	u.n[user]++
 	return true
 }
 
-func (in *inflight) leave(user string) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.users[user]--; in.users[user] <= 0 {
-		delete(in.users, user)
+// Leave gives back a place Enter counted.
+func (u *userCounts) Leave(user string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.n[user]--; u.n[user] <= 0 {
+		delete(u.n, user)
 	}
 }
+
+// Limit is the cap.
+func (u *userCounts) Limit() int { return u.max }
 
 // tooManyRequests is kube-apiserver's refusal, word for word.
 func tooManyRequests() error {
@@ -152,14 +218,20 @@ func isMutating(method string) bool {
 	return false
 }
 
-// isLongRunning: a watch (?watch=1 or a /watch/ path), a websocket, or a
-// profile (which runs for as long as it was asked to).
-func isLongRunning(r *http.Request) bool {
-	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
-		return true
-	}
-	if w := r.URL.Query().Get("watch"); w == "1" || w == "true" {
-		return true
-	}
-	return strings.Contains(r.URL.Path, "/watch/")
+// ReadHeaderTimeout is how long a connection may take to send a request's
+// headers. Without it, a client that never finishes its headers (slowloris)
+// holds a connection and a goroutine for ever, and a few thousand such
+// connections exhaust the server's file descriptors. kube-apiserver allows
+// 32s; every client kubelab expects sends its headers at once, so 10s is
+// ample even on a slow classroom network.
+const ReadHeaderTimeout = 10 * time.Second
+
+// limitConnections sets the per-connection limits on an HTTP server: the
+// header timeout, kube-apiserver's idle keep-alive timeout (the same as
+// http.DefaultTransport's, so clients close first) and header size (1 MiB).
+// A body is bounded by the request timeout and the 3 MiB body limit.
+func limitConnections(srv *http.Server) {
+	srv.ReadHeaderTimeout = ReadHeaderTimeout
+	srv.IdleTimeout = 90 * time.Second
+	srv.MaxHeaderBytes = 1 << 20
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/server/adaptive"
 )
 
@@ -19,7 +21,7 @@ import (
 // 100) is refused with 429 and Retry-After while the admitted one is still
 // being served: it does not wait for it, and its handler never runs.
 func TestAdaptiveLimitRefusesPastTheEffectiveLimitWithoutQueueing(t *testing.T) {
-	in := newInflight(100, 100, 0, false)
+	in := newInflight(100, 100, 0, 0, false)
 	in.adaptiveMutations = adaptive.New(adaptive.Config{Min: 1, Max: 100, Initial: 1})
 	e := echo.New()
 	e.HTTPErrorHandler = (&Server{log: slog.New(slog.DiscardHandler)}).handleError
@@ -82,5 +84,60 @@ func TestAdaptiveLimitRefusesPastTheEffectiveLimitWithoutQueueing(t *testing.T) 
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("after the slot was released: %d", resp.StatusCode)
+	}
+}
+
+// Per-user caps count the authenticated user: a student acting as one
+// service account after another (kubectl --as) gets no fresh allowance,
+// and the refusal says which cap was hit.
+func TestPerUserWatchCapCountsTheAuthenticatedUser(t *testing.T) {
+	in := newInflight(100, 100, 100, 2, false)
+	e := echo.New()
+	e.HTTPErrorHandler = (&Server{log: slog.New(slog.DiscardHandler)}).handleError
+	// The front door's part: X-Real is who authenticated, X-As whom
+	// the request impersonates.
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			real, as := pipeline.User{Name: r.Header.Get("X-Real")}, pipeline.User{Name: r.Header.Get("X-As")}
+			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, real, as)))
+			return next(c)
+		}
+	})
+	e.Use(limit(in, time.Minute))
+	release := make(chan struct{})
+	e.GET("/api/*", func(c echo.Context) error {
+		c.Response().WriteHeader(http.StatusOK)
+		c.Response().Flush()
+		<-release
+		return nil
+	})
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	defer close(release)
+
+	watch := func(real, as string) *http.Response {
+		req, _ := http.NewRequest("GET", srv.URL+"/api/v1/namespaces/alice/configmaps?watch=1", nil)
+		req.Header.Set("X-Real", real)
+		req.Header.Set("X-As", as)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	for i := range 2 {
+		if resp := watch("alice", fmt.Sprintf("system:serviceaccount:alice:sa%d", i)); resp.StatusCode != http.StatusOK {
+			t.Fatalf("watch %d: %d", i+1, resp.StatusCode)
+		}
+	}
+	resp := watch("alice", "system:serviceaccount:alice:sa9")
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "too many watches open: at most 2 per user (alice)") {
+		t.Fatalf("alice's third watch, as another service account: %d %s", resp.StatusCode, body)
+	}
+	if resp := watch("bob", "bob"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("bob is held back by alice's watches: %d", resp.StatusCode)
 	}
 }

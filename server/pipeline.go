@@ -73,11 +73,12 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	cachesCtx, stopCaches := context.WithCancel(s.backgroundCtx)
 	s.OnShutdown(func(context.Context) { stopCaches() })
 	s.authz.Start(cachesCtx)
-	s.startControllers(cachesCtx, api)
+	quotas := startQuotas(cachesCtx, api, s.log)
+	s.startControllers(cachesCtx, api, quotas)
 	nsCache := admission.NewNamespaceCache(namespaces, namespaces)
 	nsCache.Start(cachesCtx)
 	s.nsCache = nsCache
-	if err := errors.Join(s.authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx)); err != nil {
+	if err := errors.Join(s.authz.WaitForSync(startCtx), nsCache.WaitForSync(startCtx), quotas.WaitForSync(startCtx)); err != nil {
 		return nil, err
 	}
 
@@ -96,16 +97,22 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 		Authz: s.authz,
 		Admission: &admission.Chain{
 			Mutating:   []admission.MutatingPlugin{admission.NewNamespaceLifecycle(nsCache), admission.ServiceAccount{}, admission.DefaultTolerationSeconds{}},
-			Validating: []admission.ValidatingPlugin{&admission.RequireLimits{Namespaces: nsCache}},
+			Validating: []admission.ValidatingPlugin{&admission.RequireLimits{Namespaces: nsCache}, &admission.ResourceQuota{Quotas: quotas, Usage: quotaUsage{api: api}}},
 		},
 		Traces: s.traces,
 	}, nil
 }
 
-// frontDoor authenticates every request, authorizes the ones that are not
-// Kubernetes resources (the API authorizes those with their attributes),
-// and publishes each request's trace once it is answered.
+// frontDoor refuses unsafe requests sent from another site's pages,
+// authenticates every request, authorizes the ones that are not Kubernetes
+// resources (the API authorizes those with their attributes), and
+// publishes each request's trace once it is answered.
 func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
+	// One check for every unsafe method, whatever the credential: in local
+	// mode a request with none is cluster-admin, so a form on any web page
+	// could otherwise act as the local user. kubectl and client-go send
+	// neither Origin nor Sec-Fetch-Site, and pass.
+	crossOrigin := http.NewCrossOriginProtection()
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
@@ -116,37 +123,28 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 				p.Finish(tr, code)
 			}
 			c.Response().Header().Set(pipeline.TraceHeader, tr.ID)
-			user, internal := internalUser(r)
-			if !internal {
-				var err error
-				if user, err = p.Authenticate(tr, r); err != nil {
-					finish(http.StatusUnauthorized)
-					return err
-				}
-				if user, err = p.Impersonate(tr, r, user); err != nil {
-					finish(responseCode(c, err))
-					return err
-				}
+			if err := crossOrigin.Check(r); err != nil {
+				finish(http.StatusForbidden)
+				return forbidden("cross-origin request refused: " + err.Error() + "; send it from kubelab's own pages, kubectl or curl")
 			}
-			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), tr, user)))
+			authenticated, user, err := s.authenticate(p, tr, r)
+			if err != nil {
+				finish(responseCode(c, err))
+				return err
+			}
+			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), tr, authenticated, user)))
 			if s.cfg.Classroom && user.IsAnonymous() && isPageRequest(r) {
 				// A browser that has not joined the class is sent to join.
 				finish(http.StatusSeeOther)
 				return c.Redirect(http.StatusSeeOther, "/signin?next="+url.QueryEscape(r.URL.RequestURI()))
 			}
 			if isKubeNonResourcePath(r.URL.Path) {
-				verb := strings.ToLower(r.Method)
-				if verb == "head" {
-					verb = "get"
-				}
-				attrs := &pipeline.Attributes{User: user, Verb: verb, Path: r.URL.Path}
-				tr.Describe(attrs)
-				if err := p.Authorize(tr, attrs); err != nil {
+				if err := authorizeNonResource(p, tr, r, user); err != nil {
 					finish(http.StatusForbidden)
 					return err
 				}
 			}
-			err := next(c)
+			err = next(c)
 			// A watch served in-process may go on after its handler: its
 			// trace is finished when it ends, as any other watch's is.
 			code := responseCode(c, err)
@@ -154,6 +152,59 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 			return err
 		}
 	}
+}
+
+// authenticate finds who sent r: kubelab itself or a user it acts for (in
+// process), else the request's credentials, and then whom the request
+// impersonates. Impersonation is the Kubernetes API's: kubelab's own
+// endpoints (reset, labs, quizzes, kubeconfig, traces, pages, websockets)
+// act on and mint for the user who authenticated, so they refuse it.
+func (s *Server) authenticate(p *pipeline.Pipeline, tr *pipeline.Trace, r *http.Request) (authenticated, user pipeline.User, err error) {
+	if user, ok := inProcessUser(r); ok {
+		return user, user, nil
+	}
+	if authenticated, err = p.Authenticate(tr, r); err != nil {
+		return pipeline.User{}, pipeline.User{}, err
+	}
+	if !isKubePath(r.URL.Path) && asksImpersonation(r) {
+		return pipeline.User{}, pipeline.User{}, forbidden("impersonation applies to the Kubernetes API only; kubelab's own endpoints act as who you are")
+	}
+	user, err = p.Impersonate(tr, r, authenticated)
+	return authenticated, user, err
+}
+
+func authorizeNonResource(p *pipeline.Pipeline, tr *pipeline.Trace, r *http.Request, user pipeline.User) error {
+	verb := strings.ToLower(r.Method)
+	if verb == "head" {
+		verb = "get"
+	}
+	attrs := &pipeline.Attributes{User: user, Verb: verb, Path: r.URL.Path}
+	tr.Describe(attrs)
+	return p.Authorize(tr, attrs)
+}
+
+// asksImpersonation: any of the headers of kubectl's --as, --as-group,
+// --as-uid and --as-user-extra.
+func asksImpersonation(r *http.Request) bool {
+	for key := range r.Header {
+		if strings.HasPrefix(key, "Impersonate-") {
+			return true
+		}
+	}
+	return false
+}
+
+// forbidden is a 403 Status with msg as its whole message.
+func forbidden(msg string) *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden, Message: msg,
+	}}
+}
+
+// isKubePath: the Kubernetes API (/api, /apis) and kube's non-resource
+// paths, as opposed to kubelab's own endpoints and pages.
+func isKubePath(path string) bool {
+	return path == "/api" || path == "/apis" || strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/apis/") || isKubeNonResourcePath(path)
 }
 
 // kubeNonResourcePaths are the paths kube-apiserver serves outside /api
@@ -201,7 +252,10 @@ func responseCode(c echo.Context, err error) int {
 	return http.StatusInternalServerError
 }
 
-type internalKey struct{}
+type (
+	internalKey struct{}
+	actingKey   struct{}
+)
 
 // asInternal marks a request made by kubelab itself, in-process: no client
 // can set a context value, so no client can pass for it.
@@ -209,11 +263,22 @@ func asInternal(r *http.Request) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), internalKey{}, true))
 }
 
-func internalUser(r *http.Request) (pipeline.User, bool) {
+// actingFor marks in-process requests kubelab makes for u, whom the front
+// door has authenticated already (a reset's deletes): they are u's
+// requests, authorized by RBAC and traced as u's, as from u's kubectl.
+func actingFor(u pipeline.User) func(*http.Request) *http.Request {
+	return func(r *http.Request) *http.Request {
+		return r.WithContext(context.WithValue(r.Context(), actingKey{}, u))
+	}
+}
+
+// inProcessUser is who an in-process request was marked as made by.
+func inProcessUser(r *http.Request) (pipeline.User, bool) {
 	if r.Context().Value(internalKey{}) == true {
 		return systemUser, true
 	}
-	return pipeline.User{}, false
+	u, ok := r.Context().Value(actingKey{}).(pipeline.User)
+	return u, ok
 }
 
 // LocalModeBinding is the ClusterRoleBinding that makes a local kubelab

@@ -101,7 +101,7 @@ func TestPipelineEnforcesRBACAndTracesEveryStage(t *testing.T) {
 	for _, r := range trace.Records {
 		stages = append(stages, string(r.Stage)+"/"+r.Plugin+"/"+string(r.Decision))
 	}
-	want = "[authentication//allow authorization/RBAC/allow mutating-admission/NamespaceLifecycle/allow mutating-admission/ServiceAccount/mutate mutating-admission/DefaultTolerationSeconds/mutate validation//allow validating-admission/RequireLimits/allow storage/etcd/allow]"
+	want = "[authentication//allow authorization/RBAC/allow mutating-admission/NamespaceLifecycle/allow mutating-admission/ServiceAccount/mutate mutating-admission/DefaultTolerationSeconds/mutate validation//allow validating-admission/RequireLimits/allow validating-admission/ResourceQuota/allow storage/etcd/allow]"
 	if got := fmtSlice(stages); got != want {
 		t.Fatalf("stages %s\nwant   %s", got, want)
 	}

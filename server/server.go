@@ -264,11 +264,11 @@ func (s *Server) installAPI(ctx context.Context) error {
 	api.SetPipeline(p)
 	s.pipelineReady.Store(true)
 	s.echo.Use(s.frontDoor(p))
-	perUser := 0
+	perUser, watchesPerUser := 0, 0
 	if s.cfg.Classroom {
-		perUser = MaxUserInflight
+		perUser, watchesPerUser = MaxUserInflight, MaxUserWatches
 	}
-	in := newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser, s.cfg.AdaptiveInflightLimit)
+	in := newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser, watchesPerUser, s.cfg.AdaptiveInflightLimit)
 	s.echo.Use(limit(in, s.cfg.RequestTimeout))
 	for kind, l := range map[string]*adaptive.Limit{"reads": in.adaptiveReads, "mutations": in.adaptiveMutations} {
 		if l == nil {
@@ -296,9 +296,13 @@ func (s *Server) installAPI(ctx context.Context) error {
 		return err
 	}
 	deps := webui.Deps{API: api, Traces: s.traces, Compactor: s.etcdCompactor, Etcd: s.etcd.Client(), Logger: s.log}
+	// One count of each user's websockets, for the live views and the labs.
+	var websockets webui.WebsocketCounter
 	if s.cfg.Classroom {
-		deps.MaxWebsocketsPerUser = websocketsPerStudent
+		websockets = newUserCounts(MaxUserWebsockets)
+		deps.Classroom = true
 	}
+	deps.Websockets = websockets
 	ui, err := webui.Install(s.echo, deps)
 	if err != nil {
 		api.Stop()
@@ -307,7 +311,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	s.OnShutdown(func(context.Context) { ui.Close() })
 	labs, err := labhttp.Install(s.echo, labhttp.Config{API: api, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
 		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.mintDashboardSession, SessionCookie: authn.NewSessionCookie,
-		RequireSignIn: s.cfg.Classroom, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log})
+		RequireSignIn: s.cfg.Classroom, Websockets: websockets, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log})
 	if err != nil {
 		api.Stop()
 		return err
@@ -327,8 +331,11 @@ func (s *Server) newEcho() {
 	e.HideBanner = true
 	e.HidePort = true
 	e.Listener = s.ln
+	limitConnections(e.Server)
 	e.StdLogger = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	e.HTTPErrorHandler = s.handleError
+	// Before routing, so that every answer carries it, a 421 too.
+	e.Pre(noSniff)
 	if !s.cfg.Classroom && !s.cfg.LocalModeAdminOnNetwork {
 		e.Pre(loopbackHostOnly) // before routing: no route answers a rebound name
 	}
@@ -374,7 +381,8 @@ func (s *Server) Start() {
 		}
 	}()
 	if s.tlsLn != nil {
-		s.tlsSrv = &http.Server{Handler: s.echo, ReadHeaderTimeout: 30 * time.Second, ErrorLog: s.echo.StdLogger}
+		s.tlsSrv = &http.Server{Handler: s.echo, ErrorLog: s.echo.StdLogger}
+		limitConnections(s.tlsSrv)
 		go func() {
 			if err := s.tlsSrv.Serve(tls.NewListener(s.tlsLn, s.pki.TLSConfig())); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.fatal(fmt.Errorf("serving HTTPS: %w", err))

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/server/kubeapi"
@@ -89,16 +89,12 @@ func (s *Server) claimStudentNamespace(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/api/v1/namespaces", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "kubelab-seed/v1")
-	rec := httptest.NewRecorder()
-	s.echo.ServeHTTP(rec, asInternal(req))
-	switch {
-	case rec.Code == http.StatusCreated:
+	create := kubeapi.SeedRequest{Method: http.MethodPost, Path: "/api/v1/namespaces", ContentType: "application/json", Body: string(body)}
+	switch err := kubeapi.Do(ctx, s.echo, asInternal, create); {
+	case err == nil:
 		return nil
-	case rec.Code != http.StatusConflict:
-		return fmt.Errorf("creating namespace %s: %d %s", name, rec.Code, rec.Body.String())
+	case !apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
 	store, ok := s.api.Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	if !ok {

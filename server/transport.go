@@ -30,7 +30,7 @@ import (
 func (s *Server) requireTLS(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		_, internal := internalUser(r) // kubelab's own, in-process requests
+		_, internal := inProcessUser(r) // kubelab's own, in-process requests
 		if !s.cfg.Classroom || s.secureAddr == "" || r.TLS != nil || internal || fromLoopback(r) || isHealthPath(r.URL.Path) {
 			return next(c)
 		}
@@ -47,7 +47,11 @@ func (s *Server) requireTLS(next echo.HandlerFunc) echo.HandlerFunc {
 // It reads the connection's address, never a forwarded-for header, which
 // anyone can set.
 func fromLoopback(r *http.Request) bool {
-	ip := net.ParseIP(clientAddr(r))
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
 

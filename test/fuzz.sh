@@ -28,6 +28,12 @@ targets=$(git ls-files -- '*_test.go' |
 	xargs grep -H -o -E '^func Fuzz[A-Za-z0-9_]+\(f \*testing\.F\)' |
 	sed -E 's#^(.*)/[^/]+_test\.go:func (Fuzz[A-Za-z0-9_]+).*#\1 \2#' | sort)
 
+# coordinator_deadline: the run failed only with the fuzzing engine's own
+# "context deadline exceeded", and wrote no failing input.
+coordinator_deadline() {
+	grep -qx '    context deadline exceeded' "$1" && ! grep -q 'Failing input written to' "$1"
+}
+
 failed=()
 ran=0
 start=$SECONDS
@@ -44,6 +50,13 @@ while read -r dir name; do
 		# The last progress line has the execution count.
 		grep -E '^fuzz: elapsed' "$log" | tail -1 || true
 		echo "--- ok $name ($((SECONDS - t0)) s)"
+	elif coordinator_deadline "$log" && go test -run "^${name}\$" "./$dir" >/dev/null 2>&1; then
+		# Go's fuzzing coordinator can report its own -fuzztime deadline as
+		# a failure, with no input to blame (golang/go#75804, fixed in Go
+		# 1.27). No failing input was written and the corpus still passes:
+		# nothing was found.
+		grep -E '^fuzz: elapsed' "$log" | tail -1 || true
+		echo "--- ok $name ($((SECONDS - t0)) s; the fuzzing engine's deadline race, golang/go#75804, not an input)"
 	else
 		cat "$log"
 		echo "--- FAIL $name ($((SECONDS - t0)) s)"

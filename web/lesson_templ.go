@@ -14,7 +14,7 @@ import "strconv"
 // LessonView is one page of the lesson: the table of contents, the page's
 // blocks with their live views, the quiz entry point and the pager. ns is
 // the namespace the reader's live commands run in.
-func LessonView(l *Lesson, idx int, ns string) templ.Component {
+func LessonView(l *Lesson, idx int, ns string, mayCompact bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -222,7 +222,7 @@ func LessonView(l *Lesson, idx int, ns string) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		for _, b := range l.Pages[idx].Blocks {
-			templ_7745c5c3_Err = block(b, l.Lang, ns).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = block(b, l.Lang, ns, mayCompact).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -381,7 +381,7 @@ func LessonView(l *Lesson, idx int, ns string) templ.Component {
 	})
 }
 
-func block(b Block, lang, ns string) templ.Component {
+func block(b Block, lang, ns string, mayCompact bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -610,7 +610,7 @@ func block(b Block, lang, ns string) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		case Widget:
-			templ_7745c5c3_Err = widget(b.ID, lang, ns).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = widget(b.ID, lang, ns, mayCompact).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -885,7 +885,7 @@ func command(b Block, lang, ns string) templ.Component {
 	})
 }
 
-func widget(name, lang, ns string) templ.Component {
+func widget(name, lang, ns string, mayCompact bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -914,7 +914,7 @@ func widget(name, lang, ns string) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		case "timeline":
-			templ_7745c5c3_Err = TimelineView(lang, ns).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = TimelineView(lang, ns, mayCompact).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -934,7 +934,7 @@ func widget(name, lang, ns string) templ.Component {
 }
 
 // LabView puts every live view on one page.
-func LabView(lang, ns string) templ.Component {
+func LabView(lang, ns string, mayCompact bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -989,7 +989,7 @@ func LabView(lang, ns string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = TimelineView(lang, ns).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = TimelineView(lang, ns, mayCompact).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

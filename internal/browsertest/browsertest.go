@@ -5,6 +5,7 @@ package browsertest
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -61,6 +63,24 @@ func Do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		Shot(t, ctx, "failed-"+strings.ReplaceAll(what, " ", "-"))
 		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Submit runs the steps that send a form, and returns once the page the
+// form leads to (path) has replaced the one it was sent from: a wait on
+// the new page that began before it would find the old one, or fail as
+// the old one unloads.
+func Submit(t *testing.T, ctx context.Context, what, path string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(wctx, chromedp.WaitEvent(page.FrameNavigated, func(ev page.EventFrameNavigated) bool {
+		u, err := url.Parse(ev.Frame.URL)
+		return ev.Frame.ParentID == "" && err == nil && u.Path == path
+	}, chromedp.Steps(steps...)))
+	if err != nil {
+		Shot(t, ctx, "failed-"+strings.ReplaceAll(what, " ", "-"))
+		t.Fatalf("%s, then the page at %s: %v", what, path, err)
 	}
 }
 

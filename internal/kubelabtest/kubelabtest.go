@@ -48,6 +48,9 @@ func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 		cfg.Listen = "127.0.0.1:0"
 		cfg.DataDir = t.TempDir()
 		cfg.EtcdListenClient = etcdAddr
+		// A class's HTTPS port too: the default, 6443, is a real API
+		// server's, and tests run side by side.
+		cfg.SecureListen = "127.0.0.1:0"
 		cfg.CompactionInterval = 0
 		// Off unless a test asks: then a test's watch sees its own writes
 		// only, not the simulated kubelet's.

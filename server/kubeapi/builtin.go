@@ -54,6 +54,14 @@ func BuiltinResources() []*Resource {
 			PrepareForCreate: mergeStringData, PrepareForUpdate: func(obj, _ runtime.Object) { mergeStringData(obj) },
 		},
 		{
+			// Enforced by the ResourceQuota admission plugin; a student's
+			// namespace gets one when the student joins.
+			GroupVersion: coreV1, Name: "resourcequotas", SingularName: "resourcequota", Kind: "ResourceQuota", Namespaced: true,
+			Verbs: readWrite, ShortNames: []string{"quota"},
+			New: func() runtime.Object { return &corev1.ResourceQuota{} }, NewList: func() runtime.Object { return &corev1.ResourceQuotaList{} },
+			HasStatus: true,
+		},
+		{
 			GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount", Namespaced: true,
 			Verbs: readWrite, ShortNames: []string{"sa"},
 			New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },

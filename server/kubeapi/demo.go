@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubelab/kubelab/storage"
 )
@@ -60,17 +62,36 @@ func (a *API) SeedDemo(ctx context.Context, h http.Handler, asSystem func(*http.
 // made it) is not an error, so seeding can be retried.
 func Seed(ctx context.Context, h http.Handler, asSystem func(*http.Request) *http.Request, requests []SeedRequest) error {
 	for _, d := range requests {
-		req := httptest.NewRequestWithContext(ctx, d.Method, d.Path, strings.NewReader(d.Body))
-		req.Header.Set("Content-Type", d.ContentType)
-		req.Header.Set("User-Agent", "kubelab-seed/v1")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, asSystem(req))
-		if rec.Code == http.StatusConflict {
-			continue
+		err := Do(ctx, h, asSystem, d)
+		if st, ok := err.(apierrors.APIStatus); ok && st.Status().Code == http.StatusConflict {
+			continue // AlreadyExists, or a Conflict
 		}
-		if rec.Code >= 300 {
-			return fmt.Errorf("seeding: %s %s: %d %s", d.Method, d.Path, rec.Code, rec.Body.String())
+		if err != nil {
+			return fmt.Errorf("seeding: %s %s: %w", d.Method, d.Path, err)
 		}
 	}
 	return nil
+}
+
+// Do makes one request in-process through h, as mark says who makes it
+// (kubelab itself, or a user the front door has authenticated already),
+// so that it passes the same pipeline, RBAC and trace as the same request
+// from kubectl. A response that is not a success is returned as its
+// Status error.
+func Do(ctx context.Context, h http.Handler, mark func(*http.Request) *http.Request, d SeedRequest) error {
+	req := httptest.NewRequestWithContext(ctx, d.Method, d.Path, strings.NewReader(d.Body))
+	if d.ContentType != "" {
+		req.Header.Set("Content-Type", d.ContentType)
+	}
+	req.Header.Set("User-Agent", "kubelab-seed/v1")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, mark(req))
+	if rec.Code < 300 {
+		return nil
+	}
+	var st metav1.Status
+	if json.Unmarshal(rec.Body.Bytes(), &st) != nil || st.Kind != "Status" {
+		return apierrors.NewGenericServerResponse(rec.Code, d.Method, schema.GroupResource{}, "", rec.Body.String(), 0, false)
+	}
+	return &apierrors.StatusError{ErrStatus: st}
 }

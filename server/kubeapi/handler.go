@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -119,6 +121,21 @@ func (a *API) NamespacedStores() []*etcd3.Store {
 		}
 	}
 	return out
+}
+
+// NamespacedCollections are the namespaced resources served now whose
+// collections can be deleted (the verb deletecollection), one version of
+// each group and resource, sorted: what resetting a namespace deletes.
+func (a *API) NamespacedCollections() []schema.GroupVersionResource {
+	var all []schema.GroupVersionResource
+	for gvr := range a.storesSnapshot() {
+		if res, ok := a.registry.Lookup(gvr); ok && res.Namespaced && slices.Contains(res.Verbs, "deletecollection") {
+			all = append(all, gvr)
+		}
+	}
+	slices.SortFunc(all, func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) })
+	// The versions of a resource share its objects: one delete is enough.
+	return slices.CompactFunc(all, func(a, b schema.GroupVersionResource) bool { return a.GroupResource() == b.GroupResource() })
 }
 
 // Install routes /api, /apis and /version to the API.

@@ -417,12 +417,19 @@ func (r *request) terminateNamespace(pre *storage.Preconditions) error {
 }
 
 // deleteCollection deletes every object a list with the same selectors
-// would return, and answers with that list.
+// would return, with the request's DeleteOptions (as kube-apiserver's
+// DeleteCollection takes them), and answers with that list.
 func (r *request) deleteCollection() error {
 	pred, err := r.predicate()
 	if err != nil {
 		return err
 	}
+	opts, err := r.deleteOptions()
+	if err != nil {
+		return err
+	}
+	// Preconditions name one object; a collection has none in common.
+	opts.Preconditions = nil
 	res, err := r.store.List(r.ctx(), storage.ListOptions{Namespace: r.info.Namespace, Predicate: pred})
 	if err != nil {
 		return err
@@ -431,7 +438,7 @@ func (r *request) deleteCollection() error {
 	for _, obj := range res.Items {
 		m, _ := meta.Accessor(obj)
 		if !r.dryRun() {
-			if obj, _, err = deletion.Delete(r.ctx(), r.store, storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, deletion.Options{}); err != nil {
+			if obj, _, err = deletion.Delete(r.ctx(), r.store, storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, opts); err != nil {
 				if apierrors.IsNotFound(err) {
 					continue
 				}

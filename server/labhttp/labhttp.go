@@ -56,8 +56,9 @@ type Config struct {
 	Store lab.Store
 	// Quizzes is where quiz attempts are, for the dashboard's scores.
 	Quizzes quiz.Store
-	// Reset restores a namespace to what kubelab provisioned.
-	Reset func(ctx context.Context, namespace string) error
+	// Reset restores a namespace to what kubelab provisioned, as the
+	// user asking: their deletes, authorized by RBAC like any others.
+	Reset func(ctx context.Context, u pipeline.User, namespace string) error
 	// Authenticate says whom a bearer token stands for: the dashboard's
 	// sign-in page turns an instructor's token into a browser session.
 	Authenticate func(ctx context.Context, token string) (pipeline.User, bool, error)
@@ -70,11 +71,24 @@ type Config struct {
 	SessionCookie func(r *http.Request, token string, lifetime time.Duration) *http.Cookie
 	// RequireSignIn refuses anonymous users (classroom mode).
 	RequireSignIn bool
+	// Websockets, if not nil, counts each user's open websockets against a
+	// cap (shared with the live views' websockets).
+	Websockets WebsocketCounter
 	// StuckAfter is how long without progress the dashboard calls stuck.
 	StuckAfter time.Duration
 	Layout     Layout
 	Logger     *slog.Logger
 	Now        func() time.Time
+}
+
+// WebsocketCounter counts open websockets per user against a cap.
+type WebsocketCounter interface {
+	// Enter counts one more websocket of user, or is false at the cap.
+	Enter(user string) bool
+	// Leave gives back a place Enter counted.
+	Leave(user string)
+	// Limit is the cap, for the refusal's message.
+	Limit() int
 }
 
 // Labs is the installed labs; Close stops their checks and websockets.
@@ -85,10 +99,9 @@ type Labs struct {
 }
 
 type handlers struct {
-	cfg  Config
-	svc  *service
-	hub  *hub
-	csrf *http.CrossOriginProtection
+	cfg Config
+	svc *service
+	hub *hub
 }
 
 // Install routes the labs on e and starts checking steps. The watch
@@ -130,7 +143,7 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 	}
 	go svc.run(ctx)
 	go hb.runDashboards(ctx, dashboardTick, func(err error) { cfg.Logger.Warn("lab dashboard", "error", err) })
-	h := &handlers{cfg: cfg, svc: svc, hub: hb, csrf: http.NewCrossOriginProtection()}
+	h := &handlers{cfg: cfg, svc: svc, hub: hb}
 	hb.snapshot = h.classSnapshot
 	e.Use(svc.watches.observe)
 	h.routeAPI(e)

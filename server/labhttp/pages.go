@@ -86,21 +86,10 @@ func (h *handlers) labPage(c echo.Context) error {
 	return h.render(c, http.StatusOK, v.Title, labPage(v, nav, ui(v.Lang), c.QueryParam("answer"), c.QueryParam("step")))
 }
 
-// formChecked refuses a form posted from another site.
-func (h *handlers) formChecked(c echo.Context, backTo string) error {
-	if err := h.csrf.Check(c.Request()); err != nil {
-		return h.pageError(c, apierrors.NewForbidden(labsResource, "", errors.New("the form was sent from another site; open the lab here and try again")), backTo)
-	}
-	return nil
-}
-
 func (h *handlers) startPage(c echo.Context) error {
 	l, err := h.labOf(c)
 	if err != nil {
 		return h.pageError(c, err, PagesPath)
-	}
-	if err := h.formChecked(c, PagesPath+"/"+l.ID); err != nil {
-		return err
 	}
 	if _, err := h.svc.start(c.Request().Context(), userOf(c), l); err != nil {
 		return h.pageError(c, err, PagesPath+"/"+l.ID)
@@ -112,9 +101,6 @@ func (h *handlers) checkPage(c echo.Context) error {
 	l, err := h.labOf(c)
 	if err != nil {
 		return h.pageError(c, err, PagesPath)
-	}
-	if err := h.formChecked(c, PagesPath+"/"+l.ID); err != nil {
-		return err
 	}
 	if _, err := h.svc.check(c.Request().Context(), userOf(c).Name); err != nil && !errors.Is(err, lab.ErrNotFound) {
 		return h.pageError(c, err, PagesPath+"/"+l.ID)
@@ -128,9 +114,6 @@ func (h *handlers) answerPage(c echo.Context) error {
 		return h.pageError(c, err, PagesPath)
 	}
 	to := PagesPath + "/" + l.ID
-	if err := h.formChecked(c, to); err != nil {
-		return err
-	}
 	c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, maxBody)
 	right, _, err := h.answer(c, l, c.FormValue("step"), c.FormValue("answer"))
 	if err != nil {
@@ -145,9 +128,6 @@ func (h *handlers) answerPage(c echo.Context) error {
 }
 
 func (h *handlers) resetPage(c echo.Context) error {
-	if err := h.formChecked(c, PagesPath); err != nil {
-		return err
-	}
 	if _, err := h.reset(c); err != nil {
 		return h.pageError(c, err, PagesPath)
 	}

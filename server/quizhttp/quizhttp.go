@@ -14,7 +14,6 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
@@ -73,7 +72,6 @@ type handlers struct {
 	layout Layout
 	log    *slog.Logger
 	now    func() time.Time
-	csrf   *http.CrossOriginProtection
 	policy quiz.Policy
 	pace   *submitLimiter
 }
@@ -83,7 +81,7 @@ type handlers struct {
 // what each user may do.
 func Install(e *echo.Echo, cfg Config) error {
 	h := &handlers{signIn: cfg.RequireSignIn, bank: cfg.Bank, store: cfg.Store, layout: cfg.Layout, log: cfg.Logger, now: cfg.Now,
-		csrf: http.NewCrossOriginProtection(), policy: cfg.Policy}
+		policy: cfg.Policy}
 	if h.policy.Reveal == "" {
 		h.policy.Reveal = quiz.RevealAfterLastAttempt
 	}

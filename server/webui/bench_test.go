@@ -290,7 +290,7 @@ func BenchmarkLessonRender(b *testing.B) {
 		l := lessons[web.Langs[i%len(web.Langs)]]
 		idx := (i / len(web.Langs)) % len(l.Pages)
 		start := time.Now()
-		page := web.PageWith(web.Meta{Title: l.Pages[idx].Title, Lang: l.Lang, Section: "lesson"}, web.LessonView(l, idx, "internals-demo"))
+		page := web.PageWith(web.Meta{Title: l.Pages[idx].Title, Lang: l.Lang, Section: "lesson"}, web.LessonView(l, idx, "internals-demo", true))
 		if err := page.Render(ctx, w); err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubelab/kubelab/server/kubeapi"
@@ -57,8 +58,12 @@ func (er etcdReader) mayRead(key string) bool {
 	return (len(seg) == 3 && seg[1] == ns) || (len(seg) == 4 && seg[2] == ns)
 }
 
+// statusJSON is a Status error with code and msg, which the server's
+// error handler writes as kube-apiserver would.
 func (u *UI) statusJSON(c echo.Context, code int, msg string) error {
-	return c.JSON(code, apiStatus{Code: int32(code), Reason: strings.ReplaceAll(http.StatusText(code), " ", ""), Message: msg})
+	st := apierrors.NewGenericServerResponse(code, c.Request().Method, schema.GroupResource{}, "", msg, 0, false).ErrStatus
+	st.Message = msg
+	return &apierrors.StatusError{ErrStatus: st}
 }
 
 // etcdKeys lists the keys under a prefix of /registry/ that the user may read.

@@ -3,7 +3,6 @@ package webui
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,40 +22,13 @@ type hub struct {
 	tracers   map[string]map[*client]struct{} // by user name
 	timelines map[*client]struct{}
 	all       map[*client]struct{}
-	// perUser counts each user's open clients, against maxPerUser.
-	perUser    map[string]int
-	maxPerUser int
-	closed     bool
+	closed    bool
 	// tooSlow counts clients closed for not keeping up.
 	tooSlow atomic.Uint64
 }
 
-func newHub(maxPerUser int) *hub {
-	return &hub{tracers: map[string]map[*client]struct{}{}, timelines: map[*client]struct{}{}, all: map[*client]struct{}{},
-		perUser: map[string]int{}, maxPerUser: maxPerUser}
-}
-
-// errTooManyViews refuses a user's live view over the cap.
-var errTooManyViews = errors.New("too many live views open")
-
-// reserve counts a new client of user against the cap, before the
-// upgrade; release gives the place back.
-func (h *hub) reserve(user string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.maxPerUser > 0 && h.perUser[user] >= h.maxPerUser {
-		return errTooManyViews
-	}
-	h.perUser[user]++
-	return nil
-}
-
-func (h *hub) release(user string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.perUser[user]--; h.perUser[user] <= 0 {
-		delete(h.perUser, user)
-	}
+func newHub() *hub {
+	return &hub{tracers: map[string]map[*client]struct{}{}, timelines: map[*client]struct{}{}, all: map[*client]struct{}{}}
 }
 
 // add registers a client until it ends; false if the UI is closing.

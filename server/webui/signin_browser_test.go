@@ -3,7 +3,6 @@ package webui_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -24,20 +23,18 @@ func TestBrowserJoinsAClass(t *testing.T) {
 	})
 	browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(lab.URL()+"/lesson/request-path"))
 	browsertest.WaitJS(t, ctx, "the sign-in page", `location.pathname === "/signin" && document.querySelector("form[action='/signin']") !== null`)
-	browsertest.Do(t, ctx, "a wrong join code",
+	browsertest.Submit(t, ctx, "a wrong join code", "/signin",
 		chromedp.SetValue(chromedp.CSS(`#name`), `Ada <b>Lovelace</b>`),
 		chromedp.SetValue(chromedp.CSS(`#code`), "guess"),
 		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
-	afterSubmit()
 	browsertest.WaitJS(t, ctx, "the join code refused", `document.querySelector("#signin-error") !== null`)
 	browsertest.Shot(t, ctx, "signin-refused")
 	if v := browsertest.Eval[string](t, ctx, `document.querySelector("#name").value`); v != `Ada <b>Lovelace</b>` {
 		t.Fatalf("the name typed was not kept: %q", v)
 	}
-	browsertest.Do(t, ctx, "join",
+	browsertest.Submit(t, ctx, "join", "/lesson/request-path",
 		chromedp.SetValue(chromedp.CSS(`#code`), "k8s-101"),
 		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
-	afterSubmit()
 	browsertest.WaitJS(t, ctx, "back on the lesson, signed in", `location.pathname === "/lesson/request-path" && !document.querySelector("[data-account]").hidden`)
 	account := browsertest.Eval[string](t, ctx, `document.querySelector("[data-account]").textContent`)
 	if !strings.Contains(account, "Ada <b>Lovelace</b>") || !strings.Contains(account, "ada-b-lovelace-b") || browsertest.Eval[int](t, ctx, `document.querySelectorAll("[data-account] b").length`) != 0 {
@@ -58,11 +55,6 @@ func TestBrowserJoinsAClass(t *testing.T) {
 		t.Fatalf("request %q\nresponse %q", req, resp)
 	}
 
-	browsertest.Do(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`.account form[action="/signout"] button`)))
-	afterSubmit()
+	browsertest.Submit(t, ctx, "sign out", "/signin", chromedp.Click(chromedp.CSS(`.account form[action="/signout"] button`)))
 	browsertest.WaitJS(t, ctx, "signed out", `location.pathname === "/signin"`)
 }
-
-// afterSubmit lets a form's navigation begin, so that what is waited for
-// next is looked for on the new page.
-func afterSubmit() { time.Sleep(700 * time.Millisecond) }

@@ -36,9 +36,26 @@ type Deps struct {
 	Compactor *etcd3.Compactor
 	Etcd      *clientv3.Client
 	Logger    *slog.Logger
-	// MaxWebsocketsPerUser caps one user's open live views (0: no cap),
-	// so that one student's runaway tabs cannot hold the class's memory.
-	MaxWebsocketsPerUser int
+	// Classroom is classroom mode: the live views are for signed-in
+	// users only (anonymous users share one name, so a tracer would show
+	// each the others' requests), and only instructors and admins compact
+	// the class's etcd.
+	Classroom bool
+	// Websockets, if not nil, counts each user's open live views against
+	// a cap, so that one student's runaway tabs cannot hold the class's
+	// memory. The server shares it with the labs' websockets: the cap is
+	// on the user, whichever page opened them.
+	Websockets WebsocketCounter
+}
+
+// WebsocketCounter counts open websockets per user against a cap.
+type WebsocketCounter interface {
+	// Enter counts one more websocket of user, or is false at the cap.
+	Enter(user string) bool
+	// Leave gives back a place Enter counted.
+	Leave(user string)
+	// Limit is the cap, for the refusal's message.
+	Limit() int
 }
 
 // UI serves the pages and live views.
@@ -72,7 +89,7 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	if !ok {
 		return nil, errors.New("web UI: the API serves no pods")
 	}
-	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub(d.MaxWebsocketsPerUser), pods: pods}
+	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub(), pods: pods}
 	u.ctx, u.stop = context.WithCancel(context.Background())
 	go u.hub.runTraces(u.ctx, d.Traces.Subscribe(u.ctx, nil, 1024))
 	go u.hub.runClock(u.ctx, pods.Cache(), 2*time.Second)
@@ -96,10 +113,10 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 		static.ServeHTTP(c.Response(), c.Request())
 		return nil
 	})
-	g.GET("/ui/ws/trace", u.traceStream)
-	g.GET("/ui/ws/watch", u.watchStream)
-	g.GET("/ui/ws/run", u.runStream)
-	g.GET("/ui/ws/pollwatch", u.pollWatchStream)
+	g.GET("/ui/ws/trace", u.signedIn(u.traceStream))
+	g.GET("/ui/ws/watch", u.signedIn(u.watchStream))
+	g.GET("/ui/ws/run", u.signedIn(u.runStream))
+	g.GET("/ui/ws/pollwatch", u.signedIn(u.pollWatchStream))
 	g.POST("/ui/compact", u.compact)
 	g.GET("/ui/etcd/keys", u.etcdKeys)
 	g.GET("/ui/etcd/value", u.etcdValue)
@@ -143,6 +160,24 @@ func Lang(r *http.Request) string {
 	return web.Langs[0]
 }
 
+// signedIn refuses an anonymous user in classroom mode with kube's 401,
+// before a live view is opened.
+func (u *UI) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if u.Classroom && user(c).IsAnonymous() {
+			return pipeline.Unauthorized()
+		}
+		return next(c)
+	}
+}
+
+// mayCompact says whether the user may compact etcd: anyone in local
+// mode (whoever runs kubelab owns its etcd); in a class, whose etcd every
+// student's watches share, instructors, graders and admins only.
+func (u *UI) mayCompact(c echo.Context) bool {
+	return !u.Classroom || classroom.CanGrade(user(c))
+}
+
 // user is who the front door authenticated the request as.
 func user(c echo.Context) pipeline.User {
 	_, u, _ := pipeline.FromContext(c.Request().Context())
@@ -171,13 +206,13 @@ func (u *UI) lessonPage(c echo.Context) error {
 		return u.notFound(c)
 	}
 	m := web.Meta{Title: p.Title, Lang: lang, Section: "lesson"}
-	return Render(c, http.StatusOK, web.PageWith(m, web.LessonView(l, idx, namespace(c))))
+	return Render(c, http.StatusOK, web.PageWith(m, web.LessonView(l, idx, namespace(c), u.mayCompact(c))))
 }
 
 func (u *UI) labPage(c echo.Context) error {
 	lang := Lang(c.Request())
 	m := web.Meta{Title: web.T(lang, "lab.title"), Lang: lang, Section: "lab"}
-	return Render(c, http.StatusOK, web.PageWith(m, web.LabView(lang, namespace(c))))
+	return Render(c, http.StatusOK, web.PageWith(m, web.LabView(lang, namespace(c), u.mayCompact(c))))
 }
 
 // notFound is the friendly page for a browser at an unknown address.
@@ -192,8 +227,8 @@ func (u *UI) setLang(c echo.Context) error {
 	lang := web.NormalizeLang(c.QueryParam("to"))
 	c.SetCookie(&http.Cookie{Name: LangCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, HttpOnly: true})
 	back := "/lesson/"
-	if ref, err := url.Parse(c.Request().Referer()); err == nil && ref.Host == c.Request().Host && strings.HasPrefix(ref.Path, "/") && !strings.HasPrefix(ref.Path, "//") {
-		back = ref.Path
+	if ref, err := url.Parse(c.Request().Referer()); err == nil && ref.Host == c.Request().Host {
+		back = web.LocalPath(ref.Path)
 	}
 	return c.Redirect(http.StatusSeeOther, back)
 }

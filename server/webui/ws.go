@@ -15,6 +15,9 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubelab/kubelab/pipeline"
 )
 
 // sendQueue is how many messages may wait for a slow browser; past that
@@ -54,8 +57,10 @@ type client struct {
 	// deadline per write on the socket costs a timer update, where a
 	// context with a timeout per message costs a context, a timer and a
 	// callback registered with the websocket.
-	raw    net.Conn
-	user   string
+	raw  net.Conn
+	user string
+	// owner is the authenticated user whose websockets this one counts as.
+	owner  string
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	// closed is closed once the close frame is sent (or the connection
@@ -284,22 +289,24 @@ func isUpgrade(r *http.Request) bool {
 // accept upgrades the request to a websocket registered with the UI, so
 // that shutdown can end it.
 func (u *UI) accept(c echo.Context, writeBuffer int) (*client, bool) {
-	name := user(c).Name
-	if err := u.hub.reserve(name); err != nil {
-		c.Response().Header().Set("Retry-After", "5")
-		c.JSON(http.StatusTooManyRequests, apiStatus{Code: http.StatusTooManyRequests, Reason: "TooManyRequests",
-			Message: fmt.Sprintf("%s: at most %d per user; close another tab of the lab", err, u.hub.maxPerUser)})
+	// The cap counts the authenticated user's websockets, not the name it
+	// impersonates: each service account a student may act as must not
+	// bring ten more.
+	owner, _ := pipeline.AuthenticatedFromContext(c.Request().Context())
+	if !u.enterWebsocket(owner.Name) {
+		// Answered by the server's error handler, as a Status with Retry-After.
+		c.Error(apierrors.NewTooManyRequests(fmt.Sprintf("too many live views open: at most %d per user; close another tab of the lab", u.Websockets.Limit()), 5))
 		return nil, false
 	}
 	cl, err := accept(c, writeBuffer)
 	if err != nil {
 		// Accept has answered already (403 for a foreign Origin, 426...).
-		u.hub.release(name)
+		u.leaveWebsocket(owner.Name)
 		return nil, false
 	}
-	cl.user = name
+	cl.user, cl.owner = user(c).Name, owner.Name
 	if !u.hub.add(cl) {
-		u.hub.release(name)
+		u.leaveWebsocket(owner.Name)
 		cl.conn.Close(websocket.StatusGoingAway, "server shutting down")
 		return nil, false
 	}
@@ -313,8 +320,18 @@ func (u *UI) accept(c echo.Context, writeBuffer int) (*client, bool) {
 func (u *UI) detach(cl *client, onMessage func([]byte)) {
 	cl.start(onMessage, func() {
 		u.hub.remove(cl)
-		u.hub.release(cl.user)
+		u.leaveWebsocket(cl.owner)
 	})
+}
+
+func (u *UI) enterWebsocket(owner string) bool {
+	return u.Websockets == nil || u.Websockets.Enter(owner)
+}
+
+func (u *UI) leaveWebsocket(owner string) {
+	if u.Websockets != nil {
+		u.Websockets.Leave(owner)
+	}
 }
 
 // serve serves the client until it ends and forgets it.

@@ -16,7 +16,7 @@ import (
 // server's sender never blocks on it.
 func TestSlowClientIsClosed(t *testing.T) {
 	e := echo.New()
-	u := &UI{hub: newHub(0)}
+	u := &UI{hub: newHub()}
 	queued := make(chan int, 1)
 	big := []byte(`"` + strings.Repeat("x", 64*1024) + `"`)
 	e.GET("/ws", func(c echo.Context) error {
@@ -77,7 +77,7 @@ func connectOne(t *testing.T, timeout time.Duration, setup func(*client)) (*clie
 	writeTimeout = timeout
 	t.Cleanup(func() { writeTimeout = saved })
 	e := echo.New()
-	u := &UI{hub: newHub(0)}
+	u := &UI{hub: newHub()}
 	served := make(chan *client, 1)
 	e.GET("/ws", func(c echo.Context) error {
 		cl, ok := u.accept(c, smallWriteBuffer)

@@ -20,6 +20,7 @@ import (
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
 )
 
 // Config describes one embedded etcd member.
@@ -138,6 +139,11 @@ func etcdConfig(cfg Config) (*embed.Config, error) {
 	ecfg.UnsafeNoFsync = cfg.UnsafeNoFsync
 	ecfg.WatchProgressNotifyInterval = cfg.ProgressNotifyInterval
 	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(cfg.Logger)
+	// Stopping the member must wait for its watch streams' handlers: a
+	// watch's send loop that still reads the backend after it is closed
+	// crashes the process on a nil bbolt transaction (etcd-io/etcd#14256),
+	// and by default gRPC's Stop returns with handlers still running.
+	ecfg.GRPCAdditionalServerOptions = append(ecfg.GRPCAdditionalServerOptions, grpc.WaitForHandlers(true))
 	if cfg.ClusterToken != "" {
 		ecfg.InitialClusterToken = cfg.ClusterToken
 	}

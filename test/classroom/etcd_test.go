@@ -117,34 +117,6 @@ func TestDNSRebindingIsMisdirected(t *testing.T) {
 	}
 }
 
-// startClass runs a classroom-mode kubelab and waits for /readyz; its admin
-// kubeconfig names the HTTPS port, so kubelabproc's Ready does not apply.
-func startClass(t *testing.T, args ...string) *kubelabproc.Server {
-	t.Helper()
-	s := kubelabproc.New(t, "class", append([]string{"--classroom=true", "--secure-listen", kubelabproc.FreeAddr(t)}, args...)...)
-	s.Start(t)
-	waitReadyz(t, s)
-	return s
-}
-
-func waitReadyz(t *testing.T, s *kubelabproc.Server) {
-	t.Helper()
-	deadline := time.Now().Add(kubelabproc.Wait)
-	for {
-		resp, err := http.Get(s.URL() + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("kubelab %s not ready after %s: %v\n%s", s.Name, kubelabproc.Wait, err, s.Output())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // TestClassHasNoEtcdPort: by default a class's kubelab serves etcd to no
 // one: no port the process listens on answers an etcd client.
 func TestClassHasNoEtcdPort(t *testing.T) {
@@ -257,9 +229,9 @@ func TestClassEtcdPortWantsCertificates(t *testing.T) {
 // expiry and one that is not JSON; kubectl with either token is refused.
 func TestHandWrittenTokenEntriesAuthenticateNothing(t *testing.T) {
 	s := startClass(t, "--etcd-listen-client", kubelabproc.FreeAddr(t))
-	etcdctl, kubectl := clitest.Etcdctl(t), clitest.Kubectl(t)
+	etcdctl := clitest.Etcdctl(t)
 	flags := etcdctlCommand(t, s.Output())
-	kubeconfig := filepath.Join(s.DataDir, "kubeconfig")
+	kubeconfig := s.adminKubeconfig()
 	for token, entry := range map[string]string{
 		"no-expiry-0123456789abcdef": `{"user":"mallory","groups":["system:masters"],"created":"2026-01-01T00:00:00Z"}`,
 		"corrupt-0123456789abcdef":   `{"user":"mallory","groups":["system:masters"],`,
@@ -268,12 +240,12 @@ func TestHandWrittenTokenEntriesAuthenticateNothing(t *testing.T) {
 		if _, stderr, err := clitest.Run(t, etcdctl, append(flags, "put", key, entry)...); err != nil {
 			t.Fatalf("etcdctl put: %v\n%s", err, stderr)
 		}
-		out, stderr, err := clitest.Run(t, kubectl, "--kubeconfig", kubeconfig, "--token", token, "get", "secrets", "-A")
+		out, stderr, err := kubectl(t, kubeconfig, "--token", token, "get", "secrets", "-A")
 		if err == nil || !strings.Contains(stderr, "You must be logged in") {
 			t.Errorf("kubectl with the hand-written token %s: %v\n%s%s\nwant 401 (You must be logged in)", token, err, out, stderr)
 		}
 	}
-	if _, stderr, err := clitest.Run(t, kubectl, "--kubeconfig", kubeconfig, "get", "secrets", "-A"); err != nil {
+	if _, stderr, err := kubectl(t, kubeconfig, "get", "secrets", "-A"); err != nil {
 		t.Fatalf("kubectl with the admin kubeconfig: %v\n%s", err, stderr)
 	}
 }

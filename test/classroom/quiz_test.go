@@ -7,10 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -21,106 +18,58 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kubelab/kubelab/internal/browsertest"
-	"github.com/kubelab/kubelab/internal/kubelabproc"
 	"github.com/kubelab/kubelab/quiz"
 )
 
 // The quiz tests' class: the defaults of --quiz-attempts (3) and
 // --quiz-reveal (after-last-attempt), as an instructor who sets neither gets.
 const (
-	quizJoinCode    = "quiz-class-code"
 	quizGraderToken = "grader-token-quiz-0123456789"
 	quizAttempts    = 3
 )
 
-// quizClass runs a kubelab process in classroom mode.
-func quizClass(t *testing.T) *kubelabproc.Server {
+// quizClass is a class with a grader, who reads every attempt.
+func quizClass(t *testing.T) *class {
 	t.Helper()
-	s := kubelabproc.New(t, "quiz", "--classroom", "--join-code", quizJoinCode, "--class-name", "k8s-101",
-		"--secure-listen", kubelabproc.FreeAddr(t), "--grader-token", quizGraderToken, "--etcd-listen-client=")
-	s.Start(t)
-	// Ready would read the admin kubeconfig, which in classroom mode names
-	// the HTTPS port; the quiz needs only /readyz.
-	deadline := time.Now().Add(kubelabproc.Wait)
-	for {
-		resp, err := http.Get(s.URL() + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("kubelab not ready: %v\n%s", err, s.Output())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return startClass(t, "--class-name", "k8s-101", "--grader-token", quizGraderToken)
 }
 
-// quizUser is a student's script (a session cookie) or the grader (a token).
-type quizUser struct {
-	t      *testing.T
-	base   string
-	client *http.Client
-	token  string
-}
-
-func joinQuizClass(t *testing.T, s *kubelabproc.Server, name string) quizUser {
+// quizDo sends a request of a student's script: JSON asked for, and sent
+// if there is a body.
+func quizDo(t *testing.T, s *student, method, path, body string) (*http.Response, string) {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	u := quizUser{t: t, base: s.URL(), client: &http.Client{Jar: jar}}
-	form := url.Values{"name": {name}, "code": {quizJoinCode}}.Encode()
-	resp, body := u.do("POST", "/signin", "application/x-www-form-urlencoded", form)
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("join as %s: %d %s", name, resp.StatusCode, body)
+	header := []string{"Accept", "application/json"}
+	if body != "" {
+		header = append(header, "Content-Type", "application/json")
 	}
-	return u
+	return s.do(t, method, path, body, header...)
 }
 
-func quizGrader(t *testing.T, s *kubelabproc.Server) quizUser {
-	return quizUser{t: t, base: s.URL(), client: http.DefaultClient, token: quizGraderToken}
+// graderGet GETs path with the grader's token.
+func graderGet(t *testing.T, c *class, path string) (*http.Response, string) {
+	t.Helper()
+	return send(t, http.DefaultClient, "GET", c.URL()+path, "", "Accept", "application/json", "Authorization", "Bearer "+quizGraderToken)
 }
 
-func (u quizUser) do(method, path, contentType, body string) (*http.Response, string) {
-	u.t.Helper()
-	req, err := http.NewRequest(method, u.base+path, strings.NewReader(body))
-	if err != nil {
-		u.t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if u.token != "" {
-		req.Header.Set("Authorization", "Bearer "+u.token)
-	}
-	resp, err := u.client.Do(req)
-	if err != nil {
-		u.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
-}
-
-// view GETs a quiz as a student's script does: the attempt it is issued.
-func (u quizUser) view(quizID string) quiz.View {
-	u.t.Helper()
-	resp, body := u.do("GET", "/kubelab/v1/quizzes/"+quizID, "", "")
+// viewQuiz GETs a quiz as a student's script does: the attempt it is issued.
+func viewQuiz(t *testing.T, s *student, quizID string) quiz.View {
+	t.Helper()
+	resp, body := quizDo(t, s, "GET", "/kubelab/v1/quizzes/"+quizID, "")
 	if resp.StatusCode != http.StatusOK {
-		u.t.Fatalf("GET quiz %s: %d %s", quizID, resp.StatusCode, body)
+		t.Fatalf("GET quiz %s: %d %s", quizID, resp.StatusCode, body)
 	}
 	var v quiz.View
 	if err := json.Unmarshal([]byte(body), &v); err != nil || v.Attempt == "" {
-		u.t.Fatalf("not a quiz view (%v): %s", err, body)
+		t.Fatalf("not a quiz view (%v): %s", err, body)
 	}
 	return v
 }
 
-func (u quizUser) submit(quizID, attempt string, answers []quiz.Answer) (*http.Response, string) {
-	u.t.Helper()
+// submitQuiz submits answers under an attempt, as a student's script does.
+func submitQuiz(t *testing.T, s *student, quizID, attempt string, answers []quiz.Answer) (*http.Response, string) {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"attempt": attempt, "answers": answers})
-	return u.do("POST", "/kubelab/v1/quizzes/"+quizID+"/attempts", "application/json", string(body))
+	return quizDo(t, s, "POST", "/kubelab/v1/quizzes/"+quizID+"/attempts", string(body))
 }
 
 // answersFor answers each question of v with the option whose text is the
@@ -160,15 +109,15 @@ func wantQuizStatus(t *testing.T, resp *http.Response, body string, codes ...int
 // one blank submission gave away the whole key.
 func TestQuizBlankSubmissionRevealsNothing(t *testing.T) {
 	s := quizClass(t)
-	alice := joinQuizClass(t, s, "Alice")
+	alice := signIn(t, nil, s.URL(), "Alice")
 	for _, quizID := range []string{quiz.WatchQuizID, quiz.SpotTheBugQuizID} {
-		v := alice.view(quizID)
-		resp, body := alice.submit(quizID, v.Attempt, nil)
+		v := viewQuiz(t, alice, quizID)
+		resp, body := submitQuiz(t, alice, quizID, v.Attempt, nil)
 		if resp.StatusCode != http.StatusCreated {
 			t.Fatalf("blank submission of %s: %d %s", quizID, resp.StatusCode, body)
 		}
-		_, again := alice.do("GET", "/kubelab/v1/quizzes/"+quizID+"/attempts/"+v.Attempt, "", "")
-		_, page := alice.do("GET", "/quiz/"+quizID+"/attempts/"+v.Attempt, "", "")
+		_, again := quizDo(t, alice, "GET", "/kubelab/v1/quizzes/"+quizID+"/attempts/"+v.Attempt, "")
+		_, page := quizDo(t, alice, "GET", "/quiz/"+quizID+"/attempts/"+v.Attempt, "")
 		q, _ := quiz.Lesson().Quiz(quizID)
 		for what, text := range map[string]string{"the submission's answer": body, "the attempt's result": again, "the result page": page} {
 			if strings.Contains(text, `"right":true`) || strings.Contains(text, `"buggy":true`) {
@@ -205,32 +154,32 @@ func jsonOrHTML(s string) string {
 // submit under any id.
 func TestQuizAttemptIDsAreIssuedByTheServer(t *testing.T) {
 	s := quizClass(t)
-	alice, bob := joinQuizClass(t, s, "Alice"), joinQuizClass(t, s, "Bob")
+	alice, bob := signIn(t, nil, s.URL(), "Alice"), signIn(t, nil, s.URL(), "Bob")
 	made := make([]byte, 16)
 	rand.Read(made)
 	for _, id := range []string{hex.EncodeToString(made), "000000000000000000000000", "ffffffffffffffffffffffff"} {
-		resp, body := alice.submit(quiz.WatchQuizID, id, nil)
+		resp, body := submitQuiz(t, alice, quiz.WatchQuizID, id, nil)
 		wantQuizStatus(t, resp, body, http.StatusNotFound)
 	}
-	resp, body := alice.submit(quiz.WatchQuizID, "", nil)
+	resp, body := submitQuiz(t, alice, quiz.WatchQuizID, "", nil)
 	wantQuizStatus(t, resp, body, http.StatusBadRequest, http.StatusUnprocessableEntity)
 
 	// Bob cannot submit Alice's attempt, nor see it.
-	v := alice.view(quiz.WatchQuizID)
-	resp, body = bob.submit(quiz.WatchQuizID, v.Attempt, answersFor(t, v, 5, true))
+	v := viewQuiz(t, alice, quiz.WatchQuizID)
+	resp, body = submitQuiz(t, bob, quiz.WatchQuizID, v.Attempt, answersFor(t, v, 5, true))
 	wantQuizStatus(t, resp, body, http.StatusNotFound, http.StatusForbidden)
 	// Nor under another quiz.
-	resp, body = alice.submit(quiz.SpotTheBugQuizID, v.Attempt, nil)
+	resp, body = submitQuiz(t, alice, quiz.SpotTheBugQuizID, v.Attempt, nil)
 	wantQuizStatus(t, resp, body, http.StatusNotFound)
 
 	// Alice's attempt is still hers to submit, once.
-	if resp, body := alice.submit(quiz.WatchQuizID, v.Attempt, answersFor(t, v, 1, true)); resp.StatusCode != http.StatusCreated {
+	if resp, body := submitQuiz(t, alice, quiz.WatchQuizID, v.Attempt, answersFor(t, v, 1, true)); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("Alice's own attempt: %d %s", resp.StatusCode, body)
 	}
-	resp, body = alice.submit(quiz.WatchQuizID, v.Attempt, answersFor(t, v, 5, true))
+	resp, body = submitQuiz(t, alice, quiz.WatchQuizID, v.Attempt, answersFor(t, v, 5, true))
 	wantQuizStatus(t, resp, body, http.StatusConflict)
 
-	_, list := quizGrader(t, s).do("GET", "/kubelab/v1/grader/results?quiz="+quiz.WatchQuizID, "", "")
+	_, list := graderGet(t, s, "/kubelab/v1/grader/results?quiz="+quiz.WatchQuizID)
 	var got struct {
 		Items []struct{ AttemptID, Student string }
 	}
@@ -244,35 +193,35 @@ func TestQuizAttemptIDsAreIssuedByTheServer(t *testing.T) {
 // the best; now the (N+1)th is refused.
 func TestQuizAttemptLimit(t *testing.T) {
 	s := quizClass(t)
-	alice := joinQuizClass(t, s, "Alice")
+	alice := signIn(t, nil, s.URL(), "Alice")
 	var last quiz.View
 	for i := range quizAttempts {
-		last = alice.view(quiz.WatchQuizID)
-		if resp, body := alice.submit(quiz.WatchQuizID, last.Attempt, answersFor(t, last, i+1, true)); resp.StatusCode != http.StatusCreated {
+		last = viewQuiz(t, alice, quiz.WatchQuizID)
+		if resp, body := submitQuiz(t, alice, quiz.WatchQuizID, last.Attempt, answersFor(t, last, i+1, true)); resp.StatusCode != http.StatusCreated {
 			t.Fatalf("attempt %d: %d %s", i+1, resp.StatusCode, body)
 		}
 	}
-	resp, body := alice.do("GET", "/kubelab/v1/quizzes/"+quiz.WatchQuizID, "", "")
+	resp, body := quizDo(t, alice, "GET", "/kubelab/v1/quizzes/"+quiz.WatchQuizID, "")
 	wantQuizStatus(t, resp, body, http.StatusConflict, http.StatusTooManyRequests)
 	if !strings.Contains(body, "3") {
 		t.Errorf("the refusal does not say how many attempts there were: %s", body)
 	}
-	resp, body = alice.submit(quiz.WatchQuizID, last.Attempt, answersFor(t, last, 5, true))
+	resp, body = submitQuiz(t, alice, quiz.WatchQuizID, last.Attempt, answersFor(t, last, 5, true))
 	wantQuizStatus(t, resp, body, http.StatusConflict, http.StatusTooManyRequests)
 	// The other quiz has attempts of its own.
-	alice.view(quiz.SpotTheBugQuizID)
+	viewQuiz(t, alice, quiz.SpotTheBugQuizID)
 }
 
 // TestQuizOptionIDsDifferPerAttempt: option ids were the bank's own, so a
 // key learnt in one attempt, or from another student, worked in the next.
 func TestQuizOptionIDsDifferPerAttempt(t *testing.T) {
 	s := quizClass(t)
-	alice, bob := joinQuizClass(t, s, "Alice"), joinQuizClass(t, s, "Bob")
-	first := alice.view(quiz.WatchQuizID)
-	if resp, body := alice.submit(quiz.WatchQuizID, first.Attempt, nil); resp.StatusCode != http.StatusCreated {
+	alice, bob := signIn(t, nil, s.URL(), "Alice"), signIn(t, nil, s.URL(), "Bob")
+	first := viewQuiz(t, alice, quiz.WatchQuizID)
+	if resp, body := submitQuiz(t, alice, quiz.WatchQuizID, first.Attempt, nil); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
-	second, bobs := alice.view(quiz.WatchQuizID), bob.view(quiz.WatchQuizID)
+	second, bobs := viewQuiz(t, alice, quiz.WatchQuizID), viewQuiz(t, bob, quiz.WatchQuizID)
 	seen := map[string]string{}
 	for name, v := range map[string]quiz.View{"alice 1": first, "alice 2": second, "bob 1": bobs} {
 		for _, qv := range v.Questions {
@@ -285,7 +234,7 @@ func TestQuizOptionIDsDifferPerAttempt(t *testing.T) {
 		}
 	}
 	// Bob's right answers, by id, are no answers in Alice's attempt.
-	resp, body := alice.submit(quiz.WatchQuizID, second.Attempt, answersFor(t, bobs, 5, true))
+	resp, body := submitQuiz(t, alice, quiz.WatchQuizID, second.Attempt, answersFor(t, bobs, 5, true))
 	wantQuizStatus(t, resp, body, http.StatusUnprocessableEntity)
 }
 
@@ -293,17 +242,17 @@ func TestQuizOptionIDsDifferPerAttempt(t *testing.T) {
 // order the server issued them, with timestamps, and first, last and best.
 func TestQuizGraderListsEveryAttempt(t *testing.T) {
 	s := quizClass(t)
-	alice := joinQuizClass(t, s, "Alice")
+	alice := signIn(t, nil, s.URL(), "Alice")
 	scores := []int{2, 4, 1}
 	var ids []string
 	for _, n := range scores {
-		v := alice.view(quiz.WatchQuizID)
+		v := viewQuiz(t, alice, quiz.WatchQuizID)
 		ids = append(ids, v.Attempt)
-		if resp, body := alice.submit(quiz.WatchQuizID, v.Attempt, answersFor(t, v, n, true)); resp.StatusCode != http.StatusCreated {
+		if resp, body := submitQuiz(t, alice, quiz.WatchQuizID, v.Attempt, answersFor(t, v, n, true)); resp.StatusCode != http.StatusCreated {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
 	}
-	resp, body := quizGrader(t, s).do("GET", "/kubelab/v1/grader/results?student=alice&quiz="+quiz.WatchQuizID, "", "")
+	resp, body := graderGet(t, s, "/kubelab/v1/grader/results?student=alice&quiz="+quiz.WatchQuizID)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
@@ -364,7 +313,7 @@ func TestQuizInTheBrowser(t *testing.T) {
 				})
 			}
 			browsertest.Do(t, ctx, "sign in", chromedp.Navigate(s.URL()+"/signin"),
-				chromedp.SendKeys(chromedp.CSS("#name"), fmt.Sprintf("Student %v", js)), chromedp.SendKeys(chromedp.CSS("#code"), quizJoinCode),
+				chromedp.SendKeys(chromedp.CSS("#name"), fmt.Sprintf("Student %v", js)), chromedp.SendKeys(chromedp.CSS("#code"), joinCode),
 				chromedp.Click(chromedp.CSS(`form[action="/signin"] button[type="submit"]`)))
 			browsertest.WaitJS(t, ctx, "signed in", `!location.pathname.startsWith("/signin")`)
 			browsertest.Do(t, ctx, "open the quiz", chromedp.Navigate(s.URL()+"/quiz/"+quiz.WatchQuizID+"?lang=th"))

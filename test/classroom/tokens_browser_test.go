@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/security"
 	"github.com/chromedp/chromedp"
@@ -28,11 +27,10 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	}
 	browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(c.httpsURL+"/lesson/request-path"))
 	browsertest.WaitJS(t, ctx, "the HTTPS sign-in page", `location.protocol === "https:" && location.pathname === "/signin" && document.querySelector("form[action='/signin']") !== null`)
-	browsertest.Do(t, ctx, "join",
+	browsertest.Submit(t, ctx, "join", "/lesson/request-path",
 		chromedp.SetValue(chromedp.CSS(`#name`), "Erin"),
-		chromedp.SetValue(chromedp.CSS(`#code`), tokensJoinCode),
+		chromedp.SetValue(chromedp.CSS(`#code`), joinCode),
 		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
-	afterSubmit()
 	browsertest.WaitJS(t, ctx, "back on the lesson, signed in", `location.protocol === "https:" && location.pathname === "/lesson/request-path" && !document.querySelector("[data-account]").hidden`)
 	if cookies := browsertest.Eval[string](t, ctx, `document.cookie`); strings.Contains(cookies, "kubelab_session") {
 		t.Fatalf("the session cookie is readable by scripts: %q", cookies)
@@ -48,7 +46,7 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	// A hostile page on another site sends the signed-in browser to the
 	// kubeconfig (a top-level GET carries a SameSite=Lax cookie) and loads
 	// it as an image.
-	before := c.tokenKeys(t)
+	before := tokenKeys(t, c)
 	kubeconfig := c.httpsURL + "/kubelab/v1/kubeconfig"
 	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, `<!doctype html><img src=%q><script>setTimeout(() => { location = %q }, 300)</script>`, kubeconfig, kubeconfig)
@@ -56,7 +54,7 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	defer hostile.Close()
 	browsertest.Do(t, ctx, "open a hostile page", chromedp.Navigate(hostile.URL))
 	browsertest.WaitJS(t, ctx, "the hostile page's navigation refused", `location.pathname === "/kubelab/v1/kubeconfig" && document.body.textContent.includes("MethodNotAllowed")`)
-	if after := c.tokenKeys(t); after != before {
+	if after := tokenKeys(t, c); after != before {
 		t.Fatalf("a hostile page minted %d tokens", after-before)
 	}
 
@@ -64,19 +62,13 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	browsertest.WaitJS(t, ctx, "a student is refused the dashboard", `document.querySelector("input[name=token]") === null`)
 	browsertest.Do(t, ctx, "sign out", chromedp.Navigate(c.httpsURL+"/lesson/request-path"))
 	browsertest.WaitJS(t, ctx, "the account bar", `!document.querySelector("[data-account]").hidden`)
-	browsertest.Do(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`.account form[action="/signout"] button`)))
-	afterSubmit()
+	browsertest.Submit(t, ctx, "sign out", "/signin", chromedp.Click(chromedp.CSS(`.account form[action="/signout"] button`)))
 	browsertest.WaitJS(t, ctx, "signed out", `location.pathname === "/signin"`)
 	browsertest.Do(t, ctx, "the instructor signs in to the dashboard",
 		chromedp.Navigate(c.httpsURL+"/labs/dashboard"))
 	browsertest.WaitJS(t, ctx, "the dashboard's sign-in form", `document.querySelector("input[name=token]") !== null`)
-	browsertest.Do(t, ctx, "paste the token",
+	browsertest.Submit(t, ctx, "paste the token", "/labs/dashboard",
 		chromedp.SetValue(chromedp.CSS(`input[name=token]`), instructorTokenA),
 		chromedp.Click(chromedp.CSS(`form[action^="/labs/dashboard/signin"] button`)))
-	afterSubmit()
 	browsertest.WaitJS(t, ctx, "the dashboard live over wss", `location.pathname === "/labs/dashboard" && document.querySelector("[data-conn].live") !== null`)
 }
-
-// afterSubmit lets a form's navigation begin, so that what is waited for
-// next is looked for on the new page.
-func afterSubmit() { time.Sleep(700 * time.Millisecond) }

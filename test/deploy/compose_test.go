@@ -421,7 +421,7 @@ func TestReadmeNamesRealServices(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range regexp.MustCompile(`\bkubelab_([\w-]+)`).FindAllStringSubmatch(readme, -1) {
+	for _, m := range regexp.MustCompile(`(?:^|[^\w-])kubelab_([\w-]+)`).FindAllStringSubmatch(readme, -1) {
 		if strings.Contains(m[1], "_") {
 			continue // a metric name (kubelab_watchers_stalled_total), not a volume
 		}

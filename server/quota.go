@@ -1,0 +1,205 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubelab/kubelab/pipeline/admission"
+	"github.com/kubelab/kubelab/pipeline/informer"
+	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/etcd3"
+)
+
+// StudentQuotaName is the ResourceQuota every student's namespace gets.
+const StudentQuotaName = "kubelab-student"
+
+// studentQuotaHard is what a student's namespace may hold: far more than
+// the lesson and the labs need (a handful of each), far less than would
+// fill etcd for the class. Without it a student could write 1.5 MiB
+// objects until etcd's space quota stops every write, everyone's.
+var studentQuotaHard = map[string]string{
+	"pods": "50", "services": "20", "count/configmaps": "100", "count/secrets": "50",
+	"count/serviceaccounts": "20", "count/deployments.apps": "20", "count/replicasets.apps": "50",
+	string(admission.StoredBytes): "16Mi",
+}
+
+// studentQuota is the request that gives namespace its ResourceQuota. It
+// goes through the API like the rest of provisioning; the student's
+// edit role may read it but not change it.
+func studentQuota(namespace string) kubeapi.SeedRequest {
+	body, _ := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ResourceQuota",
+		"metadata": map[string]any{"name": StudentQuotaName, "annotations": map[string]string{
+			"kubelab.io/why": string(admission.StoredBytes) + " is kubelab's own resource: the bytes the namespace's objects take in etcd",
+		}},
+		"spec": map[string]any{"hard": studentQuotaHard},
+	})
+	return kubeapi.SeedRequest{Method: "POST", Path: "/api/v1/namespaces/" + namespace + "/resourcequotas", ContentType: "application/json", Body: string(body)}
+}
+
+// quotaStore is the ResourceQuota plugin's and controller's access to
+// the quotas: kubelab's own store of them, and an index of which
+// namespaces have any, so that a write where there is none (every write
+// outside students' namespaces) reads nothing more from etcd.
+type quotaStore struct {
+	store    *etcd3.Store
+	index    *quotaIndex
+	informer *informer.Informer
+}
+
+var _ admission.QuotaStore = (*quotaStore)(nil)
+
+// startQuotas indexes the quotas until ctx ends.
+func startQuotas(ctx context.Context, api *kubeapi.API, log *slog.Logger) *quotaStore {
+	st, _ := api.Store(corev1.SchemeGroupVersion.WithResource("resourcequotas"))
+	q := &quotaStore{store: st, index: &quotaIndex{byNamespace: map[string]int{}}}
+	q.informer = informer.New("resourcequotas", st, q.index, log)
+	go q.informer.Run(ctx)
+	return q
+}
+
+// unindexed reads every namespace's quotas from etcd: for the quota
+// controller, which must not miss a quota the index has not seen yet
+// (it syncs a namespace on the quota's own creation).
+func (s *quotaStore) unindexed() *quotaStore { return &quotaStore{store: s.store} }
+
+// WaitForSync returns once the index has read every quota.
+func (s *quotaStore) WaitForSync(ctx context.Context) error {
+	select {
+	case <-s.informer.Synced():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("resourcequotas index: %w", ctx.Err())
+	}
+}
+
+// Quotas reads the namespace's quotas from etcd, fresh: their status is
+// what admission counts from and writes over.
+func (s *quotaStore) Quotas(ctx context.Context, namespace string) ([]*corev1.ResourceQuota, error) {
+	if s.index != nil && !s.index.has(namespace) {
+		return nil, nil
+	}
+	list, err := s.store.List(ctx, storage.ListOptions{Namespace: namespace})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*corev1.ResourceQuota, 0, len(list.Items))
+	for _, obj := range list.Items {
+		if q, ok := obj.(*corev1.ResourceQuota); ok {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+// UpdateStatus writes only the status, and only over the version read.
+func (s *quotaStore) UpdateStatus(ctx context.Context, q *corev1.ResourceQuota) error {
+	_, err := s.store.GuaranteedUpdate(ctx, storage.Key{Namespace: q.Namespace, Name: q.Name}, nil, func(cur runtime.Object) (runtime.Object, error) {
+		stored, ok := cur.(*corev1.ResourceQuota)
+		if !ok {
+			return nil, fmt.Errorf("resourcequotas store holds a %T", cur)
+		}
+		if stored.ResourceVersion != q.ResourceVersion {
+			return nil, apierrors.NewConflict(corev1.Resource("resourcequotas"), q.Name, fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+		}
+		stored = stored.DeepCopy()
+		stored.Status = q.Status
+		return stored, nil
+	})
+	return err
+}
+
+// quotaUsage counts what a namespace holds, from etcd, through the stores
+// of the resources served now (custom resources included).
+type quotaUsage struct{ api *kubeapi.API }
+
+var _ admission.QuotaUsage = quotaUsage{}
+
+func (u quotaUsage) Objects(ctx context.Context, gr schema.GroupResource, namespace string) (int64, error) {
+	for _, r := range u.api.Registry().All() {
+		if r.GroupVersion.Group == gr.Group && r.Name == gr.Resource && r.Namespaced {
+			st, ok := u.api.Store(r.GroupVersion.WithResource(r.Name))
+			if !ok {
+				break
+			}
+			n, err := st.NamespaceUsage(ctx, namespace)
+			return n.Objects, err
+		}
+	}
+	return 0, nil // not served: none stored
+}
+
+func (u quotaUsage) StoredBytes(ctx context.Context, namespace string) (int64, error) {
+	var total int64
+	seen := map[*etcd3.Store]bool{} // versions of a group share a store
+	for _, st := range u.api.NamespacedStores() {
+		if seen[st] {
+			continue
+		}
+		seen[st] = true
+		n, err := st.NamespaceUsage(ctx, namespace)
+		if err != nil {
+			return 0, err
+		}
+		total += n.Bytes
+	}
+	return total, nil
+}
+
+// quotaIndex counts each namespace's quotas, from an informer.
+type quotaIndex struct {
+	mu          sync.RWMutex
+	byNamespace map[string]int
+	keys        map[string]string // namespace/name, to count each once
+}
+
+func (x *quotaIndex) has(namespace string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.byNamespace[namespace] > 0
+}
+
+func (x *quotaIndex) Replace(objs []runtime.Object) {
+	x.mu.Lock()
+	x.byNamespace, x.keys = map[string]int{}, map[string]string{}
+	x.mu.Unlock()
+	for _, o := range objs {
+		x.Upsert(o)
+	}
+}
+
+func (x *quotaIndex) Upsert(obj runtime.Object) {
+	if q, ok := obj.(*corev1.ResourceQuota); ok {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if x.keys == nil {
+			x.keys = map[string]string{}
+		}
+		if key := q.Namespace + "/" + q.Name; x.keys[key] == "" {
+			x.keys[key] = q.Namespace
+			x.byNamespace[q.Namespace]++
+		}
+	}
+}
+
+func (x *quotaIndex) Remove(obj runtime.Object) {
+	if q, ok := obj.(*corev1.ResourceQuota); ok {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if key := q.Namespace + "/" + q.Name; x.keys[key] != "" {
+			delete(x.keys, key)
+			if x.byNamespace[q.Namespace]--; x.byNamespace[q.Namespace] <= 0 {
+				delete(x.byNamespace, q.Namespace)
+			}
+		}
+	}
+}

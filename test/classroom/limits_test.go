@@ -1,0 +1,269 @@
+package classroom_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"k8s.io/client-go/rest"
+)
+
+// limitsClass is a class whose in-flight caps are the fixed ones the
+// tests count up to.
+func limitsClass(t *testing.T) *class {
+	t.Helper()
+	return startClass(t, "--adaptive-inflight-limit=false")
+}
+
+// dialAPI opens a raw TLS connection to the HTTPS port, as kubectl's would be.
+func dialAPI(t *testing.T, s *student) net.Conn {
+	t.Helper()
+	cfg, err := rest.TLSConfigFor(s.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = cfg.Clone()
+	cfg.NextProtos = []string{"http/1.1"}
+	u, _ := url.Parse(s.config.Host)
+	conn, err := tls.Dial("tcp", u.Host, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+const stalledBody = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"stalled-"}}`
+
+// stalledCreate sends a create's headers and half its body, and no more:
+// the server serves it (and holds its slots) until the body comes.
+func stalledCreate(t *testing.T, s *student, query string) net.Conn {
+	t.Helper()
+	conn := dialAPI(t, s)
+	body := stalledBody
+	fmt.Fprintf(conn, "POST /api/v1/namespaces/%s/configmaps%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		s.name, query, s.config.BearerToken, len(body), body[:10])
+	return conn
+}
+
+// Finding: a request with an Upgrade: websocket header, or ?watch=1 in
+// its query, skipped the in-flight caps. With the student's 50 slots
+// held, an ordinary list with the header, and a create with the query,
+// are refused like any other request of theirs.
+func TestLimitsUpgradeHeaderAndWatchQueryAreCounted(t *testing.T) {
+	srv := limitsClass(t)
+	alice, bob := join(t, srv.URL(), "Alice"), join(t, srv.URL(), "Bob")
+	list := "/api/v1/namespaces/" + alice.name + "/configmaps"
+	const perUser = 50 // server.MaxUserInflight
+	for range perUser {
+		stalledCreate(t, alice, "")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, _ := alice.apiDo(t, "GET", list)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("alice's %d stalled creates never filled her share: a list is %d", perUser, resp.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	upgrade := []string{"Upgrade", "websocket", "Connection", "Upgrade", "Sec-Websocket-Key", "dGhlIHNhbXBsZSBub25jZQ==", "Sec-Websocket-Version", "13"}
+	if resp, body := alice.apiDo(t, "GET", list, upgrade...); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a list with Upgrade: websocket while alice's share is full: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := alice.apiDo(t, "GET", list+"?watch=yes"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a list with watch=yes (served as a list) while alice's share is full: %d %s", resp.StatusCode, body)
+	}
+	// A create with ?watch=1 is refused, not created. (Go's server reads
+	// an unread body before it answers, so the body is sent in full.)
+	conn := stalledCreate(t, alice, "?watch=1")
+	io.WriteString(conn, stalledBody[10:])
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("a create with ?watch=1: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a create with ?watch=1 while alice's share is full: %d, want 429", resp.StatusCode)
+	}
+	if resp, body := bob.apiDo(t, "GET", "/api/v1/namespaces/"+bob.name+"/configmaps"); resp.StatusCode != http.StatusOK {
+		t.Errorf("bob is held back by alice's requests: %d %s", resp.StatusCode, body)
+	}
+}
+
+// Finding: a student could hold unlimited watches. The 51st is refused
+// with 429 and says which cap, whatever service account it acts as.
+func TestLimitsFiftyFirstWatchIsRefused(t *testing.T) {
+	srv := limitsClass(t)
+	alice := join(t, srv.URL(), "Alice")
+	const maxWatches = 50 // server.MaxUserWatches
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watch := func(header http.Header) *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, "GET", alice.config.Host+"/api/v1/namespaces/"+alice.name+"/configmaps?watch=1", nil)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := alice.api.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	for i := range maxWatches {
+		resp := watch(nil)
+		if resp.StatusCode != http.StatusOK {
+			body, _ := io.ReadAll(resp.Body)
+			t.Fatalf("watch %d: %d %s", i+1, resp.StatusCode, body)
+		}
+		defer resp.Body.Close()
+	}
+	want := fmt.Sprintf("too many watches open: at most %d per user (%s)", maxWatches, alice.name)
+	for _, as := range []http.Header{nil, {"Impersonate-User": {"system:serviceaccount:" + alice.name + ":default"}}} {
+		resp := watch(as)
+		if resp.StatusCode == http.StatusOK {
+			// An open watch: its body would never end.
+			defer resp.Body.Close()
+			t.Errorf("watch %d (as %v) was let through", maxWatches+1, as)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), want) {
+			t.Errorf("watch %d (as %v): %d %s", maxWatches+1, as, resp.StatusCode, body)
+		}
+	}
+}
+
+// Finding: the listeners had no header timeout, so a connection whose
+// headers never end (slowloris) stayed open for ever. Both ports now
+// close it after the header timeout (10s).
+func TestLimitsSlowlorisIsClosedAfterTheHeaderTimeout(t *testing.T) {
+	srv := limitsClass(t)
+	alice := join(t, srv.URL(), "Alice")
+	const headerTimeout = 10 * time.Second // server.ReadHeaderTimeout
+	plain, err := net.Dial("tcp", srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	conns := map[string]net.Conn{"plain HTTP": plain, "HTTPS": dialAPI(t, alice)}
+	start := time.Now()
+	for _, c := range conns {
+		fmt.Fprintf(c, "GET /readyz HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n") // and never the blank line
+	}
+	for name, c := range conns {
+		c.SetReadDeadline(start.Add(headerTimeout + 10*time.Second))
+		_, err := io.Copy(io.Discard, c)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Errorf("%s: a half-sent request still open after %v", name, time.Since(start).Round(time.Second))
+		}
+	}
+	if d := time.Since(start); d < headerTimeout-time.Second {
+		t.Errorf("closed after %v, before the header timeout", d)
+	}
+}
+
+// Finding: a student could write 1 MiB objects until etcd's space quota
+// stopped every write in the class. Their namespace's ResourceQuota stops
+// them at kubelab.io/stored-bytes with kube's message, and kubectl
+// describe quota shows used against hard.
+func TestLimitsQuotaStopsAStudentFillingEtcd(t *testing.T) {
+	srv := limitsClass(t)
+	alice := join(t, srv.URL(), "Alice")
+	file := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(file, []byte(strings.Repeat("x", 900<<10)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var refusal string
+	for i := range 40 {
+		_, stderr, err := alice.kubectl(t, "create", "configmap", fmt.Sprintf("big-%d", i), "--from-file=data="+file)
+		if err != nil {
+			refusal = stderr
+			break
+		}
+	}
+	for _, want := range []string{`configmaps "big-`, `is forbidden: exceeded quota: kubelab-student, requested: kubelab.io/stored-bytes=`, `limited: kubelab.io/stored-bytes=16Mi`} {
+		if !strings.Contains(refusal, want) {
+			t.Fatalf("filling the namespace with 900 KiB ConfigMaps: want %q in the refusal, got %q", want, refusal)
+		}
+	}
+	out, stderr, err := alice.kubectl(t, "describe", "quota", "kubelab-student")
+	if err != nil {
+		t.Fatalf("kubectl describe quota: %v %s", err, stderr)
+	}
+	for _, want := range []string{"Resource", "Used", "Hard", "kubelab.io/stored-bytes", "16Mi", "count/configmaps"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl describe quota lacks %q:\n%s", want, out)
+		}
+	}
+	// The student may read their quota, not raise it.
+	if _, stderr, err := alice.kubectl(t, "delete", "quota", "kubelab-student"); err == nil || !strings.Contains(stderr, "forbidden") {
+		t.Errorf("a student deleted their own quota: %v %s", err, stderr)
+	}
+	t.Logf("%s", out)
+}
+
+// Finding: a student could open unlimited lab websockets (the labs' were
+// not counted at all, the live views' per impersonated name). The live
+// views and the labs now share one cap per authenticated user.
+func TestLimitsEleventhWebsocketIsRefused(t *testing.T) {
+	srv := limitsClass(t)
+	alice := join(t, srv.URL(), "Alice")
+	const maxWebsockets = 10 // server.MaxUserWebsockets
+	dial := func(path string, header http.Header) (*websocket.Conn, *http.Response, error) {
+		h := http.Header{"Origin": {srv.URL()}, "Cookie": {alice.cookie()}}
+		for k, v := range header {
+			h[k] = v
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return websocket.Dial(ctx, "ws://"+srv.Addr+path, &websocket.DialOptions{HTTPHeader: h})
+	}
+	for i := range maxWebsockets {
+		path := "/ui/ws/trace"
+		if i%2 == 1 {
+			path = "/kubelab/v1/labs/ws?lab=watch"
+		}
+		c, _, err := dial(path, nil)
+		if err != nil {
+			t.Fatalf("websocket %d (%s): %v", i+1, path, err)
+		}
+		defer c.CloseNow()
+	}
+	as := http.Header{"Impersonate-User": {"system:serviceaccount:" + alice.name + ":default"}}
+	for _, path := range []string{"/ui/ws/trace", "/kubelab/v1/labs/ws?lab=watch"} {
+		for _, h := range []http.Header{nil, as} {
+			c, resp, err := dial(path, h)
+			if err == nil {
+				c.CloseNow()
+				t.Errorf("websocket %d (%s, %v) was let through", maxWebsockets+1, path, h)
+				continue
+			}
+			// Impersonating is refused on kubelab's own endpoints before
+			// any cap is counted (TestEndpointsRefuseImpersonation); either
+			// way, no name a student acts as brings more websockets.
+			want := http.StatusTooManyRequests
+			if h != nil {
+				want = http.StatusForbidden
+			}
+			if resp == nil || resp.StatusCode != want {
+				t.Errorf("websocket %d (%s, %v): %v %+v, want %d", maxWebsockets+1, path, h, err, resp, want)
+			}
+		}
+	}
+}
