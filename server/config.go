@@ -51,6 +51,11 @@ type Config struct {
 	// cache starts its window with the history etcd still holds, so that a
 	// client resumes across a restart instead of getting 410 and relisting.
 	WatchCacheReplayEtcdHistory bool
+	// WatchCacheEventFreshness is how young a watch cache's oldest event
+	// must be for a full window to grow rather than drop it. Zero is
+	// kube's 75 s; only tests shorten it (no flag sets it), to move the
+	// window without waiting.
+	WatchCacheEventFreshness time.Duration
 	// ShutdownTimeout bounds how long in-flight requests get to finish on
 	// shutdown; 0 means the default.
 	ShutdownTimeout time.Duration

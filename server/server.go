@@ -240,7 +240,8 @@ func (s *Server) installAPI(ctx context.Context) error {
 	api, err := kubeapi.New(kubeapi.Config{
 		Client: s.etcd.Client(), Logger: s.log,
 		WatchFromEtcd: !s.cfg.WatchCache, ReplayEtcdHistory: s.cfg.WatchCacheReplayEtcdHistory,
-		Resources: resources, TypeConverter: docs.TypeConverter(),
+		EventFreshDuration: s.cfg.WatchCacheEventFreshness,
+		Resources:          resources, TypeConverter: docs.TypeConverter(),
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -37,6 +38,8 @@ type Config struct {
 	// window with the history etcd still holds (see watchcache.Config).
 	WatchFromEtcd     bool
 	ReplayEtcdHistory bool
+	// EventFreshDuration shortens kube's 75 s in the watch caches, for tests.
+	EventFreshDuration time.Duration
 	// TypeConverter gives server-side apply the kinds' schemas; nil falls
 	// back to schemas deduced from the objects (lists then merge atomically).
 	TypeConverter managedfields.TypeConverter

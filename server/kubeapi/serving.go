@@ -38,7 +38,7 @@ func (a *API) open(r *Resource) error {
 		Prefix: storage.ResourcePrefix(r.GroupResource(), r.Custom || r.GroupInKey),
 		Codec:  codec, NewFunc: r.New, Attrs: attrs, Logger: a.cfg.Logger,
 		WatchFromEtcd: a.cfg.WatchFromEtcd,
-		Cache:         watchcache.Config{ReplayEtcdHistory: a.cfg.ReplayEtcdHistory},
+		Cache:         watchcache.Config{ReplayEtcdHistory: a.cfg.ReplayEtcdHistory, EventFreshDuration: a.cfg.EventFreshDuration},
 	})
 	if err != nil {
 		return fmt.Errorf("store for %s: %w", gvr, err)

@@ -45,7 +45,11 @@ type Config struct {
 	WatcherBuffer int
 	// BookmarkFrequency is how often a watcher that allows bookmarks gets one.
 	BookmarkFrequency time.Duration
-	Logger            *slog.Logger
+	// EventFreshDuration is how young the oldest event must be for a full
+	// history to grow rather than drop it: kube's 75 s when zero. Only
+	// tests shorten it, to see the window move without waiting.
+	EventFreshDuration time.Duration
+	Logger             *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -135,6 +139,9 @@ func New(cfg Config) *Cache {
 		ready:    make(chan struct{}),
 		cancel:   cancel,
 		done:     make(chan struct{}),
+	}
+	if cfg.EventFreshDuration > 0 {
+		c.history.fresh = cfg.EventFreshDuration
 	}
 	go c.run(ctx)
 	return c

@@ -60,9 +60,13 @@ type history struct {
 	// from then on the window starts at the oldest event kept, not at the
 	// revision the cache listed at.
 	trimmed bool
+	// fresh is kube's eventFreshDuration (75 s) unless a test shortens it.
+	fresh time.Duration
 }
 
-func newHistory() *history { return &history{buf: make([]*event, historyMinCapacity)} }
+func newHistory() *history {
+	return &history{buf: make([]*event, historyMinCapacity), fresh: eventFreshDuration}
+}
 
 // capacity is how many events the ring holds before it drops the oldest.
 func (h *history) capacity() int { return len(h.buf) }
@@ -90,11 +94,11 @@ func (h *history) resize(now time.Time) {
 		return
 	}
 	switch {
-	case now.Sub(h.at(0).recorded) < eventFreshDuration:
+	case now.Sub(h.at(0).recorded) < h.fresh:
 		if grown := min(2*c, historyMaxCapacity); grown > c {
 			h.setCapacity(grown)
 		}
-	case now.Sub(h.at(h.n-c/4).recorded) > eventFreshDuration:
+	case now.Sub(h.at(h.n-c/4).recorded) > h.fresh:
 		if shrunk := max(c/2, historyMinCapacity); shrunk < c {
 			h.setCapacity(shrunk)
 		}
