@@ -11,7 +11,6 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kubelab/kubelab/pipeline"
-	"github.com/kubelab/kubelab/storage/watchcache"
 )
 
 // hub fans the trace bus out to the tracer views, one subscription for
@@ -126,16 +125,9 @@ func (h *hub) runTraces(ctx context.Context, traces <-chan pipeline.Trace) {
 	}
 }
 
-// clockMsg tells the timelines where etcd's clock is and where its
-// compacted history ends.
-type clockMsg struct {
-	T      string `json:"t"`
-	Head   int64  `json:"head"`
-	Oldest int64  `json:"oldest"`
-}
-
-// runClock ticks every timeline each interval until ctx ends.
-func (h *hub) runClock(ctx context.Context, cache *watchcache.Cache, interval time.Duration) {
+// runClock ticks every timeline each interval until ctx ends, with the
+// clock and horizons read once for all of them.
+func (h *hub) runClock(ctx context.Context, read func(context.Context) horizons, interval time.Duration) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
@@ -145,11 +137,15 @@ func (h *hub) runClock(ctx context.Context, cache *watchcache.Cache, interval ti
 		case <-tick.C:
 		}
 		h.mu.Lock()
-		if len(h.timelines) > 0 {
-			b, _ := json.Marshal(clockMsg{T: "clock", Head: cache.ResourceVersion(), Oldest: cache.OldestResourceVersion()})
-			for cl := range h.timelines {
-				cl.sendRaw(b)
-			}
+		n := len(h.timelines)
+		h.mu.Unlock()
+		if n == 0 {
+			continue
+		}
+		b, _ := json.Marshal(clockMsg{T: "clock", horizons: read(ctx)})
+		h.mu.Lock()
+		for cl := range h.timelines {
+			cl.sendRaw(b)
 		}
 		h.mu.Unlock()
 	}

@@ -30,8 +30,7 @@ type listMsg struct {
 	Relist  bool     `json:"relist,omitempty"`
 	Request string   `json:"request"`
 	Items   []podRef `json:"items"`
-	Head    int64    `json:"head"`
-	Oldest  int64    `json:"oldest"`
+	horizons
 }
 
 type watchingMsg struct {
@@ -217,9 +216,8 @@ func (u *UI) listPods(cl *client, from caller, ns string, relist bool) (int64, e
 	for _, it := range list.Items {
 		items = append(items, podRef{Name: it.Metadata.Name, RV: it.Metadata.ResourceVersion})
 	}
-	cache := u.pods.Cache()
 	cl.send(listMsg{T: "list", RV: rv, Relist: relist, Request: "GET " + target, Items: items,
-		Head: cache.ResourceVersion(), Oldest: cache.OldestResourceVersion()})
+		horizons: u.horizonsNow(cl.ctx)})
 	return rv, nil
 }
 
@@ -324,13 +322,16 @@ type compactGate struct {
 var compactions = schema.GroupResource{Group: "kubelab.io", Resource: "compactions"}
 
 // compact compacts etcd at its current revision, for the timeline's
-// "compact now": watchers behind it then get 410 Gone.
+// "compact now". As with kube-apiserver's compactor, the watch cache's
+// window does not move: watches go on being served from it. What gets
+// etcd's 410 is what reads etcd below the revision: an exact list, a
+// continue token, a watch with the cache off.
 func (u *UI) compact(c echo.Context) error {
 	// Compaction is etcd-wide: in a class it would make every student's
 	// older watches fail, so it is the instructor's.
 	if !u.mayCompact(c) {
 		return apierrors.NewForbidden(compactions, "",
-			errors.New("in a class only instructors and admins compact etcd, which every student's watches share: ask your instructor to press Compact now (etcd is also compacted every --compaction-interval)"))
+			errors.New("in a class only instructors and admins compact etcd, which the whole class shares: ask your instructor to press Compact now (etcd is also compacted every --compaction-interval)"))
 	}
 	// Locally, it is for whoever may watch pods in their namespace, as
 	// RBAC says. (The front door has refused a cross-site POST already.)

@@ -68,6 +68,7 @@ type UI struct {
 	ctx     context.Context
 	stop    context.CancelFunc
 	gate    compactGate
+	pusher  windowPusher
 	events  eventCache
 }
 
@@ -92,7 +93,7 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub(), pods: pods}
 	u.ctx, u.stop = context.WithCancel(context.Background())
 	go u.hub.runTraces(u.ctx, d.Traces.Subscribe(u.ctx, nil, 1024))
-	go u.hub.runClock(u.ctx, pods.Cache(), 2*time.Second)
+	go u.hub.runClock(u.ctx, u.horizonsNow, 2*time.Second)
 	// Not e.Group with middleware: that would route every unknown path and
 	// method through the group (405s would become 404s for the whole API).
 	g := secured{e}
@@ -118,6 +119,7 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	g.GET("/ui/ws/run", u.signedIn(u.runStream))
 	g.GET("/ui/ws/pollwatch", u.signedIn(u.pollWatchStream))
 	g.POST("/ui/compact", u.compact)
+	g.POST("/ui/window/push", u.signedIn(u.pushWindow))
 	g.GET("/ui/etcd/keys", u.etcdKeys)
 	g.GET("/ui/etcd/value", u.etcdValue)
 	return u, nil

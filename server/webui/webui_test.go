@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/server"
 )
 
 type msg struct {
@@ -26,7 +27,11 @@ type msg struct {
 	Code    int               `json:"code"`
 	Message string            `json:"message"`
 	Headers map[string]string `json:"headers"`
-	Trace   *struct {
+	// The timeline's clock and horizons.
+	WindowStart    int64 `json:"windowStart"`
+	WindowCapacity int   `json:"windowCapacity"`
+	Compacted      int64 `json:"compacted"`
+	Trace          *struct {
 		Verb    string `json:"verb"`
 		Path    string `json:"path"`
 		Code    int    `json:"code"`
@@ -263,11 +268,34 @@ func TestRunLive(t *testing.T) {
 	})
 }
 
+// postUI posts body to one of the web UI's endpoints, as the page does.
+func postUI(t *testing.T, lab *kubelabtest.Lab, path, body string, out any) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", lab.URL()+path, strings.NewReader(body))
+	req.Header.Set("Origin", lab.URL())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		json.Unmarshal(b, out)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// TestWatchTimeline follows the 410 exercise on kube's model: a paused
+// watcher that missed a change can resume until that change is older
+// than the window's freshness (kube's 75 s, 1 s here) and enough changes
+// have pushed the window past it; then it gets "too old resource
+// version" and relists. Compaction moves etcd's horizon, not the window.
 func TestWatchTimeline(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCacheEventFreshness = time.Second })
 	a := dial(t, lab, "/ui/ws/watch?lane=A")
 	list := next(t, a, 10*time.Second, func(m msg) bool { return m.T == "list" })
-	if list.RV == 0 || list.Relist {
+	if list.RV == 0 || list.Relist || list.WindowStart == 0 || list.WindowCapacity < 100 {
 		t.Fatalf("list %+v", list)
 	}
 	next(t, a, 10*time.Second, func(m msg) bool { return m.T == "watching" })
@@ -276,35 +304,78 @@ func TestWatchTimeline(t *testing.T) {
 	if ev.Type != "MODIFIED" || ev.Name != "ssa-demo" || ev.RV <= list.RV {
 		t.Fatalf("event %+v after list at %d", ev, list.RV)
 	}
+	paused := ev.RV // watcher B stops here
 
-	// A watcher that resumes from before a compaction gets 410 and relists.
+	// Nothing missed yet: the push says what to do first.
+	var refusal struct {
+		Message string
+		Details struct{ RetryAfterSeconds int }
+	}
+	if code, body := postUI(t, lab, "/ui/window/push", `{"past":`+itoa(paused)+`}`, &refusal); code != http.StatusConflict || !strings.Contains(refusal.Message, "change the pod first") {
+		t.Fatalf("push with nothing missed: %d %s", code, body)
+	}
+	// B misses a change; while it is fresh the window keeps it.
 	label(t, lab, "two")
 	next(t, a, 10*time.Second, func(m msg) bool { return m.T == "event" })
-	req, _ := http.NewRequest("POST", lab.URL()+"/ui/compact", nil)
-	req.Header.Set("Origin", lab.URL())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	if code, body := postUI(t, lab, "/ui/window/push", `{"past":`+itoa(paused)+`}`, &refusal); code != http.StatusConflict ||
+		!strings.Contains(refusal.Message, "grows its window rather than drop it") || refusal.Details.RetryAfterSeconds != 1 {
+		t.Fatalf("push while fresh: %d %s", code, body)
 	}
-	var compacted struct{ Revision int64 }
-	json.NewDecoder(resp.Body).Decode(&compacted)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || compacted.Revision <= ev.RV {
-		t.Fatalf("compact: %d %+v", resp.StatusCode, compacted)
+	// B can still resume while the window holds what it missed.
+	early := dial(t, lab, "/ui/ws/watch?lane=B&rv="+itoa(paused))
+	if m := next(t, early, 10*time.Second, func(m msg) bool { return m.T == "gone" || m.T == "event" }); m.T != "event" || m.Type != "MODIFIED" {
+		t.Fatalf("resume inside the window: %+v", m)
 	}
-	b := dial(t, lab, "/ui/ws/watch?lane=B&rv="+itoa(list.RV))
+	early.CloseNow()
+
+	time.Sleep(time.Second) // the freshness: what B missed is now old enough to drop
+	var pushed struct {
+		Changes     int
+		WindowStart int64
+		Passed      bool
+	}
+	if code, body := postUI(t, lab, "/ui/window/push", `{"past":`+itoa(paused)+`}`, &pushed); code != 200 || !pushed.Passed || pushed.WindowStart <= paused || pushed.Changes < 1 {
+		t.Fatalf("push: %d %s", code, body)
+	}
+	b := dial(t, lab, "/ui/ws/watch?lane=B&rv="+itoa(paused))
 	gone := next(t, b, 10*time.Second, func(m msg) bool { return m.T == "gone" || m.T == "list" })
-	if gone.T != "gone" || gone.Code != 410 || !strings.Contains(gone.Message, "too old resource version: "+itoa(list.RV)) {
-		t.Fatalf("got %+v", gone)
+	want := "too old resource version: " + itoa(paused) + " ("
+	if gone.T != "gone" || gone.Code != 410 || !strings.Contains(gone.Message, want) {
+		t.Fatalf("got %+v, want 410 %q...", gone, want)
 	}
 	relist := next(t, b, 10*time.Second, func(m msg) bool { return m.T == "list" })
-	if !relist.Relist || relist.RV < compacted.Revision-1 {
+	if !relist.Relist || relist.RV <= paused {
 		t.Fatalf("relist %+v", relist)
 	}
-	// The live watcher was not disturbed.
+	// Watchers that keep up are not disturbed. (This test did not read A
+	// during the push, so A was closed as too slow, as a browser that
+	// stops reading is; a new one starts from a list.)
+	a = dial(t, lab, "/ui/ws/watch?lane=A")
+	next(t, a, 10*time.Second, func(m msg) bool { return m.T == "watching" })
 	label(t, lab, "three")
-	next(t, a, 10*time.Second, func(m msg) bool { return m.T == "event" && m.Type == "MODIFIED" })
+	next(t, a, 10*time.Second, func(m msg) bool { return m.T == "event" && m.Type == "MODIFIED" && m.Name == "ssa-demo" })
 	next(t, b, 10*time.Second, func(m msg) bool { return m.T == "event" && m.Type == "MODIFIED" })
+
+	// Compaction moves etcd's horizon; a watch from inside the window but
+	// below the compacted revision is still served from the cache.
+	var compacted struct{ Revision int64 }
+	if code, body := postUI(t, lab, "/ui/compact", "", &compacted); code != 200 || compacted.Revision <= pushed.WindowStart {
+		t.Fatalf("compact: %d %s", code, body)
+	}
+	clock := next(t, a, 10*time.Second, func(m msg) bool { return m.T == "clock" && m.Compacted >= compacted.Revision })
+	if clock.WindowStart > pushed.WindowStart {
+		t.Fatalf("compaction moved the window: %+v", clock)
+	}
+	below := compacted.Revision - 1 // etcd no longer has it; the window does
+	c := dial(t, lab, "/ui/ws/watch?lane=B&rv="+itoa(below))
+	if m := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "gone" || m.T == "watching" }); m.T != "watching" {
+		t.Fatalf("watch from rv %d, inside the window, after compacting at %d: %+v", below, compacted.Revision, m)
+	}
+	// What reads etcd below the compaction gets etcd's own 410.
+	code, body := apiDo(t, lab, "GET", "/api/v1/namespaces/internals-demo/pods?resourceVersionMatch=Exact&resourceVersion="+itoa(below), "", "")
+	if code != http.StatusGone || !strings.Contains(body, "The resourceVersion for the provided list is too old.") {
+		t.Fatalf("exact list below the compaction: %d %s", code, body)
+	}
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }

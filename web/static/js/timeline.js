@@ -1,41 +1,103 @@
-// The watch timeline: etcd's revision as a clock, two watchers as lanes,
-// their events as marks, the compaction boundary, and the 410 and relist a
-// lagging watcher meets after a compaction.
-import { connect, h, svg, post } from "./live.js";
+// The watch timeline: etcd's revision as a clock, two watchers of the
+// reader's pods as lanes, their events as marks, and both places where
+// history ends: the pods watch cache's window (a watch from before its
+// start gets "too old resource version") and etcd's compacted revision
+// (an exact list from before it gets etcd's own 410). Watcher B can be
+// paused; what it misses is drawn on its lane, and once the window has
+// moved past it, resuming it gets the real 410 and a relist.
+import { connect, h, svg, post, lang } from "./live.js";
 
 const MAX_MARKS = 80;
+
+const words = {
+  en: {
+    paused: "paused", watcher: "Watcher", now: "now", window: "window", etcd: "etcd compacted",
+    windowText: (s, e, c, age, fresh) => `starts at rv ${s} · ${e} of ${c} events kept · oldest ${age} s old (a full window drops it only at ${fresh} s; younger, it grows)`,
+    nothingCompacted: "nothing compacted yet",
+    compactedText: (r) => `compacted at rv ${r}: reads of etcd below it get 410`,
+    bLive: "Watcher B is following. Pause it to let it fall behind.",
+    bPaused: (rv) => `Watcher B stopped at rv ${rv}. Change the pod so that B misses a change.`,
+    bWait: (rv, fresh) => `Watcher B stopped at rv ${rv} and missed a change. The window keeps that change until it is ${fresh} s old; then push the window past B.`,
+    left: (s) => `${s} s to go`,
+    bReady: (rv) => `Watcher B stopped at rv ${rv}; the change it missed is old enough. Push the window past B, then resume B.`,
+    bPast: (rv, start) => `The window now starts at rv ${start}, past B's rv ${rv}: resume B to get 410.`,
+    push: (n, start, past) => `PUSH ${n} label PATCHes to pod ssa-demo: the window starts at rv ${start}` + (past ? ", past watcher B" : ", not yet past watcher B"),
+    pushFailed: "push refused",
+    compact: (r) => `COMPACT etcd at rv ${r}: etcd forgets older revisions. The watch cache's window does not move: watches are served from it as before.`,
+    compactFailed: "compact failed",
+    labelFailed: "label failed",
+  },
+  th: {
+    paused: "หยุดอยู่", watcher: "Watcher", now: "ตอนนี้", window: "หน้าต่าง", etcd: "etcd compact แล้ว",
+    windowText: (s, e, c, age, fresh) => `เริ่มที่ rv ${s} · เก็บ ${e} จาก ${c} event · event เก่าสุดอายุ ${age} วินาที (หน้าต่างที่เต็มจะทิ้งมันได้เมื่ออายุถึง ${fresh} วินาที ถ้ายังอ่อนกว่านั้นหน้าต่างจะขยายแทน)`,
+    nothingCompacted: "ยังไม่มีการ compact",
+    compactedText: (r) => `compact แล้วที่ rv ${r}: การอ่าน etcd ที่ต่ำกว่านี้จะได้ 410`,
+    bLive: "Watcher B กำลังตามอยู่ กดหยุดเพื่อให้มันตามหลัง",
+    bPaused: (rv) => `Watcher B หยุดที่ rv ${rv} เปลี่ยน pod เพื่อให้ B พลาดการเปลี่ยนแปลงหนึ่งครั้ง`,
+    bWait: (rv, fresh) => `Watcher B หยุดที่ rv ${rv} และพลาดการเปลี่ยนแปลงไปแล้ว หน้าต่างจะเก็บการเปลี่ยนแปลงนั้นไว้จนอายุถึง ${fresh} วินาที แล้วจึงดันหน้าต่างให้เลย B`,
+    left: (s) => `อีก ${s} วินาที`,
+    bReady: (rv) => `Watcher B หยุดที่ rv ${rv} การเปลี่ยนแปลงที่มันพลาดเก่าพอแล้ว ดันหน้าต่างให้เลย B แล้วให้ B ทำงานต่อ`,
+    bPast: (rv, start) => `ตอนนี้หน้าต่างเริ่มที่ rv ${start} เลย rv ${rv} ของ B แล้ว ให้ B ทำงานต่อเพื่อรับ 410`,
+    push: (n, start, past) => `PUSH PATCH label ของ pod ssa-demo ${n} ครั้ง: หน้าต่างเริ่มที่ rv ${start}` + (past ? " เลย watcher B แล้ว" : " ยังไม่เลย watcher B"),
+    pushFailed: "ดันไม่ได้",
+    compact: (r) => `COMPACT etcd ที่ rv ${r}: etcd ลืม revision ที่เก่ากว่านี้ หน้าต่างของ watch cache ไม่ได้เลื่อน watch ยังได้รับบริการจากมันเหมือนเดิม`,
+    compactFailed: "compact ไม่สำเร็จ",
+    labelFailed: "label ไม่สำเร็จ",
+  },
+};
+const say = words[lang] || words.en;
 
 export function initTimeline(root) {
   const canvas = root.querySelector(".tl-svg");
   const log = root.querySelector(".event-log");
-  const state = { head: 0, oldest: 0 };
+  const status = root.querySelector("[data-b-status]");
+  const pushBtn = root.querySelector("[data-push]");
+  const exactBtn = root.querySelector("[data-exact]");
+  // hz: the clock and both horizons, as the server last reported them.
+  const hz = { head: 0, windowStart: 0, windowEvents: 0, windowCapacity: 0, oldestAgeMs: 0, freshMs: 75000, compacted: 0 };
   const lanes = {};
 
   const addLog = (lane, cls, text) => {
     log.prepend(h("li", { class: cls }, h("span", { class: "lane-tag" }, "[" + lane + "]"), text));
     while (log.children.length > 200) log.lastElementChild.remove();
   };
+  const setHorizons = (m) => {
+    for (const k of Object.keys(hz)) if (typeof m[k] === "number" && m[k] > 0) hz[k] = m[k];
+    hz.head = Math.max(hz.head, m.rv || 0);
+    root.querySelector("[data-window]").textContent = say.windowText(hz.windowStart, hz.windowEvents, hz.windowCapacity,
+      Math.round(hz.oldestAgeMs / 1000), Math.round(hz.freshMs / 1000));
+    root.querySelector("[data-compacted]").textContent = hz.compacted > 1 ? say.compactedText(hz.compacted) : say.nothingCompacted;
+    root.dataset.windowStart = String(hz.windowStart);
+    root.dataset.compacted = String(hz.compacted);
+    exactBtn.disabled = !(hz.compacted > 1);
+  };
 
   for (const ctl of root.querySelectorAll(".lane-ctl")) {
     const name = ctl.dataset.lane;
-    const lane = { name, rv: 0, marks: [], paused: false, ctl };
+    // pausedAt: the rv the lane stopped at; missedAt: when it first
+    // missed a change (seen on lane A), for the 75 s the window keeps it.
+    const lane = { name, rv: 0, marks: [], paused: false, pausedAt: 0, missedAt: 0, ctl };
     lanes[name] = lane;
-    const mark = (type, rv, label) => {
+    lane.mark = (type, rv, label) => {
       lane.marks.push({ type, rv, label });
       if (lane.marks.length > MAX_MARKS) lane.marks.shift();
     };
-    const setRV = (rv) => { lane.rv = rv; ctl.querySelector("[data-rv]").textContent = "rv " + rv + (lane.paused ? " ⏸" : ""); };
+    const setRV = (rv) => {
+      lane.rv = rv;
+      ctl.querySelector("[data-rv]").textContent = "rv " + rv + (lane.paused ? " · " + say.paused : "");
+    };
     lane.conn = connect("/ui/ws/watch", {
       // Lane B is paused on purpose; the badge follows lane A.
       badge: name === "A" ? root.querySelector("[data-conn]") : null,
       params: () => ({ lane: name, ...(lane.rv ? { rv: lane.rv } : {}) }),
       onMessage: (m) => {
-        if (m.head) state.head = Math.max(state.head, m.head);
-        if (m.rv) state.head = Math.max(state.head, m.rv);
-        if (m.oldest) state.oldest = m.oldest;
         switch (m.t) {
+          case "clock":
+            setHorizons(m);
+            break;
           case "list":
-            mark("RELIST", m.rv, m.relist ? "RELIST" : "LIST");
+            setHorizons(m);
+            lane.mark("RELIST", m.rv, m.relist ? "RELIST" : "LIST");
             addLog(name, "ev-BOOKMARK", `${m.relist ? "RELIST" : "LIST"} ${m.request} → ${m.items.length} pods, resourceVersion=${m.rv}`);
             setRV(m.rv);
             break;
@@ -43,16 +105,23 @@ export function initTimeline(root) {
             addLog(name, "", `WATCH ${m.request}`);
             break;
           case "event":
-            mark(m.type, m.rv, m.name);
-            addLog(name, "ev-" + m.type, m.type === "BOOKMARK" ? `BOOKMARK rv=${m.rv}` : `${m.type} Pod rv=${m.rv} name=${m.name}`);
+            hz.head = Math.max(hz.head, m.rv);
+            lane.mark(m.type, m.rv, m.name);
+            addLog(name, "ev-" + m.type, m.type === "BOOKMARK" ? `BOOKMARK resourceVersion=${m.rv}` : `${m.type} pod/${m.name} resourceVersion=${m.rv}`);
             setRV(m.rv);
+            // What a paused B misses, A sees: draw it on B's lane.
+            if (name === "A" && lanes.B && lanes.B.paused && m.rv > lanes.B.pausedAt && m.type !== "BOOKMARK") {
+              lanes.B.mark("MISSED", m.rv, m.name);
+              if (!lanes.B.missedAt) lanes.B.missedAt = Date.now();
+            }
             break;
           case "gone":
-            mark("ERROR", m.rv, "410");
+            lane.mark("ERROR", m.rv, "410");
             addLog(name, "ev-ERROR", `ERROR ${m.code} ${m.reason}: ${m.message}`);
             root.dataset.gone = String((+root.dataset.gone || 0) + 1);
             break;
         }
+        explainB();
         draw();
       },
     });
@@ -61,11 +130,42 @@ export function initTimeline(root) {
       lane.paused = !lane.paused;
       toggle.setAttribute("aria-pressed", String(lane.paused));
       toggle.textContent = lane.paused ? root.dataset.resume : root.dataset.pause;
-      if (lane.paused) lane.conn.stop(); else lane.conn.restart();
+      if (lane.paused) {
+        lane.pausedAt = lane.rv;
+        lane.missedAt = 0;
+        lane.conn.stop();
+      } else {
+        lane.marks = lane.marks.filter((mk) => mk.type !== "MISSED");
+        lane.conn.restart();
+      }
       setRV(lane.rv);
+      explainB();
       draw();
     });
   }
+
+  // explainB says where watcher B stands, and enables the push once it
+  // is paused. The server has the last word: it refuses a push that
+  // cannot move the window yet, and says why.
+  // The countdown sits outside the status region, so that a screen
+  // reader hears each change of state once, not every second.
+  const countdown = root.querySelector("[data-b-countdown]");
+  function explainB() {
+    const b = lanes.B;
+    if (!b) return;
+    let text, left = 0;
+    if (!b.paused) text = say.bLive;
+    else if (hz.windowStart > b.pausedAt) text = say.bPast(b.pausedAt, hz.windowStart);
+    else if (!b.missedAt) text = say.bPaused(b.pausedAt);
+    else {
+      left = Math.ceil((hz.freshMs - (Date.now() - b.missedAt)) / 1000);
+      text = left > 0 ? say.bWait(b.pausedAt, Math.round(hz.freshMs / 1000)) : say.bReady(b.pausedAt);
+    }
+    if (status.textContent !== text) status.textContent = text;
+    countdown.textContent = left > 0 ? say.left(left) : "";
+    pushBtn.disabled = !b.paused;
+  }
+  setInterval(() => { if (lanes.B && lanes.B.paused) explainB(); }, 1000);
 
   // "Change the pod" runs the lesson's label command with a fresh value.
   root.querySelector("[data-change]").addEventListener("click", (e) => {
@@ -75,71 +175,114 @@ export function initTimeline(root) {
     e.target.disabled = true;
     ws.onmessage = (ev) => {
       const m = JSON.parse(ev.data);
-      if (m.t === "response" && m.code >= 300) addLog("you", "ev-ERROR", "label failed: " + m.status);
+      if (m.t === "response" && m.code >= 300) addLog("you", "ev-ERROR", say.labelFailed + ": " + m.status);
+      if (m.t === "response" && m.code < 300) addLog("you", "", `PATCH pod/ssa-demo demo-round=${value} → ${m.code}`);
     };
     ws.onclose = () => { e.target.disabled = false; };
-    addLog("you", "", `PATCH pod ssa-demo label demo-round=${value}`);
+  });
+
+  pushBtn.addEventListener("click", async () => {
+    const b = lanes.B;
+    pushBtn.disabled = true;
+    try {
+      const r = await post("/ui/window/push", { past: b.pausedAt });
+      setHorizons({ windowStart: r.windowStart });
+      addLog("you", "", say.push(r.changes, r.windowStart, r.passed));
+      root.dataset.pushed = String(r.windowStart);
+    } catch (err) {
+      addLog("you", "ev-ERROR", say.pushFailed + ": " + err.message);
+    } finally {
+      explainB();
+      draw();
+    }
+  });
+
+  exactBtn.addEventListener("click", async () => {
+    const rv = hz.compacted - 1;
+    const path = `/api/v1/namespaces/${encodeURIComponent(root.dataset.ns)}/pods?resourceVersion=${rv}&resourceVersionMatch=Exact&limit=1`;
+    exactBtn.disabled = true;
+    try {
+      const r = await fetch(path, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+      const body = await r.json().catch(() => ({}));
+      const what = r.ok ? `${(body.items || []).length} item(s), resourceVersion=${body.metadata && body.metadata.resourceVersion}` : `${body.reason || ""}: ${body.message || r.statusText}`;
+      addLog("you", r.ok ? "" : "ev-ERROR", `GET ${path} → ${r.status} ${what}`);
+      root.dataset.exact = String(r.status);
+    } finally {
+      exactBtn.disabled = !(hz.compacted > 1);
+    }
   });
 
   root.querySelector("[data-compact]").addEventListener("click", async (e) => {
     e.target.disabled = true;
     try {
       const r = await post("/ui/compact");
-      state.oldest = r.revision;
-      state.head = Math.max(state.head, r.revision);
-      addLog("etcd", "ev-ERROR", `COMPACT revision=${r.revision}: history before it is gone`);
-      root.dataset.compacted = String(r.revision);
+      hz.compacted = Math.max(hz.compacted, r.revision);
+      hz.head = Math.max(hz.head, r.revision);
+      addLog("etcd", "ev-ERROR", say.compact(r.revision));
+      setHorizons({});
       draw();
     } catch (err) {
-      addLog("etcd", "ev-ERROR", "compact failed: " + err.message);
+      addLog("etcd", "ev-ERROR", say.compactFailed + ": " + err.message);
     } finally {
       e.target.disabled = false;
     }
   });
 
   function draw() {
-    const W = Math.max(320, canvas.clientWidth || 900), H = 190, left = 118, right = W - 24;
+    const W = Math.max(320, canvas.clientWidth || 900), H = 210, left = W < 600 ? 84 : 118, right = W - 16;
     canvas.setAttribute("viewBox", `0 0 ${W} ${H}`);
-    const all = Object.values(lanes).flatMap((l) => l.marks.map((m) => m.rv)).concat([state.head]);
+    const all = Object.values(lanes).flatMap((l) => l.marks.map((m) => m.rv)).concat([hz.head]);
     let hi = Math.max(...all, 1);
     let lo = Math.min(...all.filter((x) => x > 0), hi);
-    if (state.oldest && state.oldest < lo) lo = state.oldest;
+    for (const edge of [hz.windowStart, hz.compacted]) if (edge > 0 && edge < lo) lo = edge;
     if (hi - lo < 10) lo = Math.max(0, hi - 10);
     const pad = Math.max(1, Math.round((hi - lo) * 0.04));
     lo -= pad; hi += pad;
     const x = (rv) => left + ((rv - lo) / (hi - lo)) * (right - left);
     canvas.replaceChildren();
-    if (state.oldest > lo) {
-      canvas.append(svg("rect", { class: "compacted", x: left, y: 26, width: Math.max(0, x(state.oldest) - left), height: H - 34 }));
-      canvas.append(svg("line", { class: "boundary", x1: x(state.oldest), y1: 22, x2: x(state.oldest), y2: H - 8 }));
-      canvas.append(svg("text", { x: x(state.oldest) + 4, y: H - 12 }, "410 below rv " + state.oldest));
+    // etcd's compacted history, then the window's start on top of it.
+    if (hz.compacted > lo) {
+      canvas.append(svg("rect", { class: "compacted", x: left, y: 24, width: Math.max(0, x(hz.compacted) - left), height: H - 32 }));
+      canvas.append(svg("line", { class: "boundary", x1: x(hz.compacted), y1: 22, x2: x(hz.compacted), y2: H - 8 }));
+      canvas.append(svg("text", { x: Math.min(x(hz.compacted) + 4, right - 110), y: H - 10 }, say.etcd + " " + hz.compacted));
     }
-    for (let i = 0; i <= 5; i++) {
-      const rv = Math.round(lo + ((hi - lo) * i) / 5);
-      canvas.append(svg("text", { x: x(rv), y: 16, "text-anchor": "middle" }, rv));
+    if (hz.windowStart > lo) {
+      canvas.append(svg("rect", { class: "outside", x: left, y: 24, width: Math.max(0, x(hz.windowStart) - left), height: H - 48 }));
+      canvas.append(svg("line", { class: "window", x1: x(hz.windowStart), y1: 22, x2: x(hz.windowStart), y2: H - 24 }));
+      canvas.append(svg("text", { class: "window-label", x: Math.min(x(hz.windowStart) + 4, right - 80), y: 34 }, say.window + " " + hz.windowStart));
     }
-    canvas.append(svg("line", { class: "head", x1: x(state.head), y1: 22, x2: x(state.head), y2: H - 8 }));
+    const ticks = W < 600 ? 3 : 5;
+    for (let i = 0; i <= ticks; i++) {
+      const rv = Math.round(lo + ((hi - lo) * i) / ticks);
+      canvas.append(svg("text", { x: x(rv), y: 14, "text-anchor": "middle" }, rv));
+    }
+    canvas.append(svg("line", { class: "head", x1: x(hz.head), y1: 18, x2: x(hz.head), y2: H - 8 }));
+    canvas.append(svg("text", { class: "head-label", x: x(hz.head) - 4, y: H - 26, "text-anchor": "end" }, say.now));
     Object.values(lanes).forEach((lane, i) => {
-      const y = 68 + i * 62;
-      canvas.append(svg("text", { class: "lane-label", x: 10, y: y + 4 }, "Watcher " + lane.name + (lane.paused ? " ⏸" : "")));
+      const y = 76 + i * 64;
+      canvas.append(svg("text", { class: "lane-label", x: 8, y: y + 4 }, say.watcher + " " + lane.name));
+      if (lane.paused) canvas.append(svg("text", { class: "lane-paused", x: 8, y: y + 18 }, "(" + say.paused + ")"));
       canvas.append(svg("line", { class: "lane-line", x1: left, y1: y, x2: right, y2: y }));
       for (const m of lane.marks) {
         const cx = x(m.rv);
         if (m.type === "ERROR") {
-          canvas.append(svg("path", { class: "ERROR", d: `M${cx - 7} ${y - 7} l14 14 m0 -14 l-14 14`, stroke: "#c92a2a", "stroke-width": 3, fill: "none" }));
-          canvas.append(svg("text", { x: cx + 8, y: y - 12 }, "410 Gone"));
+          canvas.append(svg("path", { class: "ERROR", d: `M${cx - 7} ${y - 7} l14 14 m0 -14 l-14 14`, "stroke-width": 3, fill: "none" }));
+          canvas.append(svg("text", { x: Math.min(cx + 8, right - 60), y: y - 12 }, "410 Gone"));
         } else if (m.type === "RELIST") {
           canvas.append(svg("rect", { class: "RELIST", x: cx - 3, y: y - 14, width: 6, height: 28, rx: 2 }));
-          canvas.append(svg("text", { x: cx + 6, y: y + 24 }, m.label + " " + m.rv));
+          canvas.append(svg("text", { x: Math.min(cx + 6, right - 80), y: y + 26 }, m.label + " " + m.rv));
         } else if (m.type === "BOOKMARK") {
           canvas.append(svg("path", { class: "BOOKMARK", d: `M${cx - 5} ${y - 10} h10 v18 l-5 -5 l-5 5z` }));
+        } else if (m.type === "MISSED") {
+          canvas.append(svg("circle", { class: "MISSED", cx, cy: y, r: 6 }));
         } else {
-          canvas.append(svg("circle", { class: m.type, cx, cy: y, r: 6 }, null));
+          canvas.append(svg("circle", { class: m.type, cx, cy: y, r: 6 }));
         }
       }
-      if (lane.rv) canvas.append(svg("path", { class: "cursor", d: `M${x(lane.rv)} ${y - 18} l-6 -8 h12z` }));
+      if (lane.rv) canvas.append(svg("path", { class: "cursor", d: `M${x(lane.paused ? lane.pausedAt : lane.rv)} ${y - 18} l-6 -8 h12z` }));
     });
   }
   addEventListener("resize", draw);
+  explainB();
   draw();
 }
