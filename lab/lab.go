@@ -142,8 +142,9 @@ type World interface {
 	// LabelChanges names the pods of ns whose labels or annotations were
 	// changed after revision rev.
 	LabelChanges(ctx context.Context, ns string, rev int64) ([]string, error)
-	// CompactedAfter reports whether etcd was compacted past revision rev.
-	CompactedAfter(ctx context.Context, rev int64) (bool, error)
+	// WatchWindowStart is where the pods watch cache's window starts: a
+	// watch from an older resourceVersion gets 410 too old resource version.
+	WatchWindowStart(ctx context.Context) (int64, error)
 }
 
 // Find returns the lab with id, or nil.

@@ -97,30 +97,34 @@ func bookmarksLab() *Lab {
 func goneLab() *Lab {
 	return &Lab{
 		ID:     "gone",
-		Title:  Text{"Compaction, 410 Gone and relisting", "Compaction, 410 Gone และการ list ใหม่"},
-		Intro:  Text{"Compact etcd's history, ask for a watch from before it, get the real 410, and recover the way client-go's Reflector does: list again.", "compact history ของ etcd ขอ watch จากก่อนหน้านั้น รับ 410 จริง แล้วกู้คืนแบบที่ Reflector ของ client-go ทำ คือ list ใหม่"},
+		Title:  Text{"The watch cache's window, 410 Gone and relisting", "หน้าต่างของ watch cache, 410 Gone และการ list ใหม่"},
+		Intro:  Text{"Let a watcher fall behind until the API server's watch cache no longer holds what it missed, get the real 410, and recover the way client-go's Reflector does: list again. Your own changes move the window; no one else's watches break.", "ปล่อยให้ watcher ตามหลังจน watch cache ของ API server ไม่เก็บสิ่งที่มันพลาดไว้แล้ว รับ 410 จริง แล้วกู้คืนแบบที่ Reflector ของ client-go ทำ คือ list ใหม่ การเปลี่ยนแปลงของคุณเองเป็นตัวเลื่อนหน้าต่าง watch ของคนอื่นไม่เสีย"},
 		Lesson: LessonGone,
 		Steps: []Step{{
-			ID:    "compact",
-			Title: Text{"Compact etcd", "compact etcd"},
-			Do:    Text{"Press Compact on the lesson's watch timeline (page 410 Gone): kubelab compacts etcd at the current revision and tells its watch cache, as kube-apiserver's compactor does.", "กดปุ่ม Compact ใน watch timeline ของบทเรียน (หน้า 410 Gone) kubelab จะ compact etcd ที่ revision ปัจจุบันและบอก watch cache ของตัวเอง แบบที่ compactor ของ kube-apiserver ทำ"},
-			Hint:  Text{"Compaction forgets every revision before the current one. etcdctl compact alone compacts etcd but not the watch cache, which keeps its own window as kube-apiserver's does: old watches are still served from it, so there would be no 410 to see.", "compaction จะลืมทุก revision ก่อน revision ปัจจุบัน ถ้าใช้ etcdctl compact อย่างเดียว etcd จะถูก compact แต่ watch cache ไม่ถูก ซึ่งมีหน้าต่างของตัวเองแบบเดียวกับของ kube-apiserver watch เก่า ๆ จึงยังได้รับบริการจาก cache และจะไม่เห็น 410"},
-			How:   Text{"etcd refuses a read at the revision this step began at, and the pods' watch cache no longer holds it either.", "etcd ไม่ให้อ่านที่ revision ตอนที่ขั้นนี้เริ่มแล้ว และ watch cache ของ pods ก็ไม่มี revision นั้นแล้วเช่นกัน"},
-			Check: compacted,
+			ID:    "window",
+			Title: Text{"Move the window past a paused watcher", "เลื่อนหน้าต่างให้พ้น watcher ที่หยุดไว้"},
+			Do: Text{"On the watch timeline of the 410 Gone page: pause watcher B, press Change the pod so that B misses a change, wait until that change is 75 s old, then press Push the window past B. Or make the changes with kubectl: the timeline shows how many events the window holds.",
+				"ใน watch timeline ของหน้า 410 Gone: หยุด watcher B กดเปลี่ยน pod เพื่อให้ B พลาดการเปลี่ยนแปลงหนึ่งครั้ง รอจนการเปลี่ยนแปลงนั้นอายุ 75 วินาที แล้วกดดันหน้าต่างให้เลย B หรือเปลี่ยนเองด้วย kubectl โดย timeline บอกว่าหน้าต่างเก็บ event ได้กี่ตัว"},
+			Command: `for i in $(seq 120); do kubectl -n NS label pod ssa-demo round=$i --overwrite; done`,
+			Hint: Text{"The pods watch cache keeps at least 100 events and grows, up to 102,400, rather than drop one younger than 75 s: a watcher that missed a change less than 75 s ago can always resume. etcd compaction does not move this window.",
+				"watch cache ของ pods เก็บ event อย่างน้อย 100 ตัว และจะขยาย (สูงสุด 102,400) แทนที่จะทิ้ง event ที่อายุไม่ถึง 75 วินาที watcher ที่พลาดการเปลี่ยนแปลงไปไม่ถึง 75 วินาทีจึง resume ได้เสมอ การ compact ของ etcd ไม่ได้เลื่อนหน้าต่างนี้"},
+			How: Text{"The pods watch cache's window now starts after the revision this step began at (a watch from it would get 410), and you changed a pod of yours since.",
+				"หน้าต่างของ watch cache ของ pods ตอนนี้เริ่มหลัง revision ตอนที่ขั้นนี้เริ่ม (watch จาก revision นั้นจะได้ 410) และคุณได้เปลี่ยน pod ของคุณเองตั้งแต่นั้น"},
+			Check: windowMoved,
 		}, {
 			ID:      "gone",
 			Title:   Text{"Get a 410", "รับ 410"},
-			Do:      Text{"Watch your pods from resourceVersion 1, which is now compacted.", "watch pod ของคุณจาก resourceVersion 1 ซึ่งถูก compact ไปแล้ว"},
+			Do:      Text{"Resume watcher B, or watch your pods from a resourceVersion before the window's start, such as the one B stopped at, or 1.", "ให้ watcher B ทำงานต่อ หรือ watch pod ของคุณจาก resourceVersion ก่อนจุดเริ่มหน้าต่าง เช่นที่ B หยุดไว้ หรือ 1"},
 			Command: `kubectl get --raw "/api/v1/namespaces/NS/pods?watch=1&resourceVersion=1&timeoutSeconds=6"`,
-			Hint:    Text{"The answer is an ERROR event: too old resource version: 1 (N), code 410.", "คำตอบคือ event ERROR: too old resource version: 1 (N) code 410"},
+			Hint:    Text{"The answer is an ERROR event: too old resource version: X (Y), code 410, where Y is where the window starts.", "คำตอบคือ event ERROR: too old resource version: X (Y) code 410 โดย Y คือจุดเริ่มหน้าต่าง"},
 			How:     Text{"The server ended a watch of yours with 410 Expired.", "server จบ watch ของคุณด้วย 410 Expired"},
 			Check:   expired,
 		}, {
 			ID:      "relist",
 			Title:   Text{"Relist", "list ใหม่"},
 			Do:      Text{"Do what a Reflector does after a 410: list again, and note the new resourceVersion to watch from.", "ทำแบบที่ Reflector ทำหลังได้ 410 คือ list ใหม่ แล้วจด resourceVersion ใหม่ไว้ watch ต่อ"},
-			Command: "kubectl -n NS get pods -o json | jq -r .metadata.resourceVersion",
-			Hint:    Text{"A fresh list is always servable; only old revisions are gone.", "list ใหม่อ่านได้เสมอ ที่หายไปมีแค่ revision เก่า"},
+			Command: "kubectl get --raw /api/v1/namespaces/NS/pods | jq -r .metadata.resourceVersion",
+			Hint:    Text{"A fresh list is always servable; only old revisions are gone. (kubectl get -o json wraps the items in a List of its own, without the server's resourceVersion: read the raw list.)", "list ใหม่อ่านได้เสมอ ที่หายไปมีแค่ revision เก่า (kubectl get -o json ห่อ item ไว้ใน List ของตัวเองที่ไม่มี resourceVersion ของ server จึงต้องอ่าน list ดิบ)"},
 			How:     Text{"After the 410, the server answered a list of pods in your namespace.", "หลังได้ 410 server ตอบ list pod ใน namespace ของคุณ"},
 			Check:   requested(verb("list"), resource("", "pods"), nsOf, code(200, 299)),
 		}},
@@ -334,12 +338,21 @@ func resumed(_ context.Context, env *Env) (Result, error) {
 	return Result{Passed: true, Evidence: "watch of pods in " + w.Namespace + " resumed from resourceVersion " + w.ResourceVersion}, nil
 }
 
-func compacted(ctx context.Context, env *Env) (Result, error) {
-	ok, err := env.World.CompactedAfter(ctx, env.StepRev)
-	if err != nil || !ok {
+// windowMoved passes once the pods watch cache's window has moved past
+// the revision the step began at and the student changed a pod of their
+// own since: the window is the whole class's, so another student's
+// changes alone do not pass it.
+func windowMoved(ctx context.Context, env *Env) (Result, error) {
+	own := lastTrace(env, env.StepStarted, verb("create", "update", "patch", "delete"), resource("", "pods"), inNamespace(env.Namespace), code(200, 299))
+	if own == nil {
+		return Result{}, nil
+	}
+	start, err := env.World.WatchWindowStart(ctx)
+	if err != nil || start <= env.StepRev {
 		return Result{}, err
 	}
-	return Result{Passed: true, Evidence: "etcd and the watch cache compacted at revision " + strconv.FormatInt(env.StepRev, 10) + " or later"}, nil
+	return Result{Passed: true, Evidence: "the pods watch cache's window starts at resourceVersion " + strconv.FormatInt(start, 10) +
+		", past " + strconv.FormatInt(env.StepRev, 10) + " where this step began; your last change: " + describe(own)}, nil
 }
 
 func expired(_ context.Context, env *Env) (Result, error) {

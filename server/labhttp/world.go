@@ -2,11 +2,9 @@ package labhttp
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"strconv"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,25 +60,10 @@ func (w *world) LabelChanges(ctx context.Context, ns string, rev int64) ([]strin
 	return names, nil
 }
 
-// CompactedAfter asks etcd for a read just before rev, which it refuses
-// once its history is compacted at rev or later (compacting at the current
-// revision is what the lesson does, and with no write since the step
-// began that revision is rev itself), and asks the pods' watch cache
-// whether its window moved too. Both must hold: the watch cache keeps its
-// own window, as kube-apiserver's does, so a compaction behind kubelab's
-// back (etcdctl compact) leaves old watches servable and no 410 to see.
-func (w *world) CompactedAfter(ctx context.Context, rev int64) (bool, error) {
-	if rev <= 1 {
-		return false, nil
-	}
-	_, err := w.etcd.Get(ctx, "/registry/namespaces/default", clientv3.WithRev(rev-1), clientv3.WithKeysOnly())
-	switch {
-	case errors.Is(err, rpctypes.ErrCompacted):
-		return w.pods.Cache().OldestResourceVersion() >= rev-1, nil
-	case err != nil:
-		return false, err
-	}
-	return false, nil
+// WatchWindowStart reads the pods watch cache's window, which only the
+// events the cache drops move (etcd compaction does not).
+func (w *world) WatchWindowStart(context.Context) (int64, error) {
+	return w.pods.Cache().Window().Start, nil
 }
 
 // revision is etcd's current revision.
