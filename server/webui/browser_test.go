@@ -141,6 +141,11 @@ func TestBrowser(t *testing.T) {
 		browsertest.Do(t, ctx, "reload", chromedp.Reload())
 		browsertest.WaitJS(t, ctx, "dark remembered", `document.documentElement.dataset.theme === "dark"`)
 		browsertest.Shot(t, ctx, "lesson-th-dark")
+		browsertest.Do(t, ctx, "open the 410 page", chromedp.Navigate(lab.URL()+"/lesson/gone"))
+		browsertest.WaitJS(t, ctx, "the Thai horizons", `document.querySelector("[data-window]").textContent.includes("เริ่มที่ rv")`)
+		browsertest.Do(t, ctx, "pause lane B", chromedp.Click(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-toggle]`)))
+		browsertest.ScrollTo(t, ctx, ".timeline")
+		browsertest.Shot(t, ctx, "timeline-th-dark")
 		browsertest.Do(t, ctx, "light theme", chromedp.Click(chromedp.CSS(`[data-theme-toggle]`)))
 		browsertest.Do(t, ctx, "back to English", chromedp.Navigate(lab.URL()+"/lang?to=en"))
 	})
@@ -203,5 +208,12 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("the page is %dpx wide on a 390px phone", w)
 		}
 		browsertest.Shot(t, ctx, "phone")
+		browsertest.Do(t, ctx, "the 410 page", chromedp.Navigate(lab.URL()+"/lesson/gone"))
+		browsertest.WaitJS(t, ctx, "the timeline", `document.querySelector(".timeline").dataset.windowStart > 0`)
+		if w := browsertest.Eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("the 410 page is %dpx wide on a 390px phone", w)
+		}
+		browsertest.ScrollTo(t, ctx, ".timeline .tl-canvas")
+		browsertest.Shot(t, ctx, "timeline-phone")
 	})
 }

@@ -84,7 +84,7 @@ export function initTimeline(root) {
     };
     const setRV = (rv) => {
       lane.rv = rv;
-      ctl.querySelector("[data-rv]").textContent = "rv " + rv + (lane.paused ? " · " + say.paused : "");
+      ctl.querySelector("[data-rv]").replaceChildren("rv " + rv, lane.paused ? h("span", { class: "lane-paused-tag" }, say.paused) : "");
     };
     lane.conn = connect("/ui/ws/watch", {
       // Lane B is paused on purpose; the badge follows lane A.
@@ -240,16 +240,22 @@ export function initTimeline(root) {
     lo -= pad; hi += pad;
     const x = (rv) => left + ((rv - lo) / (hi - lo)) * (right - left);
     canvas.replaceChildren();
+    // A label beside x, turned to its left near the right edge so that it
+    // is never cut off.
+    const label = (at, y, text, cls) => {
+      const flip = at > right - 150;
+      canvas.append(svg("text", { class: cls || "", x: flip ? at - 4 : at + 4, y, "text-anchor": flip ? "end" : "start" }, text));
+    };
     // etcd's compacted history, then the window's start on top of it.
     if (hz.compacted > lo) {
       canvas.append(svg("rect", { class: "compacted", x: left, y: 24, width: Math.max(0, x(hz.compacted) - left), height: H - 32 }));
       canvas.append(svg("line", { class: "boundary", x1: x(hz.compacted), y1: 22, x2: x(hz.compacted), y2: H - 8 }));
-      canvas.append(svg("text", { x: Math.min(x(hz.compacted) + 4, right - 110), y: H - 10 }, say.etcd + " " + hz.compacted));
+      label(x(hz.compacted), H - 10, say.etcd + " " + hz.compacted);
     }
     if (hz.windowStart > lo) {
       canvas.append(svg("rect", { class: "outside", x: left, y: 24, width: Math.max(0, x(hz.windowStart) - left), height: H - 48 }));
       canvas.append(svg("line", { class: "window", x1: x(hz.windowStart), y1: 22, x2: x(hz.windowStart), y2: H - 24 }));
-      canvas.append(svg("text", { class: "window-label", x: Math.min(x(hz.windowStart) + 4, right - 80), y: 34 }, say.window + " " + hz.windowStart));
+      label(x(hz.windowStart), 34, say.window + " " + hz.windowStart, "window-label");
     }
     const ticks = W < 600 ? 3 : 5;
     for (let i = 0; i <= ticks; i++) {
@@ -257,7 +263,7 @@ export function initTimeline(root) {
       canvas.append(svg("text", { x: x(rv), y: 14, "text-anchor": "middle" }, rv));
     }
     canvas.append(svg("line", { class: "head", x1: x(hz.head), y1: 18, x2: x(hz.head), y2: H - 8 }));
-    canvas.append(svg("text", { class: "head-label", x: x(hz.head) - 4, y: H - 26, "text-anchor": "end" }, say.now));
+    canvas.append(svg("text", { class: "head-label", x: x(hz.head) - 4, y: 48, "text-anchor": "end" }, say.now));
     Object.values(lanes).forEach((lane, i) => {
       const y = 76 + i * 64;
       canvas.append(svg("text", { class: "lane-label", x: 8, y: y + 4 }, say.watcher + " " + lane.name));
@@ -267,10 +273,10 @@ export function initTimeline(root) {
         const cx = x(m.rv);
         if (m.type === "ERROR") {
           canvas.append(svg("path", { class: "ERROR", d: `M${cx - 7} ${y - 7} l14 14 m0 -14 l-14 14`, "stroke-width": 3, fill: "none" }));
-          canvas.append(svg("text", { x: Math.min(cx + 8, right - 60), y: y - 12 }, "410 Gone"));
+          label(cx + 4, y - 12, "410 Gone");
         } else if (m.type === "RELIST") {
           canvas.append(svg("rect", { class: "RELIST", x: cx - 3, y: y - 14, width: 6, height: 28, rx: 2 }));
-          canvas.append(svg("text", { x: Math.min(cx + 6, right - 80), y: y + 26 }, m.label + " " + m.rv));
+          label(cx + 2, y + 26, m.label + " " + m.rv);
         } else if (m.type === "BOOKMARK") {
           canvas.append(svg("path", { class: "BOOKMARK", d: `M${cx - 5} ${y - 10} h10 v18 l-5 -5 l-5 5z` }));
         } else if (m.type === "MISSED") {
