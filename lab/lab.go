@@ -78,6 +78,12 @@ type Step struct {
 	Answer func(answer string) bool `json:"-"`
 	// Check decides from what happened; nil for answer steps.
 	Check Check `json:"-"`
+	// Views are the kubelab views (pipeline.View*) whose requests count
+	// for the step, besides the student's own clients: a view that sends
+	// requests by itself once its page is open (the timeline's lanes,
+	// the inspector's access check) must not pass a step the student did
+	// not do.
+	Views []string `json:"-"`
 }
 
 // Choice is one option of a question step.
@@ -131,6 +137,9 @@ type Watch struct {
 	// ERROR...), with the time each type was last sent.
 	Events map[string]int       `json:"events"`
 	Last   map[string]time.Time `json:"-"`
+	// Source is the kubelab view that opened the watch for the student
+	// (pipeline.Trace.Source); empty for the student's own client.
+	Source string `json:"source,omitempty"`
 	// Expired is set when the stream ended with 410 Expired.
 	Expired bool `json:"expired,omitempty"`
 	Done    bool `json:"done,omitempty"`

@@ -163,3 +163,41 @@ func TestAdvanceAndAnswer(t *testing.T) {
 		t.Errorf("a lab not started: %v", err)
 	}
 }
+
+// A kubelab view's requests count only for the steps that name the view:
+// the watch timeline's lanes, which watch by themselves once the page is
+// open, do not pass "see it arrive", and the inspector's access check,
+// denied to a student, does not pass "be denied by RBAC".
+func TestViewsCountOnlyForStepsThatNameThem(t *testing.T) {
+	labs := All()
+	watched := func(source string) Env {
+		return Env{User: "alice", Namespace: "alice", Watches: []Watch{{Time: t0.Add(time.Second), User: "alice", Resource: "pods",
+			Namespace: "alice", Source: source, Events: map[string]int{"MODIFIED": 1}}}}
+	}
+	denied := func(source string) Env {
+		tr := trace(time.Second, "list", "secrets", "", 403, pipeline.Record{Stage: pipeline.StageAuthorization, Decision: pipeline.Deny})
+		tr.Source = source
+		return Env{User: "alice", Namespace: "alice", Traces: []pipeline.Trace{tr}}
+	}
+	for _, c := range []struct {
+		lab, step string
+		env       Env
+		want      bool
+	}{
+		{"watch", "see-modified", watched(pipeline.ViewTimeline), false},
+		{"watch", "see-modified", watched(pipeline.ViewRunItLive), true},
+		{"watch", "see-modified", watched(""), true},
+		{"pipeline", "deny", denied(pipeline.ViewInspector), false},
+		{"pipeline", "deny", denied(""), true},
+	} {
+		l := Find(labs, c.lab)
+		_, at := l.Step(c.step)
+		p := &Progress{User: "alice", Namespace: "alice", Labs: map[string]*LabProgress{c.lab: {Started: t0, StepStarted: t0, Step: at}}}
+		if _, err := Advance(context.Background(), labs, p, c.env, t0.Add(time.Minute), 10); err != nil {
+			t.Fatal(err)
+		}
+		if passed := p.Labs[c.lab].Step > at; passed != c.want {
+			t.Errorf("%s/%s from %+v: passed %v, want %v", c.lab, c.step, c.env, passed, c.want)
+		}
+	}
+}

@@ -41,6 +41,7 @@ func watchLab() *Lab {
 			Hint:    Text{"--watch (or -w) keeps the request open; curl needs ?watch=1 on the pods URL.", "--watch (หรือ -w) ทำให้ request เปิดค้างไว้ ถ้าใช้ curl ให้ใส่ ?watch=1 ต่อท้าย URL ของ pods"},
 			How:     Text{"The server saw a watch request from you on pods in your namespace.", "server เห็น watch request ของคุณบน pods ใน namespace ของคุณ"},
 			Check:   watchOnPods,
+			Views:   runItLive,
 		}, {
 			ID:      "modify",
 			Title:   Text{"Make a MODIFIED", "ทำให้เกิด MODIFIED"},
@@ -56,6 +57,7 @@ func watchLab() *Lab {
 			Hint:  Text{"If your watch had ended, start it again and change the label once more.", "ถ้า watch จบไปแล้ว ให้เริ่มใหม่แล้วแก้ label อีกครั้ง"},
 			How:   Text{"The server sent a MODIFIED event on a watch of yours since the lab began.", "server ส่ง event MODIFIED บน watch ของคุณตั้งแต่เริ่ม lab นี้"},
 			Check: watchDelivered("MODIFIED"),
+			Views: runItLive,
 		}},
 	}
 }
@@ -74,6 +76,7 @@ func bookmarksLab() *Lab {
 			Hint:    Text{"Any list of pods in your namespace counts; the number is etcd's revision when the list was read.", "list pod ใน namespace ของคุณแบบไหนก็ได้ ตัวเลขนั้นคือ revision ของ etcd ตอนที่อ่าน list"},
 			How:     Text{"The server answered a list of pods in your namespace.", "server ตอบ list pod ใน namespace ของคุณ"},
 			Check:   requested(verb("list"), resource("", "pods"), nsOf, code(200, 299)),
+			Views:   runItLive,
 		}, {
 			ID:      "bookmark",
 			Title:   Text{"Receive a BOOKMARK", "รับ BOOKMARK"},
@@ -82,6 +85,7 @@ func bookmarksLab() *Lab {
 			Hint:    Text{"The bookmark carries only a resourceVersion; it comes shortly before the watch's timeout.", "bookmark มีแค่ resourceVersion และจะมาก่อน watch หมดเวลาไม่นาน"},
 			How:     Text{"The server sent you a BOOKMARK event on a watch of pods in your namespace.", "server ส่ง event BOOKMARK ให้คุณบน watch ของ pods ใน namespace ของคุณ"},
 			Check:   watchDelivered("BOOKMARK"),
+			Views:   runItLive,
 		}, {
 			ID:      "resume",
 			Title:   Text{"Resume from a resourceVersion", "resume จาก resourceVersion"},
@@ -90,6 +94,7 @@ func bookmarksLab() *Lab {
 			Hint:    Text{"No synthetic ADDED events this time: only changes after that resourceVersion.", "รอบนี้ไม่มี ADDED สังเคราะห์ มีแค่การเปลี่ยนแปลงหลัง resourceVersion นั้น"},
 			How:     Text{"The server served you a watch of pods in your namespace that started from a resourceVersion and was not refused with 410.", "server ให้ watch pods ใน namespace ของคุณที่เริ่มจาก resourceVersion และไม่ถูกปฏิเสธด้วย 410"},
 			Check:   resumed,
+			Views:   runItLive,
 		}},
 	}
 }
@@ -111,6 +116,7 @@ func goneLab() *Lab {
 			How: Text{"The pods watch cache's window now starts after the revision this step began at (a watch from it would get 410), and you changed a pod of yours since.",
 				"หน้าต่างของ watch cache ของ pods ตอนนี้เริ่มหลัง revision ตอนที่ขั้นนี้เริ่ม (watch จาก revision นั้นจะได้ 410) และคุณได้เปลี่ยน pod ของคุณเองตั้งแต่นั้น"},
 			Check: windowMoved,
+			Views: timelineOrRunItLive,
 		}, {
 			ID:      "gone",
 			Title:   Text{"Get a 410", "รับ 410"},
@@ -119,6 +125,7 @@ func goneLab() *Lab {
 			Hint:    Text{"The answer is an ERROR event: too old resource version: X (Y), code 410, where Y is where the window starts.", "คำตอบคือ event ERROR: too old resource version: X (Y) code 410 โดย Y คือจุดเริ่มหน้าต่าง"},
 			How:     Text{"The server ended a watch of yours with 410 Expired.", "server จบ watch ของคุณด้วย 410 Expired"},
 			Check:   expired,
+			Views:   timelineOrRunItLive,
 		}, {
 			ID:      "relist",
 			Title:   Text{"Relist", "list ใหม่"},
@@ -127,9 +134,18 @@ func goneLab() *Lab {
 			Hint:    Text{"A fresh list is always servable; only old revisions are gone. (kubectl get -o json wraps the items in a List of its own, without the server's resourceVersion: read the raw list.)", "list ใหม่อ่านได้เสมอ ที่หายไปมีแค่ revision เก่า (kubectl get -o json ห่อ item ไว้ใน List ของตัวเองที่ไม่มี resourceVersion ของ server จึงต้องอ่าน list ดิบ)"},
 			How:     Text{"After the 410, the server answered a list of pods in your namespace.", "หลังได้ 410 server ตอบ list pod ใน namespace ของคุณ"},
 			Check:   requested(verb("list"), resource("", "pods"), nsOf, code(200, 299)),
+			Views:   timelineOrRunItLive,
 		}},
 	}
 }
+
+// The views whose requests count for a step besides the student's own
+// clients: a Run it live button is pressed for the step's command; the
+// timeline is the 410 exercise's instrument.
+var (
+	runItLive           = []string{pipeline.ViewRunItLive}
+	timelineOrRunItLive = []string{pipeline.ViewTimeline, pipeline.ViewRunItLive}
+)
 
 // prefixAnswers are the ways to write the first bytes of a stored value.
 var prefixAnswers = []string{`k8s\x00`, `k8s\0`, `k8s\000`, `k8s\u0000`, "6b387300", "6b 38 73 00", "k8s"}
@@ -148,10 +164,9 @@ func etcdLab() *Lab {
 			Hint:    Text{"Keys are /registry/<resource>/<namespace>/<name>.", "key มีรูปแบบ /registry/<resource>/<namespace>/<name>"},
 			How: Text{"etcdctl talks to etcd, not to the API server, so no trace of it can exist — that is the lesson's point. This step is checked from the browser's etcd inspector, which reads through kubelab and is traced; if you used etcdctl, the next question checks what you saw.",
 				"etcdctl คุยกับ etcd โดยตรง ไม่ผ่าน API server จึงไม่มี trace ใด ๆ เกิดขึ้น ซึ่งก็คือประเด็นของบทเรียน ขั้นนี้จึงตรวจจาก etcd inspector ในเบราว์เซอร์ซึ่งอ่านผ่าน kubelab และมี trace ถ้าคุณใช้ etcdctl คำถามถัดไปจะตรวจสิ่งที่คุณเห็น"},
-			Check: anyOf(
-				requested(path("/ui/etcd/value", false), code(200, 200)),
-				requested(path("/ui/etcd/keys", false), code(200, 200)),
-			),
+			// A value, which the inspector reads when a key is picked; not
+			// the key list, which it loads with the page.
+			Check: requested(path("/ui/etcd/value", false), code(200, 200)),
 		}, {
 			ID:    "prefix",
 			Title: Text{"What is the value's prefix?", "ค่านั้นขึ้นต้นด้วยอะไร"},
@@ -192,6 +207,7 @@ func discoveryLab() *Lab {
 			Hint:    Text{"kubectl api-versions reads the same document.", "kubectl api-versions ก็อ่านเอกสารเดียวกัน"},
 			How:     Text{"The server answered your request for /apis.", "server ตอบ request /apis ของคุณ"},
 			Check:   requested(path("/apis", false), code(200, 299)),
+			Views:   runItLive,
 		}, {
 			ID:      "openapi",
 			Title:   Text{"Read the OpenAPI schema", "อ่าน schema OpenAPI"},
@@ -200,6 +216,7 @@ func discoveryLab() *Lab {
 			Hint:    Text{"kubectl get --raw /openapi/v3 lists a document per group and version.", "kubectl get --raw /openapi/v3 แสดงเอกสารหนึ่งชุดต่อ group และ version"},
 			How:     Text{"The server answered your request under /openapi/v3.", "server ตอบ request ของคุณที่อยู่ใต้ /openapi/v3"},
 			Check:   requested(path("/openapi/v3", true), code(200, 299)),
+			Views:   runItLive,
 		}},
 	}
 }

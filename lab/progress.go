@@ -3,7 +3,10 @@ package lab
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
+
+	"github.com/kubelab/kubelab/pipeline"
 )
 
 // Progress is one student's progress through the labs, stored in etcd.
@@ -112,6 +115,7 @@ func Advance(ctx context.Context, labs []*Lab, p *Progress, env Env, now time.Ti
 			}
 			e := env
 			e.LabStarted, e.StepStarted, e.StepRev = lp.Started, lp.StepStarted, lp.StepRev
+			e.Traces, e.Watches = countable(env.Traces, env.Watches, st.Views)
 			r, err := st.Check(ctx, &e)
 			if err != nil {
 				errs = append(errs, err)
@@ -158,4 +162,22 @@ func Answer(l *Lab, p *Progress, stepID, answer string, now time.Time, rev int64
 	lp.pass(l, Result{Evidence: "answered “" + shown + "”"}, now, rev)
 	p.Updated = now
 	return true, nil
+}
+
+// countable keeps the traces and watches that may count for a step: the
+// student's own, and those of the views the step names.
+func countable(traces []pipeline.Trace, watches []Watch, views []string) ([]pipeline.Trace, []Watch) {
+	var ts []pipeline.Trace
+	for _, t := range traces {
+		if t.Source == "" || slices.Contains(views, t.Source) {
+			ts = append(ts, t)
+		}
+	}
+	var ws []Watch
+	for _, w := range watches {
+		if w.Source == "" || slices.Contains(views, w.Source) {
+			ws = append(ws, w)
+		}
+	}
+	return ts, ws
 }

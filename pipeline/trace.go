@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -74,6 +75,11 @@ type Trace struct {
 	Records     []Record `json:"records"`
 	// Code is the HTTP status the client got.
 	Code int `json:"code"`
+	// Source names the kubelab view that sent the request on the user's
+	// behalf (the watch timeline's lanes, the inspector's access check,
+	// a Run it live button...); empty for the user's own clients. Labs
+	// count a view's requests only for the steps that name it.
+	Source string `json:"source,omitempty"`
 }
 
 // TraceHeader carries a request's trace ID back to the client. It is the
@@ -103,7 +109,42 @@ func NewTraceID() string {
 // NewTrace starts the trace of a request that arrived now.
 func NewTrace(r *http.Request) *Trace {
 	// Room for one record per stage and plugin, so appends do not regrow.
-	return &Trace{ID: NewTraceID(), Time: time.Now(), Path: r.URL.Path, Verb: r.Method, Records: make([]Record, 0, 8)}
+	return &Trace{ID: NewTraceID(), Time: time.Now(), Path: r.URL.Path, Verb: r.Method, Records: make([]Record, 0, 8),
+		Source: SourceFrom(r.Context())}
+}
+
+// The views of kubelab's pages that send API requests on a user's behalf,
+// as a trace's Source names them.
+const (
+	// ViewTimeline is the watch timeline: its lanes' lists and watches
+	// (sent by themselves once the page is open) and its buttons.
+	ViewTimeline = "timeline"
+	// ViewRunItLive is a lesson's Run it live button, which the student
+	// presses to send a command's requests.
+	ViewRunItLive = "run-it-live"
+	// ViewPollVsWatch is the poll-versus-watch race.
+	ViewPollVsWatch = "poll-vs-watch"
+	// ViewInspector is the etcd inspector, whose access check asks the
+	// API what the user may read.
+	ViewInspector = "inspector"
+	// ViewWeb is any other request a page makes for the user.
+	ViewWeb = "web"
+)
+
+type sourceKey struct{}
+
+// WithSource marks a request made in-process by one of kubelab's views
+// on a user's behalf. It is a context value, not a header, so that no
+// client can claim to be a view, or hide that it is one.
+func WithSource(ctx context.Context, view string) context.Context {
+	return context.WithValue(ctx, sourceKey{}, view)
+}
+
+// SourceFrom is the view WithSource named, or "" for a request from the
+// user's own client.
+func SourceFrom(ctx context.Context) string {
+	s, _ := ctx.Value(sourceKey{}).(string)
+	return s
 }
 
 // Describe copies what the attributes say about the request into the trace.

@@ -146,7 +146,7 @@ func watchOf(r *http.Request) *lab.Watch {
 	p := strings.Trim(r.URL.Path, "/")
 	seg := strings.Split(p, "/")
 	var rest []string
-	x := &lab.Watch{Time: time.Now(), Events: map[string]int{}, Last: map[string]time.Time{}}
+	x := &lab.Watch{Time: time.Now(), Events: map[string]int{}, Last: map[string]time.Time{}, Source: pipeline.SourceFrom(r.Context())}
 	switch {
 	case len(seg) >= 3 && seg[0] == "api":
 		rest = seg[2:]

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+
+	"github.com/kubelab/kubelab/pipeline"
 )
 
 // caller is what an API request made on a browser's behalf takes from the
@@ -16,11 +18,29 @@ import (
 type caller struct {
 	remoteAddr, host      string
 	cookie, authorization string
+	// view is the page's view the requests are made for, as their traces
+	// name it (pipeline.Trace.Source).
+	view string
 }
 
 func callerOf(r *http.Request) caller {
 	return caller{remoteAddr: r.RemoteAddr, host: r.Host,
-		cookie: r.Header.Get("Cookie"), authorization: r.Header.Get("Authorization")}
+		cookie: r.Header.Get("Cookie"), authorization: r.Header.Get("Authorization"), view: viewOf(r.URL.Path)}
+}
+
+// viewOf names the view behind one of the web UI's endpoints.
+func viewOf(path string) string {
+	switch {
+	case path == "/ui/ws/watch" || path == "/ui/window/push" || path == "/ui/compact":
+		return pipeline.ViewTimeline
+	case path == "/ui/ws/run":
+		return pipeline.ViewRunItLive
+	case path == "/ui/ws/pollwatch":
+		return pipeline.ViewPollVsWatch
+	case strings.HasPrefix(path, "/ui/etcd/"):
+		return pipeline.ViewInspector
+	}
+	return pipeline.ViewWeb
 }
 
 // apiRequest builds a request to the API on behalf of the browser from:
@@ -32,7 +52,7 @@ func apiRequest(ctx context.Context, from caller, method, target, contentType st
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	r, err := http.NewRequestWithContext(ctx, method, target, rd)
+	r, err := http.NewRequestWithContext(pipeline.WithSource(ctx, from.view), method, target, rd)
 	if err != nil {
 		// target is built by this package from escaped parts; it parses.
 		panic(err)

@@ -78,11 +78,14 @@ export function initTracer(root) {
       }
       if (s.note) chips.push(h("li", { class: "allow" }, `watch fan-out ${s.note}`));
     }
-    const li = h("li", { class: "trace" + (failed ? " failed" : ""), "data-trace": tr.id, "data-verb": tr.verb, "data-code": tr.code },
+    const li = h("li", { class: "trace" + (failed ? " failed" : ""), "data-trace": tr.id, "data-verb": tr.verb, "data-code": tr.code, "data-source": tr.source || null },
       h("div", { class: "trace-line" },
         h("span", { class: "trace-verb" }, tr.verb),
         h("span", { class: "trace-path" }, tr.path),
         h("span", { class: "trace-user" }, tr.as ? `${tr.user} as ${tr.as}` : tr.user),
+        // A request a page's view sent for the user, not their own client.
+        tr.source && h("span", { class: "trace-source", title: lang === "th" ? "ส่งโดยหน้าเว็บของ kubelab ในนามของคุณ" : "sent by a kubelab page on your behalf" },
+          (lang === "th" ? "kubelab · " : "kubelab · ") + tr.source),
         h("span", { class: "trace-code" }, String(tr.code))),
       h("ul", { class: "stages", "aria-label": lang === "th" ? "ขั้นของ pipeline" : "pipeline stages" }, chips),
       why && h("p", { class: "trace-why" }, (lang === "th" ? "หยุดที่ " : "Stopped at ") + why),
