@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,6 +41,16 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if st.Code == 0 {
 		st.Code = http.StatusInternalServerError
 	}
+	if st.Code == http.StatusNotFound && s.pageNotFound != nil && wantsPage(r) {
+		// The request's context may be done by now (the timeout middleware
+		// cancels it as the handler returns); the page renders regardless.
+		c.SetRequest(r.WithContext(context.WithoutCancel(r.Context())))
+		err := s.pageNotFound(c)
+		if err == nil {
+			return
+		}
+		s.log.WarnContext(r.Context(), "writing the not-found page", "path", r.URL.Path, "error", err)
+	}
 	st.Kind = "Status"
 	st.APIVersion = "v1"
 	st.Status = metav1.StatusFailure
@@ -54,6 +65,21 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if err != nil {
 		s.log.WarnContext(r.Context(), "writing error response", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
+}
+
+// wantsPage says whether a request is a browser navigating to a page: a
+// GET that accepts HTML, outside the API's and kubelab's machine paths,
+// where every client (kubectl, client-go, curl) gets a Status.
+func wantsPage(r *http.Request) bool {
+	if r.Method != http.MethodGet || !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		return false
+	}
+	for _, p := range []string{"/api", "/openapi", "/version", "/healthz", "/readyz", "/livez", "/metrics", "/kubelab/", "/debug/", "/ui/"} {
+		if strings.HasPrefix(r.URL.Path, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // statusFor maps err to a Status: errors that carry one (apierrors and the

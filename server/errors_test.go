@@ -3,6 +3,7 @@ package server_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -84,4 +85,39 @@ func TestErrorsBecomeStatus(t *testing.T) {
 			t.Fatalf("HEAD = %d with length %d, want 404 and no body", resp.StatusCode, resp.ContentLength)
 		}
 	})
+}
+
+// A browser at an unknown page gets the friendly page, in its language;
+// every client of the API, and any request for an API path, a Status.
+func TestUnknownPageIsAPageForBrowsers(t *testing.T) {
+	s, _ := startServer(t)
+	ts := httptest.NewServer(s.Echo())
+	defer ts.Close()
+	get := func(path, accept string) (int, string, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.Header.Set("Accept", accept)
+		req.Header.Set("Accept-Language", "th")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+	}
+	const browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	if code, ct, body := get("/no-such-page", browser); code != 404 || !strings.HasPrefix(ct, "text/html") || !strings.Contains(body, `<html lang="th"`) || !strings.Contains(body, "ไม่พบหน้านี้") {
+		t.Errorf("a browser at /no-such-page: %d %s\n%.300s", code, ct, body)
+	}
+	for _, c := range []struct{ path, accept string }{
+		{"/no-such-page", "application/json"},
+		{"/api/v1/no-such-resource", browser},
+		{"/apis/no.such.group/v1", browser},
+		{"/kubelab/v1/no-such-thing", browser},
+	} {
+		if code, ct, body := get(c.path, c.accept); code != 404 || !strings.HasPrefix(ct, "application/json") || !strings.Contains(body, `"kind":"Status"`) {
+			t.Errorf("%s with Accept %s: %d %s\n%.300s", c.path, c.accept, code, ct, body)
+		}
+	}
 }

@@ -53,6 +53,10 @@ import (
 // Server is a running kubelab: its etcd, its listener and its Echo router.
 // Build it with New, add routes to Echo, then Start it; Shutdown stops it.
 type Server struct {
+	// pageNotFound answers a browser's page request at an unknown address
+	// with the web UI's friendly page instead of a Status.
+	pageNotFound echo.HandlerFunc
+
 	cfg  Config
 	log  *slog.Logger
 	out  io.Writer
@@ -310,6 +314,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 		return err
 	}
 	s.OnShutdown(func(context.Context) { ui.Close() })
+	s.pageNotFound = ui.NotFound
 	labs, err := labhttp.Install(s.echo, labhttp.Config{API: api, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
 		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.mintDashboardSession, SessionCookie: authn.NewSessionCookie,
 		RequireSignIn: s.cfg.Classroom, Websockets: websockets, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log})

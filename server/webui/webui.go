@@ -106,7 +106,7 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	static := http.StripPrefix("/static/", http.FileServerFS(web.Static))
 	g.GET("/static/*", func(c echo.Context) error {
 		if _, err := fs.Stat(web.Static, strings.TrimPrefix(c.Request().URL.Path, "/static/")); err != nil {
-			return u.notFound(c)
+			return u.NotFound(c)
 		}
 		if c.QueryParam("v") != "" {
 			c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
@@ -205,7 +205,7 @@ func (u *UI) lessonPage(c echo.Context) error {
 	}
 	p, idx := l.Page(slug)
 	if p == nil {
-		return u.notFound(c)
+		return u.NotFound(c)
 	}
 	m := web.Meta{Title: p.Title, Lang: lang, Section: "lesson"}
 	return Render(c, http.StatusOK, web.PageWith(m, web.LessonView(l, idx, namespace(c), u.mayCompact(c))))
@@ -217,8 +217,8 @@ func (u *UI) labPage(c echo.Context) error {
 	return Render(c, http.StatusOK, web.PageWith(m, web.LabView(lang, namespace(c), u.mayCompact(c))))
 }
 
-// notFound is the friendly page for a browser at an unknown address.
-func (u *UI) notFound(c echo.Context) error {
+// NotFound is the friendly page for a browser at an unknown address.
+func (u *UI) NotFound(c echo.Context) error {
 	lang := Lang(c.Request())
 	return Render(c, http.StatusNotFound, web.Page(web.T(lang, "notfound.title"), lang, web.NotFound(lang)))
 }
