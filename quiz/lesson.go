@@ -50,7 +50,7 @@ func watchQuiz() *Quiz {
 					TH: "output จริงนี้พิสูจน์อะไร และ watch client ควรทำอะไรต่อ?",
 				},
 				Snippet: `$ kubectl get --raw "/api/v1/namespaces/internals-demo/pods?watch=1&resourceVersion=1&timeoutSeconds=6"
-{"type":"ERROR","object":{"kind":"Status", ..., "message":"too old resource version: 1 (999)","reason":"Expired","code":410}}`,
+{"type":"ERROR","object":{"kind":"Status", ..., "message":"too old resource version: 1 (107)","reason":"Expired","code":410}}`,
 				Options: []Option{
 					{ID: "cluster-broken", Text: Text{EN: "The cluster is broken and must be restarted.", TH: "cluster พังต้อง restart"}},
 					{ID: "compacted-relist", Text: Text{
@@ -62,8 +62,8 @@ func watchQuiz() *Quiz {
 				},
 				Answer: "compacted-relist",
 				Explanation: Text{
-					EN: `410 Expired, "too old resource version: 1 (999)", names the resourceVersion asked for (1) and the oldest one the server can still serve consistently (999): etcd compacted the history in between. Nothing is broken and no permission changed (that would be 403), and the request names no Pod. The server refuses rather than silently under-deliver; the client re-lists and watches from the new list's resourceVersion, which is what client-go's Reflector does.`,
-					TH: `410 Expired "too old resource version: 1 (999)" บอกทั้ง resourceVersion ที่ขอ (1) และเลขเก่าสุดที่ server ยังให้บริการได้อย่างสอดคล้อง (999) คือ etcd compact history ช่วงนั้นทิ้งไปแล้ว ไม่มีอะไรพัง และไม่มีสิทธิ์ใดถูกถอน (นั่นจะเป็น 403) และ request นี้ไม่ได้ระบุ Pod ตัวไหน server ปฏิเสธแทนที่จะส่งข้อมูลไม่ครบแบบเงียบ ๆ client จึง list ใหม่แล้ว watch ต่อจาก resourceVersion ของ list ใหม่ ซึ่งคือสิ่งที่ Reflector ของ client-go ทำ`,
+					EN: `410 Expired, "too old resource version: 1 (107)", comes from the API server's watch cache: it names the resourceVersion asked for (1) and where the cache's window of recent events begins, minus one (107: the revision the cache listed at when the server started, or its oldest kept event). The window starts at the server's start and keeps at least 100 events, more while its oldest is younger than 75 s; etcd compaction does not move it (compaction gives other messages, to reads that go to etcd). Nothing is broken and no permission changed (that would be 403), and the request names no Pod. The server refuses rather than silently under-deliver; the client re-lists and watches from the new list's resourceVersion, which is what client-go's Reflector does.`,
+					TH: `410 Expired "too old resource version: 1 (107)" มาจาก watch cache ของ API server บอกทั้ง resourceVersion ที่ขอ (1) และจุดเริ่มของ window ของ event ล่าสุดใน cache ลบหนึ่ง (107 คือ revision ที่ cache list ไว้ตอน server start หรือ event เก่าสุดที่ยังเก็บอยู่) window เริ่มตอน server start และเก็บอย่างน้อย 100 event และมากกว่านั้นตราบที่ event เก่าสุดยังอายุไม่ถึง 75 วินาที etcd compaction ไม่ได้ขยับมัน (compaction ให้ข้อความอื่น กับการอ่านที่ไปถึง etcd) ไม่มีอะไรพัง และไม่มีสิทธิ์ใดถูกถอน (นั่นจะเป็น 403) และ request นี้ไม่ได้ระบุ Pod ตัวไหน server ปฏิเสธแทนที่จะส่งข้อมูลไม่ครบแบบเงียบ ๆ client จึง list ใหม่แล้ว watch ต่อจาก resourceVersion ของ list ใหม่ ซึ่งคือสิ่งที่ Reflector ของ client-go ทำ`,
 				},
 				Proof: Proof{Href: anchorGone, Label: Text{EN: "410 Gone, live", TH: "410 Gone แบบสด ๆ"}},
 			},
@@ -85,8 +85,8 @@ func watchQuiz() *Quiz {
 				},
 				Answer: "etcd-revision",
 				Explanation: Text{
-					EN: "A list's resourceVersion (1994 in the lesson) is etcd's logical clock when the list was read, not a count, a time or an API version (that is apiVersion). watch=1&resourceVersion=1994 means: stream every change after exactly this point, replaying nothing you have and skipping nothing.",
-					TH: "resourceVersion ของ list (1994 ในบทเรียน) คือ logical clock ของ etcd ตอนที่อ่าน list นั้น ไม่ใช่จำนวน ไม่ใช่เวลา และไม่ใช่เวอร์ชันของ API (นั่นคือ apiVersion) watch=1&resourceVersion=1994 หมายถึง stream ทุกการเปลี่ยนแปลงหลังจุดนี้เป๊ะ ไม่ replay สิ่งที่มีแล้ว และไม่ข้ามอะไร",
+					EN: "A list's resourceVersion (125 in the lesson) is etcd's logical clock when the list was read, not a count, a time or an API version (that is apiVersion). watch=1&resourceVersion=125 means: stream every change after exactly this point, replaying nothing you have and skipping nothing.",
+					TH: "resourceVersion ของ list (125 ในบทเรียน) คือ logical clock ของ etcd ตอนที่อ่าน list นั้น ไม่ใช่จำนวน ไม่ใช่เวลา และไม่ใช่เวอร์ชันของ API (นั่นคือ apiVersion) watch=1&resourceVersion=125 หมายถึง stream ทุกการเปลี่ยนแปลงหลังจุดนี้เป๊ะ ไม่ replay สิ่งที่มีแล้ว และไม่ข้ามอะไร",
 				},
 				Proof: Proof{Href: anchorResourceVersion, Label: Text{EN: "resourceVersion, read live", TH: "อ่าน resourceVersion แบบสด ๆ"}},
 			},
@@ -97,10 +97,11 @@ func watchQuiz() *Quiz {
 					EN: "Why do ADDED events appear for Pods that already existed before the watch even started?",
 					TH: "ทำไม event ADDED ถึงโผล่มาสำหรับ Pod ที่มีอยู่แล้วก่อน watch จะเริ่มด้วยซ้ำ?",
 				},
-				Snippet: `$ kubectl -n internals-demo get pods --watch --output-watch-events -o json
-ADDED Pod rv=1151 name=gc-demo4-...
-... (more ADDED for existing Pods) ...
-MODIFIED Pod rv=2075 name=ssa-demo`,
+				Snippet: `$ kubectl -n internals-demo get pods --watch --output-watch-events
+EVENT      NAME                              READY   STATUS    RESTARTS   AGE
+ADDED      gc-demo4-54cd5f4cd9-7jhlq         1/1     Running   0          116s
+... (five more ADDED lines, one per existing Pod)
+MODIFIED   ssa-demo                          1/1     Running   0          118s`,
 				Options: []Option{
 					{ID: "kubectl-bug", Text: Text{EN: "A kubectl bug", TH: "บั๊กของ kubectl"}},
 					{ID: "initial-replay", Text: Text{
@@ -112,8 +113,8 @@ MODIFIED Pod rv=2075 name=ssa-demo`,
 				},
 				Answer: "initial-replay",
 				Explanation: Text{
-					EN: "kubectl get --watch sends watch=1 with no resourceVersion, so the server first replays the current state as synthetic ADDED events, one per existing Pod, and then streams real changes (the MODIFIED from the label) on the same connection. Nothing was created and kubectl is doing what it should.",
-					TH: "kubectl get --watch ส่ง watch=1 โดยไม่มี resourceVersion server จึง replay state ปัจจุบันเป็น event ADDED สังเคราะห์ก่อน หนึ่งตัวต่อ Pod ที่มีอยู่ แล้วจึง stream การเปลี่ยนแปลงจริง (MODIFIED จากการ label) บน connection เดิม ไม่มีอะไรถูกสร้าง และ kubectl ทำงานถูกต้องแล้ว",
+					EN: "kubectl get --watch sends two requests (kubectl -v=6 shows them): a list, GET .../pods?limit=500, whose items kubectl itself prints as ADDED, one per existing Pod; then a watch from that list's resourceVersion, GET .../pods?resourceVersion=N&watch=true, which streams only real changes (the MODIFIED from the label). That is the list-then-watch start of client-go's classic Reflector; since client-go 1.35 the Reflector gets the same initial ADDED events from the server instead, in one streaming watch (sendInitialEvents=true) that ends them with a k8s.io/initial-events-end BOOKMARK. Nothing was created and kubectl is doing what it should.",
+					TH: "kubectl get --watch ส่งสอง request (kubectl -v=6 แสดงให้เห็น): list คือ GET .../pods?limit=500 ซึ่ง kubectl พิมพ์ item ของมันเป็น ADDED เอง หนึ่งตัวต่อ Pod ที่มีอยู่ แล้วจึง watch จาก resourceVersion ของ list นั้น คือ GET .../pods?resourceVersion=N&watch=true ซึ่ง stream เฉพาะการเปลี่ยนแปลงจริง (MODIFIED จากการ label) นี่คือการเริ่มแบบ list แล้ว watch ของ Reflector แบบดั้งเดิมของ client-go ตั้งแต่ client-go 1.35 Reflector ได้ event ADDED เริ่มต้นชุดเดียวกันจาก server แทน ใน watch แบบ streaming ตัวเดียว (sendInitialEvents=true) ที่ปิดท้ายด้วย BOOKMARK k8s.io/initial-events-end ไม่มีอะไรถูกสร้าง และ kubectl ทำงานถูกต้องแล้ว",
 				},
 				Proof: Proof{Href: anchorWatch, Label: Text{EN: "a watch and its MODIFIED event, live", TH: "watch และ event MODIFIED แบบสด ๆ"}},
 			},
@@ -121,8 +122,8 @@ MODIFIED Pod rv=2075 name=ssa-demo`,
 				ID:   "etcd-raw",
 				Kind: Choice,
 				Prompt: Text{
-					EN: "Why can't you simply cat a Pod's data out of etcd and read it like a ConfigMap?",
-					TH: "ทำไมคุณ cat ข้อมูล Pod ออกจาก etcd แล้วอ่านเหมือน ConfigMap ตรง ๆ ไม่ได้?",
+					EN: "Why can't you simply cat a Pod's data out of etcd and read it as text?",
+					TH: "ทำไมคุณ cat ข้อมูล Pod ออกจาก etcd แล้วอ่านเป็นข้อความตรง ๆ ไม่ได้?",
 				},
 				Options: []Option{
 					{ID: "encrypted", Text: Text{EN: "etcd encrypts everything by default", TH: "etcd เข้ารหัสทุกอย่างโดย default"}},
@@ -135,8 +136,8 @@ MODIFIED Pod rv=2075 name=ssa-demo`,
 				},
 				Answer: "protobuf",
 				Explanation: Text{
-					EN: `etcdctl get /registry/pods/internals-demo/ssa-demo works (etcd allows the read) and prints a value that starts with k8s\0, a version marker, then binary protobuf: the encoding of every built-in kind, not only Pods, and not encryption. Reading it needs a protobuf decoder, and reading it at all bypasses the API server's RBAC, admission and watch cache.`,
-					TH: `etcdctl get /registry/pods/internals-demo/ssa-demo อ่านได้ (etcd อนุญาต) และแสดงค่าที่ขึ้นต้นด้วย k8s\0 ตามด้วย version marker แล้วเป็น protobuf แบบ binary ซึ่งเป็น encoding ของ built-in kind ทุกตัว ไม่ใช่แค่ Pod และไม่ใช่การเข้ารหัส จะอ่านได้ต้องมี protobuf decoder และการอ่านแบบนี้ก็ข้าม RBAC, admission และ watch cache ของ API server ไปทั้งหมด`,
+					EN: `etcdctl get /registry/pods/internals-demo/ssa-demo works (etcd allows the read) and prints a value that starts with k8s\0, a version marker, then binary protobuf: the encoding of every built-in kind, ConfigMaps included, not only Pods, and not encryption (only custom resources are stored as JSON). Reading it needs a protobuf decoder, and reading it at all bypasses the API server's authentication, RBAC and watch cache (admission never sees reads).`,
+					TH: `etcdctl get /registry/pods/internals-demo/ssa-demo อ่านได้ (etcd อนุญาต) และแสดงค่าที่ขึ้นต้นด้วย k8s\0 ตามด้วย version marker แล้วเป็น protobuf แบบ binary ซึ่งเป็น encoding ของ built-in kind ทุกตัว รวมทั้ง ConfigMap ไม่ใช่แค่ Pod และไม่ใช่การเข้ารหัส (มีแค่ custom resource ที่เก็บเป็น JSON) จะอ่านได้ต้องมี protobuf decoder และการอ่านแบบนี้ก็ข้าม authentication, RBAC และ watch cache ของ API server ไปทั้งหมด (admission ไม่เคยเห็นการอ่าน)`,
 				},
 				Proof: Proof{Href: anchorEtcd, Label: Text{EN: "a Pod's raw bytes in etcd, live", TH: "byte ดิบของ Pod ใน etcd แบบสด ๆ"}},
 			},

@@ -40,8 +40,8 @@ func spotTheBugQuiz() *Quiz {
 			Snippet: waitForPodReady,
 			Options: []Option{
 				{ID: "etcd-direct", Text: Text{
-					EN: "Reads etcd directly: it bypasses the API server's RBAC and admission, and the stored value is raw protobuf, not a Pod object",
-					TH: "อ่าน etcd ตรง ๆ: ข้าม RBAC และ admission ของ API server และค่าที่เก็บคือ protobuf ดิบ ไม่ใช่ object Pod",
+					EN: "Reads etcd directly: it bypasses the API server's authentication and RBAC, and the stored value is raw protobuf, not a Pod object",
+					TH: "อ่าน etcd ตรง ๆ: ข้าม authentication และ RBAC ของ API server และค่าที่เก็บคือ protobuf ดิบ ไม่ใช่ object Pod",
 				}},
 				{ID: "polling", Text: Text{
 					EN: "Polls on a timer instead of watching: a watch delivers the change as a MODIFIED event over one held-open connection",
@@ -64,8 +64,8 @@ func spotTheBugQuiz() *Quiz {
 				{
 					ID: "reads-etcd", Lines: []int{4, 5}, Reason: "etcd-direct",
 					Explanation: Text{
-						EN: `readEtcdDirectly gets raw protobuf behind a k8s\0 header: there is no convenient pod.status.phase to read without a full protobuf decoder, and going around the API server skips RBAC and admission, which exist for a reason. (The key itself is right: /registry/<resource>/<namespace>/<name>.)`,
-						TH: `readEtcdDirectly ได้ protobuf ดิบหลัง header k8s\0 ไม่มี pod.status.phase สะดวก ๆ ให้อ่านถ้าไม่เขียน protobuf decoder เต็มก่อน และการอ้อม API server ข้าม RBAC กับ admission ที่มีอยู่ด้วยเหตุผล (ตัว key ถูกแล้ว: /registry/<resource>/<namespace>/<name>)`,
+						EN: `readEtcdDirectly gets raw protobuf behind a k8s\0 header: there is no convenient pod.status.phase to read without a full protobuf decoder, and going around the API server skips authentication and RBAC, which exist for a reason (admission never sees a read, so there is none to skip). (The key itself is right: /registry/<resource>/<namespace>/<name>.)`,
+						TH: `readEtcdDirectly ได้ protobuf ดิบหลัง header k8s\0 ไม่มี pod.status.phase สะดวก ๆ ให้อ่านถ้าไม่เขียน protobuf decoder เต็มก่อน และการอ้อม API server ข้าม authentication กับ RBAC ที่มีอยู่ด้วยเหตุผล (admission ไม่เคยเห็นการอ่าน จึงไม่มีให้ข้าม) (ตัว key ถูกแล้ว: /registry/<resource>/<namespace>/<name>)`,
 					},
 					Proof: Proof{Href: anchorEtcd, Label: Text{EN: "a Pod's raw bytes in etcd, live", TH: "byte ดิบของ Pod ใน etcd แบบสด ๆ"}},
 				},

@@ -40,6 +40,10 @@ const (
 	Answer  // a hidden answer, shown on request
 	Widget  // a live view: flowchart, tracer, timeline, inspector, pollwatch
 	LabLink // a link to the hands-on lab that practises the section
+	// Correction is a marked note where kubelab's lesson departs from its
+	// source because the source is wrong: what Kubernetes 1.37 really does,
+	// with commands that prove it.
+	Correction
 )
 
 // Block is one part of a page.
@@ -53,7 +57,8 @@ type Block struct {
 	Command string
 	Items   []string   // List items
 	Rows    [][]string // Table rows, the header first
-	Body    []string   // Answer paragraphs
+	Body    []string   // Answer and Correction paragraphs
+	Proof   []string   // a Correction's proof: commands a student can run
 }
 
 // Widgets a page may embed with "::name".
@@ -87,6 +92,7 @@ func ParseLesson(lang, src string) (*Lesson, error) {
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	var fence *Block
 	var answer *Block
+	var fix *Block
 	n := 0
 	add := func(b Block) error {
 		if page == nil {
@@ -94,6 +100,17 @@ func ParseLesson(lang, src string) (*Lesson, error) {
 		}
 		if answer != nil && b.Kind == Paragraph {
 			answer.Body = append(answer.Body, b.Text)
+			return nil
+		}
+		if fix != nil {
+			if b.Kind != Paragraph {
+				return fmt.Errorf("line %d: a correction holds only paragraphs and \"$ \" proof lines", n)
+			}
+			if cmd, ok := strings.CutPrefix(b.Text, "$ "); ok {
+				fix.Proof = append(fix.Proof, cmd)
+			} else {
+				fix.Body = append(fix.Body, b.Text)
+			}
 			return nil
 		}
 		last := len(page.Blocks) - 1
@@ -163,6 +180,21 @@ func ParseLesson(lang, src string) (*Lesson, error) {
 				row = append(row, strings.TrimSpace(c))
 			}
 			err = add(Block{Kind: Table, Rows: [][]string{row}})
+		case line == "!!fix":
+			if fix != nil || answer != nil {
+				return nil, fmt.Errorf("line %d: a correction cannot open inside another block", n)
+			}
+			if err = add(Block{Kind: Correction}); err == nil {
+				fix = &page.Blocks[len(page.Blocks)-1]
+			}
+		case line == "!!":
+			if fix == nil {
+				return nil, fmt.Errorf("line %d: \"!!\" closes no correction", n)
+			}
+			if len(fix.Body) == 0 || len(fix.Proof) == 0 {
+				return nil, fmt.Errorf("line %d: a correction needs what Kubernetes does and a \"$ \" proof", n)
+			}
+			fix = nil
 		case line == "??":
 			answer = nil
 		case strings.HasPrefix(line, "?? "):
@@ -177,7 +209,7 @@ func ParseLesson(lang, src string) (*Lesson, error) {
 			return nil, err
 		}
 	}
-	if fence != nil || answer != nil {
+	if fence != nil || answer != nil || fix != nil {
 		return nil, fmt.Errorf("unterminated block at the end")
 	}
 	return l, sc.Err()
@@ -243,6 +275,12 @@ func splitCommand(text string) (cmd, output string) {
 		}
 	}
 	return strings.Join(lines[:i], "\n"), strings.Join(lines[i:], "\n")
+}
+
+// ProofText is a correction's proof as a terminal shows it: one "$ "
+// command a line.
+func (b Block) ProofText() string {
+	return "$ " + strings.Join(b.Proof, "\n$ ")
 }
 
 // Page returns the page with slug and its index, or nil.

@@ -102,6 +102,8 @@ var uiStrings = map[string]map[string]string{
 		"footer":                 "kubelab serves a real Kubernetes API over a real etcd. Everything on this page is live.",
 		"home.start":             "Start the lesson",
 		"lesson.of":              "of",
+		"fix.title":              "Correction to the source",
+		"fix.proof":              "Check it yourself",
 	},
 	"th": {
 		"brand.tagline":          "API Server และ etcd Watch",
@@ -180,5 +182,7 @@ var uiStrings = map[string]map[string]string{
 		"footer":                 "kubelab serve Kubernetes API จริงบน etcd จริง ทุกอย่างในหน้านี้เป็นของสด",
 		"home.start":             "เริ่มบทเรียน",
 		"lesson.of":              "จาก",
+		"fix.title":              "แก้ไขจากต้นฉบับ",
+		"fix.proof":              "ตรวจด้วยตัวเอง",
 	},
 }
