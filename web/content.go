@@ -277,6 +277,22 @@ func splitCommand(text string) (cmd, output string) {
 	return strings.Join(lines[:i], "\n"), strings.Join(lines[i:], "\n")
 }
 
+// rawEquivalents are the commands "Run it live" runs in place of a lesson
+// command that no request to kubelab can stand for (a kubectl exec into the
+// source's etcd pod), by the command's id; %s is the reader's namespace.
+var rawEquivalents = map[string]string{
+	"etcd-get": "etcdctl get /registry/pods/%s/ssa-demo",
+}
+
+// RawEquivalent returns what "Run it live" runs for the command id in
+// namespace ns when that is not the lesson's own command line, or "".
+func RawEquivalent(id, ns string) string {
+	if c, ok := rawEquivalents[id]; ok {
+		return fmt.Sprintf(c, ns)
+	}
+	return ""
+}
+
 // ProofText is a correction's proof as a terminal shows it: one "$ "
 // command a line.
 func (b Block) ProofText() string {

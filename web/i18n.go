@@ -104,6 +104,7 @@ var uiStrings = map[string]map[string]string{
 		"lesson.of":              "of",
 		"fix.title":              "Correction to the source",
 		"fix.proof":              "Check it yourself",
+		"run.raw":                "Raw equivalent: Run it live runs",
 	},
 	"th": {
 		"brand.tagline":          "API Server และ etcd Watch",
@@ -184,5 +185,6 @@ var uiStrings = map[string]map[string]string{
 		"lesson.of":              "จาก",
 		"fix.title":              "แก้ไขจากต้นฉบับ",
 		"fix.proof":              "ตรวจด้วยตัวเอง",
+		"run.raw":                "คำสั่งเทียบเท่าแบบดิบ: รันสดจะรัน",
 	},
 }

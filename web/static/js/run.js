@@ -45,6 +45,10 @@ export function initRun(fig) {
       const m = JSON.parse(e.data);
       switch (m.t) {
         case "request":
+          // A command may send several requests (kubectl label: a GET,
+          // then a PATCH); each starts a block of its own, in both panes.
+          if (req.childNodes.length) req.append("\n");
+          if (resp.childNodes.length) resp.append("\n");
           req.append(h("span", { class: "hl-status" }, m.line), "\n");
           for (const [k, v] of Object.entries(m.headers || {})) req.append(k + ": " + v + "\n");
           if (m.body) req.append("\n" + m.body);
