@@ -49,7 +49,8 @@ const (
 // Block is one part of a page.
 type Block struct {
 	Kind BlockKind
-	// ID is a heading's anchor, a command's id, or a widget's name.
+	// ID is a heading's anchor, a command's id, a widget's name, or the
+	// quiz an Answer is kept for until the student has submitted it.
 	ID string
 	// Text is a heading's or an answer's summary, a paragraph, or code.
 	Text string
@@ -83,8 +84,11 @@ func LoadLessons() (map[string]*Lesson, error) {
 
 // ParseLesson reads kubelab's lesson format: "=== slug | title" starts a
 // page, "## " a heading, "::name" a live view, fenced "```cmd id" and
-// "```code" blocks, "- " list items, "| a | b |" table rows and "?? summary"
-// ... "??" a hidden answer; other lines are paragraphs.
+// "```code" blocks, "- " list items, "| a | b |" table rows, "?? summary"
+// ... "??" a hidden answer ("?? summary {quiz=id}" then "??": that quiz's
+// answer, shown once the student has submitted it), "!!fix" ... "!!" a
+// correction to the source (its "$ " lines are the proof); other lines are
+// paragraphs.
 func ParseLesson(lang, src string) (*Lesson, error) {
 	l := &Lesson{Lang: lang}
 	var page *LessonPage
@@ -196,9 +200,21 @@ func ParseLesson(lang, src string) (*Lesson, error) {
 			}
 			fix = nil
 		case line == "??":
+			if answer != nil && answer.ID != "" && len(answer.Body) > 0 {
+				return nil, fmt.Errorf("line %d: an answer kept for quiz %q has no text of its own: the quiz's explanation is shown once it is submitted", n, answer.ID)
+			}
 			answer = nil
 		case strings.HasPrefix(line, "?? "):
-			if err = add(Block{Kind: Answer, Text: strings.TrimPrefix(line, "?? ")}); err == nil {
+			b := Block{Kind: Answer, Text: strings.TrimPrefix(line, "?? ")}
+			// "?? Show the answer {quiz=spot-the-bug}": the answer is that
+			// quiz's, shown once the student has submitted it, never before.
+			if i := strings.LastIndex(b.Text, " {quiz="); i >= 0 && strings.HasSuffix(b.Text, "}") {
+				b.Text, b.ID = b.Text[:i], b.Text[i+len(" {quiz="):len(b.Text)-1]
+				if !validID(b.ID) {
+					return nil, fmt.Errorf("line %d: quiz id %q: want lowercase letters, digits and dashes", n, b.ID)
+				}
+			}
+			if err = add(b); err == nil {
 				answer = &page.Blocks[len(page.Blocks)-1]
 			}
 		case strings.TrimSpace(line) == "":

@@ -105,6 +105,10 @@ var uiStrings = map[string]map[string]string{
 		"fix.title":              "Correction to the source",
 		"fix.proof":              "Check it yourself",
 		"run.raw":                "Raw equivalent: Run it live runs",
+		"answer.locked":          "The answer shows here once you have submitted this script in the spot-the-bug quiz, and your instructor's reveal policy allows it.",
+		"answer.take":            "Take the quiz",
+		"answer.waiting":         "You have submitted it; your instructor's reveal policy does not show the answer yet.",
+		"answer.see":             "See your result",
 	},
 	"th": {
 		"brand.tagline":          "API Server และ etcd Watch",
@@ -186,5 +190,9 @@ var uiStrings = map[string]map[string]string{
 		"fix.title":              "แก้ไขจากต้นฉบับ",
 		"fix.proof":              "ตรวจด้วยตัวเอง",
 		"run.raw":                "คำสั่งเทียบเท่าแบบดิบ: รันสดจะรัน",
+		"answer.locked":          "เฉลยจะแสดงตรงนี้เมื่อคุณส่ง script นี้ในแบบทดสอบหา bug แล้ว และนโยบายการเฉลยของผู้สอนอนุญาต",
+		"answer.take":            "ทำแบบทดสอบ",
+		"answer.waiting":         "คุณส่งแล้ว แต่นโยบายการเฉลยของผู้สอนยังไม่ให้แสดงเฉลย",
+		"answer.see":             "ดูผลของคุณ",
 	},
 }

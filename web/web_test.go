@@ -36,6 +36,20 @@ func TestLessons(t *testing.T) {
 			}
 		}
 	}
+	// The spot-the-bug answer is the quiz's, in both languages, and the
+	// page carries none of it.
+	for _, l := range []*Lesson{en, th} {
+		p, _ := l.Page("model")
+		found := false
+		for _, b := range p.Blocks {
+			if b.Kind == Answer {
+				found = b.ID == "spot-the-bug" && len(b.Body) == 0
+			}
+		}
+		if !found {
+			t.Errorf("%s: the spot-the-bug answer is not kept for its quiz", l.Lang)
+		}
+	}
 	// Both languages correct the source in the same places, with the same proofs.
 	for i, p := range en.Pages {
 		ef, tf := corrections(p), corrections(th.Pages[i])
@@ -167,6 +181,9 @@ func TestParseLesson(t *testing.T) {
 		"ErrCorrectionHoldsList":    "=== a | A\n!!fix\n- item\n!!\n",
 		"ErrCorrectionInAnswer":     "=== a | A\n?? Show\n!!fix\n",
 		"ErrStrayClose":             "=== a | A\n!!\n",
+		// A quiz's answer is the quiz's: the page must not carry it.
+		"ErrQuizAnswerWithText": "=== a | A\n?? Show {quiz=spot-the-bug}\nthe answer\n??\n",
+		"ErrQuizAnswerBadID":    "=== a | A\n?? Show {quiz=Spot The Bug}\n??\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := ParseLesson("en", src); err == nil {
