@@ -233,6 +233,23 @@ func TestRunLive(t *testing.T) {
 			t.Fatalf("rv %q, list %.200s", l.Text, body)
 		}
 	})
+	t.Run("OK watch, as kubectl get --watch --output-watch-events prints it", func(t *testing.T) {
+		c := dial(t, lab, "/ui/ws/run?cmd=watch-pods")
+		if l := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" }); !strings.HasPrefix(l.Text, "EVENT") || !strings.Contains(l.Text, "NAME") {
+			t.Fatalf("header %q", l.Text)
+		}
+		next(t, c, 10*time.Second, func(m msg) bool {
+			return m.T == "line" && strings.HasPrefix(m.Text, "ADDED ") && strings.Contains(m.Text, " ssa-demo ")
+		})
+		// The watch starts once the list is shown; a change then arrives on it.
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "request" && strings.HasSuffix(m.Line, "&watch=true HTTP/1.1") })
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "response" })
+		label(t, lab, "watched")
+		l := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" && m.Type != "" })
+		if l.Type != "MODIFIED" || !strings.HasPrefix(l.Text, "MODIFIED ") || !strings.Contains(l.Text, "ssa-demo") {
+			t.Fatalf("event line %+v", l)
+		}
+	})
 	t.Run("OK table", func(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=list-table")
 		l := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" })
