@@ -154,7 +154,7 @@ func etcdLab() *Lab {
 	return &Lab{
 		ID:     "etcd",
 		Title:  Text{"Reading etcd directly, and why not to", "อ่าน etcd ตรง ๆ และทำไมไม่ควรทำ"},
-		Intro:  Text{"Read one of your pods straight from etcd and see what the API server hides: a protobuf value behind a k8s prefix, read with no RBAC and no admission.", "อ่าน pod ของคุณตรงจาก etcd แล้วดูสิ่งที่ API server ซ่อนไว้: ค่า protobuf ที่มี prefix k8s นำหน้า อ่านได้โดยไม่ผ่าน RBAC และ admission"},
+		Intro:  Text{"Read one of your pods straight from etcd and see what the API server hides: a protobuf value behind a k8s prefix, read with no authentication, no RBAC and no watch cache (admission never sees a read, through the API or not).", "อ่าน pod ของคุณตรงจาก etcd แล้วดูสิ่งที่ API server ซ่อนไว้: ค่า protobuf ที่มี prefix k8s นำหน้า อ่านได้โดยไม่ผ่าน authentication, RBAC และ watch cache (ส่วน admission ไม่เคยเห็นการอ่านเลย จะผ่าน API หรือไม่ก็ตาม)"},
 		Lesson: LessonEtcd,
 		Steps: []Step{{
 			ID:      "read-key",
@@ -185,7 +185,7 @@ func etcdLab() *Lab {
 			How:   Text{"Your choice is graded on the server.", "คำตอบของคุณถูกตรวจที่ server"},
 			Choices: []Choice{
 				{"nothing", Text{"Nothing: etcd is just a faster read path", "ไม่มีอะไร etcd เป็นแค่ทางอ่านที่เร็วกว่า"}},
-				{"skips", Text{"Authentication, RBAC, admission and the watch cache, and it returns protobuf", "authentication, RBAC, admission และ watch cache อีกทั้งได้ protobuf กลับมา"}},
+				{"skips", Text{"Authentication, RBAC and the watch cache, and it returns protobuf", "authentication, RBAC และ watch cache อีกทั้งได้ protobuf กลับมา"}},
 				{"json", Text{"Only the JSON conversion", "แค่การแปลงเป็น JSON"}},
 			},
 			Answer: func(a string) bool { return a == "skips" },

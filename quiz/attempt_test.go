@@ -173,7 +173,7 @@ func TestExplainRevealed(t *testing.T) {
 	if es.ScoreGiven != 0 || len(es.Lines) != 8 || !es.Lines[3].MarkRight || es.Lines[1].MarkRight || es.Lines[1].Reason != keyOf(t, spot, sa, "wait-for-pod-ready", "polling") || !es.Lines[5].Buggy || es.Lines[0].Buggy {
 		t.Errorf("spot-the-bug lines: %+v", es.Lines)
 	}
-	if len(es.Bugs) != 2 || !es.Bugs[0].Found || es.Bugs[1].Found || es.Bugs[1].Proof.Href != "/lesson/resource-version#watch" {
+	if len(es.Bugs) != 4 || !es.Bugs[0].Found || es.Bugs[1].Found || es.Bugs[1].Proof.Href != "/lesson/resource-version#watch" {
 		t.Errorf("spot-the-bug bugs: %+v", es.Bugs)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kubelab/kubelab/quiz"
 )
@@ -106,6 +107,74 @@ func TestGradeWholeQuiz(t *testing.T) {
 	}
 }
 
+// margin is how much longer than every other option a right one may be:
+// beyond it, picking the longest answer scores without understanding.
+const margin = 1.15
+
+// TestRightAnswersAreNotTheLongest fails when a right option (or a reason a
+// bug has) is the longest of its question by more than margin, when a
+// wrong one is so short it gives itself away, or when an option points
+// back at the lesson instead of saying something.
+func TestRightAnswersAreNotTheLongest(t *testing.T) {
+	selfRefs := []string{"shown above", "as a real", "the lesson", "proven above", "ข้างบน", "บทเรียน", "พิสูจน์แล้ว"}
+	for _, q := range quiz.Lesson().Quizzes() {
+		for _, qu := range q.Questions {
+			right := map[string]bool{qu.Answer: true}
+			for _, b := range qu.Bugs {
+				right[b.Reason] = true
+			}
+			for _, lang := range []quiz.Lang{quiz.English, quiz.Thai} {
+				longestRight, longestWrong, shortestWrong := 0, 0, 1<<30
+				for _, o := range qu.Options {
+					text := o.Text.In(lang)
+					n := utf8.RuneCountInString(text)
+					for _, ref := range selfRefs {
+						if strings.Contains(strings.ToLower(text), ref) {
+							t.Errorf("%s/%s (%s): %q refers back to the lesson", qu.ID, o.ID, lang, text)
+						}
+					}
+					if right[o.ID] {
+						longestRight = max(longestRight, n)
+					} else {
+						longestWrong, shortestWrong = max(longestWrong, n), min(shortestWrong, n)
+					}
+				}
+				if float64(longestRight) > margin*float64(longestWrong) {
+					t.Errorf("%s (%s): a right option has %d characters, the longest wrong one %d", qu.ID, lang, longestRight, longestWrong)
+				}
+				if float64(shortestWrong) < 0.6*float64(longestRight) {
+					t.Errorf("%s (%s): a wrong option has %d characters against the right one's %d: too short to be believed", qu.ID, lang, shortestWrong, longestRight)
+				}
+			}
+		}
+	}
+}
+
+// TestPickingTheLongestDoesNotPass: a student who picks the longest option
+// of every question, knowing nothing, scores at most two of five.
+func TestPickingTheLongestDoesNotPass(t *testing.T) {
+	q := watchQuiz(t)
+	for _, lang := range []quiz.Lang{quiz.English, quiz.Thai} {
+		var answers []quiz.Answer
+		for _, qu := range q.Questions {
+			longest := qu.Options[0]
+			for _, o := range qu.Options[1:] {
+				if utf8.RuneCountInString(o.Text.In(lang)) > utf8.RuneCountInString(longest.Text.In(lang)) {
+					longest = o
+				}
+			}
+			answers = append(answers, quiz.Answer{Question: qu.ID, Choice: longest.ID})
+		}
+		r, err := q.Grade(answers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ScoreGiven > 2 {
+			t.Errorf("%s: the longest options score %d / %d", lang, r.ScoreGiven, r.ScoreMaximum)
+		}
+	}
+}
+
 func TestSpotTheBug(t *testing.T) {
 	q, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
 	qu := q.Questions[0]
@@ -119,15 +188,19 @@ func TestSpotTheBug(t *testing.T) {
 		score int
 		found []string
 	}{
-		{"both", []quiz.Mark{{4, "etcd-direct"}, {6, "polling"}}, 2, []string{"reads-etcd", "polls"}},
-		{"both, other lines", []quiz.Mark{{5, "etcd-direct"}, {3, "polling"}}, 2, []string{"reads-etcd", "polls"}},
-		{"both, each on both its lines", []quiz.Mark{{4, "etcd-direct"}, {5, "etcd-direct"}, {3, "polling"}, {6, "polling"}}, 2, []string{"reads-etcd", "polls"}},
+		{"all four", []quiz.Mark{{4, "etcd-direct"}, {6, "polling"}, {5, "running-not-ready"}, {3, "no-timeout"}}, 4, []string{"reads-etcd", "polls", "not-ready", "loops-forever"}},
+		{"the two big ones", []quiz.Mark{{4, "etcd-direct"}, {6, "polling"}}, 2, []string{"reads-etcd", "polls"}},
+		{"the two big ones, other lines", []quiz.Mark{{5, "etcd-direct"}, {3, "polling"}}, 2, []string{"reads-etcd", "polls"}},
+		{"the two big ones, each on both its lines", []quiz.Mark{{4, "etcd-direct"}, {5, "etcd-direct"}, {3, "polling"}, {6, "polling"}}, 2, []string{"reads-etcd", "polls"}},
 		{"etcd only", []quiz.Mark{{4, "etcd-direct"}}, 1, []string{"reads-etcd"}},
 		{"polling only", []quiz.Mark{{6, "polling"}}, 1, []string{"polls"}},
+		{"Running is not Ready", []quiz.Mark{{5, "running-not-ready"}}, 1, []string{"not-ready"}},
+		{"no timeout", []quiz.Mark{{3, "no-timeout"}}, 1, []string{"loops-forever"}},
+		{"no timeout, on the sleep", []quiz.Mark{{6, "no-timeout"}}, 0, nil},
 		{"right line, wrong reason", []quiz.Mark{{4, "wrong-key"}, {6, "interval"}}, 0, nil},
 		{"reasons swapped", []quiz.Mark{{4, "polling"}, {6, "etcd-direct"}}, 0, nil},
 		{"none", nil, 0, nil},
-		{"both and a wrong mark", []quiz.Mark{{4, "etcd-direct"}, {6, "polling"}, {2, "await-in-loop"}}, 1, []string{"reads-etcd", "polls"}},
+		{"two and a wrong mark", []quiz.Mark{{4, "etcd-direct"}, {6, "polling"}, {2, "await-in-loop"}}, 1, []string{"reads-etcd", "polls"}},
 		{"one and two wrong marks", []quiz.Mark{{4, "etcd-direct"}, {1, "wrong-key"}, {8, "interval"}}, 0, []string{"reads-etcd"}},
 	}
 	for _, tt := range tests {
@@ -137,8 +210,8 @@ func TestSpotTheBug(t *testing.T) {
 				t.Fatal(err)
 			}
 			qr := r.Questions[0]
-			if qr.ScoreGiven != tt.score || r.ScoreGiven != tt.score || r.ScoreMaximum != 2 || qr.Correct != (tt.score == 2) {
-				t.Errorf("score %d/%d correct=%v, want %d/2", qr.ScoreGiven, r.ScoreMaximum, qr.Correct, tt.score)
+			if qr.ScoreGiven != tt.score || r.ScoreGiven != tt.score || r.ScoreMaximum != 4 || qr.Correct != (tt.score == 4) {
+				t.Errorf("score %d/%d correct=%v, want %d/4", qr.ScoreGiven, r.ScoreMaximum, qr.Correct, tt.score)
 			}
 			var found []string
 			for _, b := range qr.Bugs {

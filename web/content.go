@@ -40,12 +40,17 @@ const (
 	Answer  // a hidden answer, shown on request
 	Widget  // a live view: flowchart, tracer, timeline, inspector, pollwatch
 	LabLink // a link to the hands-on lab that practises the section
+	// Correction is a marked note where kubelab's lesson departs from its
+	// source because the source is wrong: what Kubernetes 1.37 really does,
+	// with commands that prove it.
+	Correction
 )
 
 // Block is one part of a page.
 type Block struct {
 	Kind BlockKind
-	// ID is a heading's anchor, a command's id, or a widget's name.
+	// ID is a heading's anchor, a command's id, a widget's name, or the
+	// quiz an Answer is kept for until the student has submitted it.
 	ID string
 	// Text is a heading's or an answer's summary, a paragraph, or code.
 	Text string
@@ -53,7 +58,8 @@ type Block struct {
 	Command string
 	Items   []string   // List items
 	Rows    [][]string // Table rows, the header first
-	Body    []string   // Answer paragraphs
+	Body    []string   // Answer and Correction paragraphs
+	Proof   []string   // a Correction's proof: commands a student can run
 }
 
 // Widgets a page may embed with "::name".
@@ -78,8 +84,11 @@ func LoadLessons() (map[string]*Lesson, error) {
 
 // ParseLesson reads kubelab's lesson format: "=== slug | title" starts a
 // page, "## " a heading, "::name" a live view, fenced "```cmd id" and
-// "```code" blocks, "- " list items, "| a | b |" table rows and "?? summary"
-// ... "??" a hidden answer; other lines are paragraphs.
+// "```code" blocks, "- " list items, "| a | b |" table rows, "?? summary"
+// ... "??" a hidden answer ("?? summary {quiz=id}" then "??": that quiz's
+// answer, shown once the student has submitted it), "!!fix" ... "!!" a
+// correction to the source (its "$ " lines are the proof); other lines are
+// paragraphs.
 func ParseLesson(lang, src string) (*Lesson, error) {
 	l := &Lesson{Lang: lang}
 	var page *LessonPage
@@ -87,6 +96,7 @@ func ParseLesson(lang, src string) (*Lesson, error) {
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	var fence *Block
 	var answer *Block
+	var fix *Block
 	n := 0
 	add := func(b Block) error {
 		if page == nil {
@@ -94,6 +104,17 @@ func ParseLesson(lang, src string) (*Lesson, error) {
 		}
 		if answer != nil && b.Kind == Paragraph {
 			answer.Body = append(answer.Body, b.Text)
+			return nil
+		}
+		if fix != nil {
+			if b.Kind != Paragraph {
+				return fmt.Errorf("line %d: a correction holds only paragraphs and \"$ \" proof lines", n)
+			}
+			if cmd, ok := strings.CutPrefix(b.Text, "$ "); ok {
+				fix.Proof = append(fix.Proof, cmd)
+			} else {
+				fix.Body = append(fix.Body, b.Text)
+			}
 			return nil
 		}
 		last := len(page.Blocks) - 1
@@ -163,10 +184,37 @@ func ParseLesson(lang, src string) (*Lesson, error) {
 				row = append(row, strings.TrimSpace(c))
 			}
 			err = add(Block{Kind: Table, Rows: [][]string{row}})
+		case line == "!!fix":
+			if fix != nil || answer != nil {
+				return nil, fmt.Errorf("line %d: a correction cannot open inside another block", n)
+			}
+			if err = add(Block{Kind: Correction}); err == nil {
+				fix = &page.Blocks[len(page.Blocks)-1]
+			}
+		case line == "!!":
+			if fix == nil {
+				return nil, fmt.Errorf("line %d: \"!!\" closes no correction", n)
+			}
+			if len(fix.Body) == 0 || len(fix.Proof) == 0 {
+				return nil, fmt.Errorf("line %d: a correction needs what Kubernetes does and a \"$ \" proof", n)
+			}
+			fix = nil
 		case line == "??":
+			if answer != nil && answer.ID != "" && len(answer.Body) > 0 {
+				return nil, fmt.Errorf("line %d: an answer kept for quiz %q has no text of its own: the quiz's explanation is shown once it is submitted", n, answer.ID)
+			}
 			answer = nil
 		case strings.HasPrefix(line, "?? "):
-			if err = add(Block{Kind: Answer, Text: strings.TrimPrefix(line, "?? ")}); err == nil {
+			b := Block{Kind: Answer, Text: strings.TrimPrefix(line, "?? ")}
+			// "?? Show the answer {quiz=spot-the-bug}": the answer is that
+			// quiz's, shown once the student has submitted it, never before.
+			if i := strings.LastIndex(b.Text, " {quiz="); i >= 0 && strings.HasSuffix(b.Text, "}") {
+				b.Text, b.ID = b.Text[:i], b.Text[i+len(" {quiz="):len(b.Text)-1]
+				if !validID(b.ID) {
+					return nil, fmt.Errorf("line %d: quiz id %q: want lowercase letters, digits and dashes", n, b.ID)
+				}
+			}
+			if err = add(b); err == nil {
 				answer = &page.Blocks[len(page.Blocks)-1]
 			}
 		case strings.TrimSpace(line) == "":
@@ -177,7 +225,7 @@ func ParseLesson(lang, src string) (*Lesson, error) {
 			return nil, err
 		}
 	}
-	if fence != nil || answer != nil {
+	if fence != nil || answer != nil || fix != nil {
 		return nil, fmt.Errorf("unterminated block at the end")
 	}
 	return l, sc.Err()
@@ -243,6 +291,28 @@ func splitCommand(text string) (cmd, output string) {
 		}
 	}
 	return strings.Join(lines[:i], "\n"), strings.Join(lines[i:], "\n")
+}
+
+// rawEquivalents are the commands "Run it live" runs in place of a lesson
+// command that no request to kubelab can stand for (a kubectl exec into the
+// source's etcd pod), by the command's id; %s is the reader's namespace.
+var rawEquivalents = map[string]string{
+	"etcd-get": "etcdctl get /registry/pods/%s/ssa-demo",
+}
+
+// RawEquivalent returns what "Run it live" runs for the command id in
+// namespace ns when that is not the lesson's own command line, or "".
+func RawEquivalent(id, ns string) string {
+	if c, ok := rawEquivalents[id]; ok {
+		return fmt.Sprintf(c, ns)
+	}
+	return ""
+}
+
+// ProofText is a correction's proof as a terminal shows it: one "$ "
+// command a line.
+func (b Block) ProofText() string {
+	return "$ " + strings.Join(b.Proof, "\n$ ")
 }
 
 // Page returns the page with slug and its index, or nil.

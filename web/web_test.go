@@ -36,6 +36,33 @@ func TestLessons(t *testing.T) {
 			}
 		}
 	}
+	// The spot-the-bug answer is the quiz's, in both languages, and the
+	// page carries none of it.
+	for _, l := range []*Lesson{en, th} {
+		p, _ := l.Page("model")
+		found := false
+		for _, b := range p.Blocks {
+			if b.Kind == Answer {
+				found = b.ID == "spot-the-bug" && len(b.Body) == 0
+			}
+		}
+		if !found {
+			t.Errorf("%s: the spot-the-bug answer is not kept for its quiz", l.Lang)
+		}
+	}
+	// Both languages correct the source in the same places, with the same proofs.
+	for i, p := range en.Pages {
+		ef, tf := corrections(p), corrections(th.Pages[i])
+		if len(ef) != len(tf) {
+			t.Errorf("%s: %d corrections in English, %d in Thai", p.Slug, len(ef), len(tf))
+			continue
+		}
+		for j := range ef {
+			if ef[j].ProofText() != tf[j].ProofText() {
+				t.Errorf("%s: correction %d proves differently:\n%s\n---\n%s", p.Slug, j, ef[j].ProofText(), tf[j].ProofText())
+			}
+		}
+	}
 	// Every runnable command of the lesson is one the server runs, and back.
 	seen := map[string]bool{}
 	for _, p := range en.Pages {
@@ -61,6 +88,51 @@ func realOutput(s string) string {
 	return strings.Join(keep, "\n")
 }
 
+func corrections(p *LessonPage) []Block {
+	var out []Block
+	for _, b := range p.Blocks {
+		if b.Kind == Correction {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// TestTheSourcesErrorsStayCorrected fails if a claim the source got wrong
+// comes back anywhere but in a correction note, which quotes it on purpose.
+func TestTheSourcesErrorsStayCorrected(t *testing.T) {
+	lessons, err := LoadLessons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := map[string]string{
+		"get pods -o json | jq":                    "kubectl's own List has an empty resourceVersion; read the PodList with get --raw",
+		"ADDED Pod rv=":                            "made-up output: kubectl prints no such line",
+		"too old resource version: 1 (999)":        "made-up output: Y is where the watch cache's window begins",
+		"Controllers, Informers, and Workqueues":   "a lesson that does not exist here",
+		"Admission Chain":                          "a lesson that does not exist here",
+		"Server-Side Apply Internals":              "a lesson that does not exist here",
+		"Declarative YAML":                         "a lesson that does not exist here",
+		"read it like a ConfigMap":                 "ConfigMaps are protobuf too",
+		"read it the way you can read a ConfigMap": "ConfigMaps are protobuf too",
+	}
+	for lang, l := range lessons {
+		for _, p := range l.Pages {
+			for _, b := range p.Blocks {
+				if b.Kind == Correction {
+					continue
+				}
+				text := strings.Join(append(append([]string{b.Text, b.Command}, b.Items...), b.Body...), "\n")
+				for phrase, why := range wrong {
+					if strings.Contains(text, phrase) {
+						t.Errorf("%s %s: %q is back (%s)", lang, p.Slug, phrase, why)
+					}
+				}
+			}
+		}
+	}
+}
+
 func commands(p *LessonPage) []Block {
 	var out []Block
 	for _, b := range p.Blocks {
@@ -73,12 +145,12 @@ func commands(p *LessonPage) []Block {
 
 func TestParseLesson(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
-		l, err := ParseLesson("en", "=== a | A\n## H\ntext `c`\n```cmd x\n$ k \\\n  get\nout\n```\n- one\n- two\n| h1 | h2 |\n| a | b |\n?? Show\nans\n??\n::timeline\n")
+		l, err := ParseLesson("en", "=== a | A\n## H\ntext `c`\n```cmd x\n$ k \\\n  get\nout\n```\n- one\n- two\n| h1 | h2 |\n| a | b |\n?? Show\nans\n??\n::timeline\n!!fix\nwhat is true\n$ kubectl get x\n$ kubectl get y\n!!\n")
 		if err != nil {
 			t.Fatal(err)
 		}
 		b := l.Pages[0].Blocks
-		kinds := []BlockKind{Heading, Paragraph, Command, List, Table, Answer, Widget}
+		kinds := []BlockKind{Heading, Paragraph, Command, List, Table, Answer, Widget, Correction}
 		if len(b) != len(kinds) {
 			t.Fatalf("blocks: %+v", b)
 		}
@@ -93,12 +165,25 @@ func TestParseLesson(t *testing.T) {
 		if len(b[3].Items) != 2 || len(b[4].Rows) != 2 || len(b[5].Body) != 1 {
 			t.Errorf("list %v table %v answer %v", b[3].Items, b[4].Rows, b[5].Body)
 		}
+		if fix := b[7]; len(fix.Body) != 1 || fix.ProofText() != "$ kubectl get x\n$ kubectl get y" {
+			t.Errorf("correction %q proof %q", fix.Body, fix.ProofText())
+		}
 	})
 	for name, src := range map[string]string{
 		"ErrNoPage":       "text\n",
 		"ErrUnknownView":  "=== a | A\n::nope\n",
 		"ErrUnterminated": "=== a | A\n```code\nx\n",
 		"ErrBadPage":      "=== a\n",
+		// A correction states what is true and how to check it.
+		"ErrCorrectionWithoutProof": "=== a | A\n!!fix\nwhat is true\n!!\n",
+		"ErrCorrectionWithoutText":  "=== a | A\n!!fix\n$ kubectl get x\n!!\n",
+		"ErrCorrectionUnclosed":     "=== a | A\n!!fix\nwhat is true\n$ kubectl get x\n",
+		"ErrCorrectionHoldsList":    "=== a | A\n!!fix\n- item\n!!\n",
+		"ErrCorrectionInAnswer":     "=== a | A\n?? Show\n!!fix\n",
+		"ErrStrayClose":             "=== a | A\n!!\n",
+		// A quiz's answer is the quiz's: the page must not carry it.
+		"ErrQuizAnswerWithText": "=== a | A\n?? Show {quiz=spot-the-bug}\nthe answer\n??\n",
+		"ErrQuizAnswerBadID":    "=== a | A\n?? Show {quiz=Spot The Bug}\n??\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := ParseLesson("en", src); err == nil {

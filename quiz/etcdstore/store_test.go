@@ -58,7 +58,7 @@ func TestIssueSubmitGet(t *testing.T) {
 		t.Errorf("second submit: %v, want ErrAttemptSubmitted", err)
 	}
 	got, err := s.Get(ctx, "alice", a.Quiz, a.ID)
-	if err != nil || got.Open() || got.Number != 1 || len(got.Options) != 1 || !got.Issued.Equal(a.Issued) || got.Result.ScoreMaximum != 2 {
+	if err != nil || got.Open() || got.Number != 1 || len(got.Options) != 1 || !got.Issued.Equal(a.Issued) || got.Result.ScoreMaximum != 4 {
 		t.Errorf("read back %+v (%v), issued %+v", got, err, a)
 	}
 	if _, err := s.Get(ctx, "bob", a.Quiz, a.ID); !errors.Is(err, quiz.ErrAttemptNotFound) {

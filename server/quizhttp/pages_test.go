@@ -58,7 +58,7 @@ func TestNothingGivenAwayBeforeSubmitting(t *testing.T) {
 						t.Errorf("%s gives away %q", path, s)
 					}
 				}
-				for _, marker := range []string{`"answer"`, `"correct"`, `"explanation"`, `"bugs"`, `class="good"`, `class="bad"`} {
+				for _, marker := range []string{`"answer"`, `"correct"`, `"explanation"`, `"bugs"`, `class="good"`, `class="bad"`, "opt-right", "opt-missed", "mark-right", "mark-missed", "is-right"} {
 					if strings.Contains(body, marker) {
 						t.Errorf("%s has %s", path, marker)
 					}
@@ -168,10 +168,10 @@ func TestSpotTheBugForm(t *testing.T) {
 		score string
 		shows string
 	}{
-		{[]string{"4", "etcd-direct", "6", "polling"}, "2 / 2", "Correct"},
-		{[]string{"4", "etcd-direct", "6", ""}, "1 / 2", "Partly right"},
-		{[]string{"2", "await-in-loop"}, "0 / 2", "not a bug, or not this reason"},
-		{nil, "0 / 2", "Not answered"},
+		{[]string{"4", "etcd-direct", "6", "polling", "5", "running-not-ready", "3", "no-timeout"}, "4 / 4", "Correct"},
+		{[]string{"4", "etcd-direct", "6", ""}, "1 / 4", "Partly right"},
+		{[]string{"2", "await-in-loop"}, "0 / 4", "not a bug, or not this reason"},
+		{nil, "0 / 4", "Not answered"},
 	}
 	for _, c := range cases {
 		_, page := alice.get("/quiz/" + quiz.SpotTheBugQuizID)

@@ -173,7 +173,7 @@ func TestGradeStoresNothing(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	g := grader(t, lab)
 	resp, body := g.postJSON(quizhttp.GraderPath+"/grade", quiz.Submission{Quiz: quiz.SpotTheBugQuizID, Answers: []quiz.Answer{
-		{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}, {Line: 6, Reason: "polling"}}},
+		{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}, {Line: 6, Reason: "polling"}, {Line: 5, Reason: "running-not-ready"}, {Line: 3, Reason: "no-timeout"}}},
 	}})
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
@@ -182,7 +182,7 @@ func TestGradeStoresNothing(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.ScoreGiven != 2 || r.ScoreMaximum != 2 || !r.Questions[0].Correct || r.GradingProgress != "FullyGraded" {
+	if r.ScoreGiven != 4 || r.ScoreMaximum != 4 || !r.Questions[0].Correct || r.GradingProgress != "FullyGraded" {
 		t.Errorf("graded: %+v", r)
 	}
 	if n := storedAttempts(t, lab); n != 0 {

@@ -107,6 +107,63 @@ func (s ui) verdict(q quiz.ExplainedQuestion) string {
 	return s.Incorrect
 }
 
+// outcome names how a score went, for its colour: right (full marks),
+// partly, wrong, or unanswered.
+func outcome(given, maximum int, answered bool) string {
+	switch {
+	case !answered:
+		return "unanswered"
+	case given == maximum && maximum > 0:
+		return "right"
+	case given > 0:
+		return "partly"
+	}
+	return "wrong"
+}
+
+// verdictMark is the verdict as a sign, beside its words, so that right and
+// wrong read at a glance in any language, and without colour.
+func verdictMark(q quiz.ExplainedQuestion) string {
+	switch outcome(q.ScoreGiven, q.ScoreMaximum, q.Answered) {
+	case "right":
+		return "✓"
+	case "partly":
+		return "◐"
+	case "unanswered":
+		return "–"
+	}
+	return "✗"
+}
+
+// optionClass colours a choice: the student's own, right or wrong (which
+// the verdict already tells), and the right one they missed, where the
+// reveal policy shows it.
+func optionClass(q quiz.ExplainedQuestion, o quiz.ExplainedOption) string {
+	switch {
+	case o.Chosen && (o.Right || q.Correct):
+		return "opt-right"
+	case o.Chosen:
+		return "opt-wrong"
+	case o.Right:
+		return "opt-missed"
+	}
+	return ""
+}
+
+// lineClass colours a line of spot-the-bug: a mark that found a bug, a
+// wrong mark, and a buggy line, where the reveal policy shows it.
+func lineClass(l quiz.ExplainedLine) string {
+	switch {
+	case l.Reason != "" && l.MarkRight:
+		return "mark-right"
+	case l.Reason != "":
+		return "mark-wrong"
+	case l.Buggy:
+		return "mark-missed"
+	}
+	return ""
+}
+
 // lines lists line numbers for a person: "3, 6".
 func lines(ns []int) string {
 	parts := make([]string, len(ns))

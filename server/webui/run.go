@@ -16,72 +16,134 @@ import (
 	"github.com/kubelab/kubelab/storage"
 )
 
-// tableAccept is what kubectl get sends, as the lesson's -v=9 trace shows.
-const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+// The Accept headers kubectl sends, as kubectl -v=8 shows them: a table for
+// kubectl get's printed output, JSON for -o json and for label's GET and
+// PATCH, and "application/json, */*" for kubectl get --raw.
+const (
+	tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+	jsonAccept  = "application/json"
+	rawAccept   = "application/json, */*"
+)
 
 // maxLine bounds one streamed line shown in the browser.
 const maxLine = 600
 
-// liveCommand is the HTTP request a lesson command makes, and how its
-// answer is shown.
-type liveCommand struct {
-	method, path, accept, contentType string
-	// body builds the request body from the reader's input.
-	body func(value string) ([]byte, error)
-	// stream: the answer is a watch, shown event by event.
-	stream bool
-	// events shows a watch's events as kubectl --output-watch-events does,
-	// instead of the raw lines of `kubectl get --raw`.
-	events bool
-	// show turns a whole 2xx body into the lines the lesson shows.
-	show func(body []byte) ([]string, error)
-}
-
 // liveCommands are the lesson's runnable commands, by the id its content
-// gives them (web.LiveCommands); %s is the reader's namespace.
-var liveCommands = map[string]liveCommand{
-	"list-table": {method: "GET", path: "/api/v1/namespaces/%s/pods?limit=500", accept: tableAccept, show: showTable},
-	"list-rv": {method: "GET", path: "/api/v1/namespaces/%s/pods", accept: "application/json", show: func(b []byte) ([]string, error) {
-		var l struct {
+// gives them (web.LiveCommands). Each sends, in order, exactly the requests
+// kubectl sends for the lesson's command line (method, path, query, Accept,
+// body; kubectl -v=8 shows them), in the reader's namespace, and shows the
+// answer as the command prints it. Discovery, which kubectl caches, is left
+// out. run_test.go compares each with the real kubectl.
+var liveCommands = map[string]func(r *runner){
+	// kubectl get pods -n NS -v=9
+	"list-table": func(r *runner) {
+		if body, ok := r.do("GET", r.pods("?limit=500"), tableAccept, "", nil); ok {
+			r.show(showTable(body, ""))
+		}
+	},
+	// kubectl get --raw /api/v1/namespaces/NS/pods | jq -r .metadata.resourceVersion
+	"list-rv": func(r *runner) {
+		if body, ok := r.do("GET", r.pods(""), rawAccept, "", nil); ok {
+			var l struct {
+				Metadata struct{ ResourceVersion string } `json:"metadata"`
+			}
+			err := json.Unmarshal(body, &l)
+			r.show([]string{l.Metadata.ResourceVersion}, err)
+		}
+	},
+	// kubectl -n NS get pods --watch --output-watch-events: a list, printed
+	// as ADDED by kubectl itself, then a watch from the list's resourceVersion.
+	"watch-pods": func(r *runner) {
+		body, ok := r.do("GET", r.pods("?limit=500"), tableAccept, "", nil)
+		if !ok {
+			return
+		}
+		lines, err := showTable(body, "ADDED")
+		if !r.show(lines, err) {
+			return
+		}
+		var list struct {
 			Metadata struct{ ResourceVersion string } `json:"metadata"`
 		}
-		err := json.Unmarshal(b, &l)
-		return []string{l.Metadata.ResourceVersion}, err
-	}},
-	"watch-pods": {method: "GET", path: "/api/v1/namespaces/%s/pods?watch=1", accept: "application/json", stream: true, events: true},
-	"label-pod": {method: "PATCH", path: "/api/v1/namespaces/%s/pods/ssa-demo", accept: "application/json", contentType: "application/merge-patch+json",
-		body: func(v string) ([]byte, error) {
-			return json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{"demo-round": v}}})
-		},
-		show: func([]byte) ([]string, error) { return []string{"pod/ssa-demo labeled"}, nil }},
-	"watch-bookmarks": {method: "GET", path: "/api/v1/namespaces/%s/pods?watch=1&resourceVersion=&timeoutSeconds=6&allowWatchBookmarks=true", accept: "application/json", stream: true},
-	"watch-gone":      {method: "GET", path: "/api/v1/namespaces/%s/pods?watch=1&resourceVersion=1&timeoutSeconds=6", accept: "application/json", stream: true},
-	"apis": {method: "GET", path: "/apis", accept: "application/json", show: func(b []byte) ([]string, error) {
-		var l struct {
-			Groups []struct{ Name string } `json:"groups"`
+		if err := json.Unmarshal(body, &list); err != nil || list.Metadata.ResourceVersion == "" {
+			r.fail("the list has no resourceVersion to watch from")
+			return
 		}
-		err := json.Unmarshal(b, &l)
-		var out []string
-		for _, g := range l.Groups {
-			out = append(out, g.Name)
+		r.stream(r.pods("?resourceVersion="+url.QueryEscape(list.Metadata.ResourceVersion)+"&watch=true"), tableAccept, tableEvent)
+	},
+	// kubectl -n NS label pod ssa-demo demo-round=VALUE --overwrite: a GET,
+	// then a merge patch of what changed, or no PATCH when nothing would.
+	"label-pod": func(r *runner) {
+		body, ok := r.do("GET", r.pods("/ssa-demo"), jsonAccept, "", nil)
+		if !ok {
+			return
 		}
-		return out, err
-	}},
-	"openapi": {method: "GET", path: "/openapi/v3", accept: "application/json", show: func(b []byte) ([]string, error) {
-		var d struct {
-			Paths map[string]json.RawMessage `json:"paths"`
+		var pod struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
 		}
-		if err := json.Unmarshal(b, &d); err != nil {
-			return nil, err
+		if err := json.Unmarshal(body, &pod); err != nil {
+			r.fail("reading the pod: " + err.Error())
+			return
 		}
-		keys := make([]string, 0, len(d.Paths))
-		for k := range d.Paths {
-			keys = append(keys, k)
+		if old, ok := pod.Metadata.Labels["demo-round"]; ok && old == r.value {
+			r.show([]string{"pod/ssa-demo not labeled"}, nil)
+			return
 		}
-		slices.Sort(keys)
-		out, err := json.MarshalIndent(keys[:min(6, len(keys))], "", "  ")
-		return strings.Split(string(out), "\n"), err
-	}},
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{"demo-round": r.value}}})
+		if err != nil {
+			r.fail(err.Error())
+			return
+		}
+		if _, ok := r.do("PATCH", r.pods("/ssa-demo?fieldManager=kubectl-label"), jsonAccept, "application/merge-patch+json", patch); ok {
+			r.show([]string{"pod/ssa-demo labeled"}, nil)
+		}
+	},
+	// kubectl get --raw "...": one GET, its query in the order kubectl
+	// sends it (sorted by key, as url.Values encodes it).
+	"watch-bookmarks": func(r *runner) {
+		r.stream(r.pods("?allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeoutSeconds=6&watch=1"), rawAccept, rawLine)
+	},
+	"watch-gone": func(r *runner) {
+		r.stream(r.pods("?resourceVersion=1&timeoutSeconds=6&watch=1"), rawAccept, rawLine)
+	},
+	// kubectl get --raw /apis | jq -r '.groups[].name'
+	"apis": func(r *runner) {
+		if body, ok := r.do("GET", "/apis", rawAccept, "", nil); ok {
+			var l struct {
+				Groups []struct{ Name string } `json:"groups"`
+			}
+			err := json.Unmarshal(body, &l)
+			var out []string
+			for _, g := range l.Groups {
+				out = append(out, g.Name)
+			}
+			r.show(out, err)
+		}
+	},
+	// kubectl get --raw /openapi/v3 | jq -r '.paths | keys | .[0:6]'
+	"openapi": func(r *runner) {
+		if body, ok := r.do("GET", "/openapi/v3", rawAccept, "", nil); ok {
+			r.show(firstPaths(body))
+		}
+	},
+}
+
+func firstPaths(b []byte) ([]string, error) {
+	var d struct {
+		Paths map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(d.Paths))
+	for k := range d.Paths {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out, err := json.MarshalIndent(keys[:min(6, len(keys))], "", "  ")
+	return strings.Split(string(out), "\n"), err
 }
 
 type requestMsg struct {
@@ -109,19 +171,18 @@ type endMsg struct {
 	Message string `json:"message,omitempty"`
 }
 
-// runStream runs one lesson command live: the request it makes, through
+// runStream runs one lesson command live: the requests it makes, through
 // the API's router with the browser's credentials, in the reader's
-// namespace, and the real response, streamed until it ends or the reader
-// stops it.
+// namespace, and the real responses, streamed until they end or the reader
+// stops them.
 func (u *UI) runStream(c echo.Context) error {
 	cmd, ok := liveCommands[c.QueryParam("cmd")]
-	value := c.QueryParam("value")
-	ns := namespace(c)
-	from := callerOf(c.Request())
+	r := &runner{u: u, value: c.QueryParam("value"), ns: namespace(c), from: callerOf(c.Request())}
 	cl, accepted := u.accept(c, smallWriteBuffer)
 	if !accepted {
 		return nil
 	}
+	r.cl = cl
 	etcdGet := c.QueryParam("cmd") == "etcd-get"
 	var reader etcdReader
 	if etcdGet {
@@ -130,11 +191,11 @@ func (u *UI) runStream(c echo.Context) error {
 	go func() {
 		switch {
 		case etcdGet:
-			u.runEtcdGet(cl, reader, ns)
+			u.runEtcdGet(cl, reader, r.ns)
 		case !ok:
 			cl.send(endMsg{T: "error", Message: "no such command"})
 		default:
-			u.runCommand(cl, from, cmd, ns, value)
+			cmd(r)
 		}
 		cl.send(endMsg{T: "end"})
 		cl.finish()
@@ -143,77 +204,124 @@ func (u *UI) runStream(c echo.Context) error {
 	return nil
 }
 
-func (u *UI) runCommand(cl *client, from caller, cmd liveCommand, ns, value string) {
-	target := cmd.path
-	if strings.Contains(target, "%s") {
-		target = fmt.Sprintf(target, url.PathEscape(ns))
-	}
-	var body []byte
-	if cmd.body != nil {
-		var err error
-		if body, err = cmd.body(value); err != nil {
-			cl.send(endMsg{T: "error", Message: err.Error()})
-			return
-		}
-	}
-	r := apiRequest(cl.ctx, from, cmd.method, target, cmd.contentType, body)
-	r.Header.Set("Accept", cmd.accept)
-	headers := map[string]string{"Accept": cmd.accept, "User-Agent": r.Header.Get("User-Agent")}
-	if cmd.contentType != "" {
-		headers["Content-Type"] = cmd.contentType
-	}
-	cl.send(requestMsg{T: "request", Line: cmd.method + " " + target + " HTTP/1.1", Headers: headers, Body: string(body)})
-
-	respond := func(code int, h http.Header) {
-		cl.send(responseMsg{T: "response", Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Code: code,
-			Headers: map[string]string{"Content-Type": h.Get("Content-Type"), "Audit-Id": h.Get("Audit-Id")}})
-	}
-	if cmd.stream {
-		code := 0
-		w := newLineWriter(func(c int, h http.Header) { code = c; respond(c, h) }, func(line []byte) bool {
-			return cl.send(watchLine(line, cmd.events && code == http.StatusOK))
-		})
-		u.router.ServeHTTP(w, r)
-		w.rest()
-		return
-	}
-	rec := u.do(r)
-	respond(rec.Code, rec.Header())
-	if rec.Code >= 300 || cmd.show == nil {
-		for _, l := range strings.Split(prettyJSON(rec.Body.Bytes()), "\n") {
-			cl.send(lineMsg{T: "line", Text: l})
-		}
-		return
-	}
-	lines, err := cmd.show(rec.Body.Bytes())
-	if err != nil {
-		cl.send(endMsg{T: "error", Message: "reading the response: " + err.Error()})
-		return
-	}
-	for _, l := range lines {
-		if !cl.send(lineMsg{T: "line", Text: l}) {
-			return
-		}
-	}
+// runner sends one command's requests for one reader and shows each, with
+// its response, on the reader's websocket.
+type runner struct {
+	u     *UI
+	cl    *client
+	from  caller
+	ns    string
+	value string // what the reader typed, e.g. a label's value
 }
 
-// watchLine shows one line of a watch: as kubectl --output-watch-events
-// prints it, or raw (shortened) as kubectl get --raw does.
-func watchLine(line []byte, events bool) lineMsg {
-	var ev wireEvent
-	_ = json.Unmarshal(line, &ev)
-	if events && ev.Type != "" {
-		text := fmt.Sprintf("%s %s rv=%s name=%s", ev.Type, ev.Object.Kind, ev.Object.Metadata.ResourceVersion, ev.Object.Metadata.Name)
-		if ev.Type == "ERROR" {
-			text = fmt.Sprintf("ERROR %d %s: %s", ev.Object.Code, ev.Object.Reason, ev.Object.Message)
-		}
-		return lineMsg{T: "line", Text: text, Type: ev.Type}
+// pods is the path of the reader's namespace's pods, with rest appended.
+func (r *runner) pods(rest string) string {
+	return "/api/v1/namespaces/" + url.PathEscape(r.ns) + "/pods" + rest
+}
+
+// request builds one API request and shows it as sent.
+func (r *runner) request(method, target, accept, contentType string, body []byte) *http.Request {
+	req := apiRequest(r.cl.ctx, r.from, method, target, contentType, body)
+	req.Header.Set("Accept", accept)
+	headers := map[string]string{"Accept": accept, "User-Agent": req.Header.Get("User-Agent")}
+	if contentType != "" {
+		headers["Content-Type"] = contentType
 	}
+	r.cl.send(requestMsg{T: "request", Line: method + " " + target + " HTTP/1.1", Headers: headers, Body: string(body)})
+	return req
+}
+
+func (r *runner) respond(code int, h http.Header) {
+	r.cl.send(responseMsg{T: "response", Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Code: code,
+		Headers: map[string]string{"Content-Type": h.Get("Content-Type"), "Audit-Id": h.Get("Audit-Id")}})
+}
+
+// do sends one request and returns its 2xx body; any other answer is shown
+// as the Status it is, and ends the command, as it ends kubectl.
+func (r *runner) do(method, target, accept, contentType string, body []byte) ([]byte, bool) {
+	rec := r.u.do(r.request(method, target, accept, contentType, body))
+	r.respond(rec.Code, rec.Header())
+	if rec.Code >= 300 {
+		for _, l := range strings.Split(prettyJSON(rec.Body.Bytes()), "\n") {
+			r.cl.send(lineMsg{T: "line", Text: l})
+		}
+		return nil, false
+	}
+	return rec.Body.Bytes(), true
+}
+
+// stream sends one watch and shows each line of it as show prints it.
+func (r *runner) stream(target, accept string, show func(line []byte) lineMsg) {
+	req := r.request("GET", target, accept, "", nil)
+	code := 0
+	w := newLineWriter(func(c int, h http.Header) { code = c; r.respond(c, h) }, func(line []byte) bool {
+		if code != http.StatusOK {
+			return r.cl.send(rawLine(line))
+		}
+		return r.cl.send(show(line))
+	})
+	r.u.router.ServeHTTP(w, req)
+	w.rest()
+}
+
+// show sends the lines a command prints; false if the reader has gone.
+func (r *runner) show(lines []string, err error) bool {
+	if err != nil {
+		r.fail("reading the response: " + err.Error())
+		return false
+	}
+	for _, l := range lines {
+		if !r.cl.send(lineMsg{T: "line", Text: l}) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *runner) fail(message string) { r.cl.send(endMsg{T: "error", Message: message}) }
+
+// runEvent is the part of a watch event the lesson shows.
+type runEvent struct {
+	Type   string `json:"type"`
+	Object struct {
+		Kind    string `json:"kind"`
+		Code    int32  `json:"code"`
+		Reason  string `json:"reason"`
+		Message string `json:"message"`
+	} `json:"object"`
+}
+
+// rawLine shows one line of a watch as kubectl get --raw prints it
+// (shortened), typed by its event for colour.
+func rawLine(line []byte) lineMsg {
+	var ev runEvent
+	_ = json.Unmarshal(line, &ev)
 	s := htmlUnescaper.Replace(string(line))
 	if len(s) > maxLine {
 		s = s[:maxLine] + "…"
 	}
 	return lineMsg{T: "line", Text: s, Type: ev.Type}
+}
+
+// tableEvent shows one event of a watch asked for as Tables, as kubectl get
+// --watch --output-watch-events prints it: the event type, then the row.
+func tableEvent(line []byte) lineMsg {
+	var ev runEvent
+	if json.Unmarshal(line, &ev) != nil || ev.Type == "" {
+		return rawLine(line)
+	}
+	if ev.Type == "ERROR" {
+		return lineMsg{T: "line", Text: fmt.Sprintf("ERROR %d %s: %s", ev.Object.Code, ev.Object.Reason, ev.Object.Message), Type: ev.Type}
+	}
+	var obj struct {
+		Object json.RawMessage `json:"object"`
+	}
+	_ = json.Unmarshal(line, &obj)
+	rows, err := showTable(obj.Object, ev.Type)
+	if err != nil || len(rows) < 2 {
+		return rawLine(line)
+	}
+	return lineMsg{T: "line", Text: strings.Join(rows[1:], "\n"), Type: ev.Type}
 }
 
 var htmlUnescaper = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
@@ -233,8 +341,9 @@ func prettyJSON(b []byte) string {
 }
 
 // showTable prints a Table as kubectl get does: the priority-0 columns,
-// upper-cased, aligned.
-func showTable(b []byte) ([]string, error) {
+// upper-cased, aligned; with --output-watch-events, event leads each row
+// under an EVENT column.
+func showTable(b []byte, event string) ([]string, error) {
 	var t struct {
 		ColumnDefinitions []struct {
 			Name     string `json:"name"`
@@ -251,6 +360,9 @@ func showTable(b []byte) ([]string, error) {
 	tw := tabwriter.NewWriter(&buf, 0, 8, 3, ' ', 0)
 	var cols []int
 	var head []string
+	if event != "" {
+		head = append(head, "EVENT")
+	}
 	for i, c := range t.ColumnDefinitions {
 		if c.Priority == 0 {
 			cols = append(cols, i)
@@ -260,6 +372,9 @@ func showTable(b []byte) ([]string, error) {
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range t.Rows {
 		var cells []string
+		if event != "" {
+			cells = append(cells, event)
+		}
 		for _, i := range cols {
 			if i < len(r.Cells) {
 				cells = append(cells, fmt.Sprint(r.Cells[i]))

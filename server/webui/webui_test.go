@@ -129,7 +129,7 @@ func TestPages(t *testing.T) {
 		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
 			t.Errorf("CSP %q", csp)
 		}
-		if strings.Contains(body, "<script>") || strings.Contains(body, " style=") || strings.Contains(body, "http://") || strings.Contains(body, "https://fonts") {
+		if strings.Contains(body, "<script>") || strings.Contains(body, " style=") || strings.Contains(body, `="http://`) || strings.Contains(body, "https://fonts") {
 			t.Error("the page has inline script or style, or refers to another host")
 		}
 		if !strings.Contains(body, `href="/quiz"`) {
@@ -208,8 +208,13 @@ func TestRunLive(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	t.Run("OK label", func(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=label-pod&value=two")
+		// kubectl label reads the pod, then patches what changed.
+		get := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "request" })
+		if get.Line != "GET /api/v1/namespaces/internals-demo/pods/ssa-demo HTTP/1.1" {
+			t.Fatalf("request %+v", get)
+		}
 		req := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "request" })
-		if req.Line != "PATCH /api/v1/namespaces/internals-demo/pods/ssa-demo HTTP/1.1" || req.Headers["Content-Type"] != "application/merge-patch+json" {
+		if req.Line != "PATCH /api/v1/namespaces/internals-demo/pods/ssa-demo?fieldManager=kubectl-label HTTP/1.1" || req.Headers["Content-Type"] != "application/merge-patch+json" {
 			t.Fatalf("request %+v", req)
 		}
 		resp := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "response" })
@@ -233,6 +238,23 @@ func TestRunLive(t *testing.T) {
 			t.Fatalf("rv %q, list %.200s", l.Text, body)
 		}
 	})
+	t.Run("OK watch, as kubectl get --watch --output-watch-events prints it", func(t *testing.T) {
+		c := dial(t, lab, "/ui/ws/run?cmd=watch-pods")
+		if l := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" }); !strings.HasPrefix(l.Text, "EVENT") || !strings.Contains(l.Text, "NAME") {
+			t.Fatalf("header %q", l.Text)
+		}
+		next(t, c, 10*time.Second, func(m msg) bool {
+			return m.T == "line" && strings.HasPrefix(m.Text, "ADDED ") && strings.Contains(m.Text, " ssa-demo ")
+		})
+		// The watch starts once the list is shown; a change then arrives on it.
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "request" && strings.HasSuffix(m.Line, "&watch=true HTTP/1.1") })
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "response" })
+		label(t, lab, "watched")
+		l := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" && m.Type != "" })
+		if l.Type != "MODIFIED" || !strings.HasPrefix(l.Text, "MODIFIED ") || !strings.Contains(l.Text, "ssa-demo") {
+			t.Fatalf("event line %+v", l)
+		}
+	})
 	t.Run("OK table", func(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=list-table")
 		l := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" })
@@ -243,6 +265,7 @@ func TestRunLive(t *testing.T) {
 	})
 	t.Run("ErrInvalidLabel is the API's Status", func(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=label-pod&value="+"%3Cimg%20src%3Dx%3E")
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "request" && strings.HasPrefix(m.Line, "PATCH ") })
 		resp := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "response" })
 		if resp.Code != 422 {
 			t.Fatalf("response %+v", resp)

@@ -45,6 +45,10 @@ export function initRun(fig) {
       const m = JSON.parse(e.data);
       switch (m.t) {
         case "request":
+          // A command may send several requests (kubectl label: a GET,
+          // then a PATCH); each starts a block of its own, in both panes.
+          if (req.childNodes.length) req.append("\n");
+          if (resp.childNodes.length) resp.append("\n");
           req.append(h("span", { class: "hl-status" }, m.line), "\n");
           for (const [k, v] of Object.entries(m.headers || {})) req.append(k + ": " + v + "\n");
           if (m.body) req.append("\n" + m.body);
@@ -76,4 +80,43 @@ export function initRun(fig) {
     };
   });
   stop.addEventListener("click", () => ws && ws.close(1000, "stopped"));
+}
+
+// A lesson exercise that is also a quiz ("Show the answer" under the
+// spot-the-bug script): the page carries no answer. Once the reader has
+// submitted the quiz, their own latest result brings the explanation in,
+// if the instructor's reveal policy shows it; the server decides.
+export async function initQuizAnswer(el) {
+  const id = el.dataset.quizAnswer;
+  const body = el.querySelector(".quiz-answer-body");
+  const base = "/kubelab/v1/quizzes/" + encodeURIComponent(id);
+  const get = async (path) => {
+    const r = await fetch(path + "?lang=" + lang, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!r.ok) throw new Error("HTTP " + r.status);
+    return r.json();
+  };
+  let result;
+  try {
+    // Attempts come in order; an open one (never submitted) has no result.
+    const submitted = ((await get(base + "/attempts")).items || []).filter((a) => !a.timestamp.startsWith("0001-"));
+    if (!submitted.length) return;
+    const last = submitted[submitted.length - 1];
+    result = await get(base + "/attempts/" + encodeURIComponent(last.attemptId));
+  } catch {
+    return; // not signed in, or no quiz: the page keeps saying how to get the answer
+  }
+  const link = h("a", { href: "/quiz/" + encodeURIComponent(id) + "/attempts/" + encodeURIComponent(result.attempt) }, el.dataset.see + " →");
+  if (!result.revealed) {
+    body.replaceChildren(h("p", { class: "quiz-answer-locked" }, el.dataset.waiting, " ", link));
+    el.dataset.state = "waiting";
+    return;
+  }
+  const parts = [];
+  for (const q of result.questions || []) {
+    if (q.explanation) parts.push(h("p", {}, q.explanation));
+    for (const b of q.bugs || []) parts.push(h("p", {}, h("strong", {}, b.reason), " ", b.explanation || ""));
+  }
+  parts.push(h("p", {}, link));
+  body.replaceChildren(...parts);
+  el.dataset.state = "revealed";
 }
