@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -88,9 +89,12 @@ func (h *handlers) studentDetail(ctx context.Context, name string, lang lab.Lang
 	case !errors.Is(err, lab.ErrNotFound):
 		return nil, err
 	}
-	traces := h.cfg.Traces.Recent(name, requestsShown)
-	for j := len(traces) - 1; j >= 0; j-- {
+	traces := h.cfg.Traces.Recent(name, tracesPerCheck)
+	for j := len(traces) - 1; j >= 0 && len(d.Requests) < requestsShown; j-- {
 		t := traces[j]
+		if isAsset(t.Path) {
+			continue
+		}
 		d.Requests = append(d.Requests, RequestRow{ID: t.ID, Time: t.Time, Verb: t.Verb, Resource: t.Resource, Namespace: t.Namespace,
 			Name: t.Name, Path: t.Path, As: t.As, Code: t.Code})
 	}
@@ -134,4 +138,10 @@ func (h *handlers) studentPage(c echo.Context) error {
 		s := ui(lang)
 		return h.render(c, http.StatusOK, fmt.Sprintf(s.StudentOf, d.Student.label()), studentView(d, s, titlesIn(lang, h.svc.labs)))
 	})
+}
+
+// isAsset: a request for a page's script, style or image, which says
+// nothing of what the student tried.
+func isAsset(path string) bool {
+	return strings.HasPrefix(path, "/static/") || path == "/favicon.ico"
 }
