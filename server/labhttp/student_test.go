@@ -160,3 +160,47 @@ func TestDashboardStuckArrivesLive(t *testing.T) {
 		}
 	}
 }
+
+// A student who joins and a quiz submitted reach an open dashboard at
+// once, from etcd, not on the next 30-second refresh: neither touches lab
+// progress.
+func TestDashboardJoinAndQuizArriveLive(t *testing.T) {
+	lab := kubelabtest.Start(t, func(c *server.Config) { classroomMode(c); c.StuckAfter = time.Hour })
+	ws := instructor(t, lab).dial(labhttp.APIPath + "/ws?dashboard=1")
+	// Well within the 30-second refresh.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	waitRow := func(what string, ok func(labhttp.StudentRow, string) bool) {
+		t.Helper()
+		for {
+			_, b, err := ws.Read(ctx)
+			if err != nil {
+				t.Fatalf("waiting for %s: %v", what, err)
+			}
+			var m struct {
+				Class *labhttp.ClassView `json:"class"`
+				HTML  string             `json:"html"`
+			}
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range m.Class.Students {
+				if ok(r, m.HTML) {
+					return
+				}
+			}
+		}
+	}
+	st, token, err := lab.Class().Join(context.Background(), "สมชาย ใจดี", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRow("her joining", func(r labhttp.StudentRow, html string) bool {
+		return r.User == st.Name && r.DisplayName == "สมชาย ใจดี" && strings.Contains(html, "สมชาย ใจดี") && strings.Contains(html, "not started")
+	})
+	user{t: t, lab: lab, name: st.Name, token: token}.takeQuiz()
+	waitRow("her score", func(r labhttp.StudentRow, html string) bool {
+		q, ok := r.Quizzes[quiz.WatchQuizID]
+		return r.User == st.Name && ok && q.Attempts == 1 && q.ScoreMaximum == 5 && strings.Contains(html, `data-quiz="`+quiz.WatchQuizID+`"`)
+	})
+}
