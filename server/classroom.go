@@ -174,7 +174,7 @@ func (s *Server) signin(c echo.Context, limits *signinLimits) error {
 		return err
 	}
 	c.SetCookie(authn.NewSessionCookie(r, token, sessionLifetime))
-	s.log.Info("student joined", "student", st.Name)
+	s.log.Info("student joined", "student", st.Name, "displayName", st.DisplayName)
 	if wantsJSON(r) {
 		return c.JSON(http.StatusCreated, st)
 	}

@@ -198,6 +198,19 @@ func TestDashboardJoinAndQuizArriveLive(t *testing.T) {
 	waitRow("her joining", func(r labhttp.StudentRow, html string) bool {
 		return r.User == st.Name && r.DisplayName == "สมชาย ใจดี" && strings.Contains(html, "สมชาย ใจดี") && strings.Contains(html, "not started")
 	})
+	// A name in markup is shown as the text it is.
+	if _, _, err := lab.Class().Join(context.Background(), `<img src=x onerror="alert(1)">`, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitRow("the markup name, escaped", func(r labhttp.StudentRow, html string) bool {
+		if r.DisplayName != `<img src=x onerror="alert(1)">` {
+			return false
+		}
+		if strings.Contains(html, "<img") || !strings.Contains(html, "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;") {
+			t.Fatalf("the rows draw the name as markup:\n%s", html)
+		}
+		return true
+	})
 	user{t: t, lab: lab, name: st.Name, token: token}.takeQuiz()
 	waitRow("her score", func(r labhttp.StudentRow, html string) bool {
 		q, ok := r.Quizzes[quiz.WatchQuizID]
