@@ -22,6 +22,11 @@ import (
 // student becomes "stuck" on screen without anyone acting.
 const dashboardTick = 30 * time.Second
 
+// dashboardGap is the least time between two snapshots: short enough to
+// look instant, long enough that a class's stream of changes costs a few
+// snapshots a second, not one per change.
+const dashboardGap = 250 * time.Millisecond
+
 // dashboardSessionLifetime is how long an instructor stays signed in to the
 // dashboard: a teaching day. The session's token expires with its cookie.
 const dashboardSessionLifetime = 12 * time.Hour

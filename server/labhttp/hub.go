@@ -147,19 +147,23 @@ func (h *hub) classChanged() {
 func (h *hub) runDashboards(ctx context.Context, tick time.Duration, log func(error)) {
 	t := time.NewTimer(tick)
 	defer t.Stop()
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-h.dirty:
-			if !t.Stop() {
-				select {
-				case <-t.C:
-				default:
-				}
+			t.Stop()
+			// A busy class changes etcd all the time: one snapshot per
+			// dashboardGap at most, each with every change before it.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(last.Add(dashboardGap))):
 			}
 		case <-t.C:
 		}
+		last = time.Now()
 		t.Reset(h.refreshDashboards(ctx, tick, log))
 	}
 }
