@@ -212,8 +212,10 @@ func TestDashboardJoinAndQuizArriveLive(t *testing.T) {
 		return true
 	})
 	user{t: t, lab: lab, name: st.Name, token: token}.takeQuiz()
+	submitted := time.Now()
 	waitRow("her score", func(r labhttp.StudentRow, html string) bool {
 		q, ok := r.Quizzes[quiz.WatchQuizID]
 		return r.User == st.Name && ok && q.Attempts == 1 && q.ScoreMaximum == 5 && strings.Contains(html, `data-quiz="`+quiz.WatchQuizID+`"`)
 	})
+	t.Logf("the score reached the dashboard %s after the submission's answer", time.Since(submitted).Round(time.Millisecond))
 }
