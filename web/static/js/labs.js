@@ -49,13 +49,19 @@ function showLab(el, lab) {
 export function initDashboard(el) {
   const rows = el.querySelector("[data-rows]");
   const empty = el.querySelector("[data-empty]");
+  let drawn = "";
   connect("/kubelab/v1/labs/ws", {
     params: () => ({ dashboard: "1", lang: el.dataset.lang }),
     badge: el.querySelector("[data-conn]"),
     onMessage: (m) => {
       if (m.t !== "class") return;
-      rows.innerHTML = m.html;
       empty.hidden = (m.class.students || []).length > 0;
+      if (m.html === drawn) return;
+      drawn = m.html;
+      // A keyboard user on a student's link keeps their place.
+      const focused = document.activeElement?.closest?.("tr[data-user]")?.dataset.user;
+      rows.innerHTML = m.html;
+      if (focused) rows.querySelector(`tr[data-user="${CSS.escape(focused)}"] a`)?.focus();
     },
   });
 }
