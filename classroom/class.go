@@ -191,3 +191,20 @@ func (c *Class) Students(ctx context.Context) ([]Student, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
+
+// DisplayNames are the names the students typed, by user name: what an
+// instructor or grader reads beside the user name, since a name in Thai
+// script becomes "student" as a user name. The student record is the one
+// place a display name is kept; it is written once, at sign-in, and no
+// endpoint changes it.
+func (c *Class) DisplayNames(ctx context.Context) (map[string]string, error) {
+	list, err := c.Students(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(list))
+	for _, s := range list {
+		out[s.Name] = s.DisplayName
+	}
+	return out, nil
+}

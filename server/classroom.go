@@ -71,6 +71,16 @@ func (s *Server) newClass() *classroom.Class {
 	})
 }
 
+// displayNames are the names the class's students typed, for the grader;
+// none in local mode. The class is made after the quizzes are installed,
+// so it is looked up when asked.
+func (s *Server) displayNames(ctx context.Context) (map[string]string, error) {
+	if s.class == nil {
+		return nil, nil
+	}
+	return s.class.DisplayNames(ctx)
+}
+
 // waitForAccess returns once the authorizer's cache has the new student's
 // RoleBinding, so that the requests they make the moment they have joined
 // are not refused while it catches up (on a busy server it can lag the
@@ -164,7 +174,7 @@ func (s *Server) signin(c echo.Context, limits *signinLimits) error {
 		return err
 	}
 	c.SetCookie(authn.NewSessionCookie(r, token, sessionLifetime))
-	s.log.Info("student joined", "student", st.Name)
+	s.log.Info("student joined", "student", st.Name, "displayName", st.DisplayName)
 	if wantsJSON(r) {
 		return c.JSON(http.StatusCreated, st)
 	}

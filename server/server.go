@@ -255,7 +255,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	attempts := &countedAttempts{Store: etcdstore.New(s.etcd.Client())}
 	s.metrics.Counter("kubelab_quiz_submissions_total", "Quiz attempts submitted and stored.", func() float64 { return float64(attempts.n.Load()) })
 	if err := quizhttp.Install(s.echo, quizhttp.Config{Store: attempts, Logger: s.log, RequireSignIn: s.cfg.Classroom, Layout: web.SectionPage("quiz"),
-		Policy: quiz.Policy{Attempts: s.cfg.QuizAttempts, Reveal: quiz.Reveal(s.cfg.QuizReveal)}}); err != nil {
+		Policy: quiz.Policy{Attempts: s.cfg.QuizAttempts, Reveal: quiz.Reveal(s.cfg.QuizReveal)}, DisplayNames: s.displayNames}); err != nil {
 		api.Stop()
 		return err
 	}
@@ -317,7 +317,8 @@ func (s *Server) installAPI(ctx context.Context) error {
 	s.pageNotFound = ui.NotFound
 	labs, err := labhttp.Install(s.echo, labhttp.Config{API: api, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
 		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.mintDashboardSession, SessionCookie: authn.NewSessionCookie,
-		RequireSignIn: s.cfg.Classroom, Websockets: websockets, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log})
+		RequireSignIn: s.cfg.Classroom, Websockets: websockets, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log,
+		Class: s.class})
 	if err != nil {
 		api.Stop()
 		return err

@@ -41,6 +41,7 @@ func (h *handlers) routeAPI(e *echo.Echo) {
 	g.GET("", h.apiList)
 	g.GET("/ws", h.ws)
 	g.GET("/dashboard", h.apiDashboard)
+	g.GET("/dashboard"+StudentPath+":name", h.apiStudent)
 	g.POST("/reset", h.apiReset)
 	g.GET("/:lab", h.apiView)
 	g.POST("/:lab/start", h.apiStart)

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/lab"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
@@ -21,33 +22,50 @@ import (
 // student becomes "stuck" on screen without anyone acting.
 const dashboardTick = 30 * time.Second
 
+// dashboardGap is the least time between two snapshots: short enough to
+// look instant, long enough that a class's stream of changes costs a few
+// snapshots a second, not one per change.
+const dashboardGap = 250 * time.Millisecond
+
 // dashboardSessionLifetime is how long an instructor stays signed in to the
 // dashboard: a teaching day. The session's token expires with its cookie.
 const dashboardSessionLifetime = 12 * time.Hour
 
-// ClassView is the dashboard: every student who started a lab.
+// ClassView is the dashboard: every student who joined the class, started
+// a lab or took a quiz.
 type ClassView struct {
 	Generated  time.Time    `json:"generated"`
 	StuckAfter string       `json:"stuckAfter"`
 	Labs       []LabSummary `json:"labs"`
 	Students   []StudentRow `json:"students"`
+	// nextStuck is when the next student becomes stuck if nothing
+	// changes: the dashboards are refreshed then, not a tick later.
+	nextStuck time.Time
 }
 
 // StudentRow is one student on the dashboard.
 type StudentRow struct {
-	User  string `json:"user"`
-	Class string `json:"class,omitempty"`
+	User string `json:"user"`
+	// DisplayName is the name the student typed at sign-in, as typed;
+	// Namespace is where they work.
+	DisplayName string `json:"displayName,omitempty"`
+	Namespace   string `json:"namespace,omitempty"`
+	Class       string `json:"class,omitempty"`
+	// Joined is when the student signed in (classroom mode).
+	Joined *time.Time `json:"joined,omitempty"`
 	// Lab and Step are where the student is (the lab opened last); Step
 	// is 1-based, StepTitle in English; Done when the lab is finished.
-	Lab       string    `json:"lab,omitempty"`
-	LabNumber int       `json:"labNumber,omitempty"`
-	Step      int       `json:"step,omitempty"`
-	Steps     int       `json:"steps,omitempty"`
-	StepTitle string    `json:"stepTitle,omitempty"`
-	Done      bool      `json:"done,omitempty"`
-	LabsDone  int       `json:"labsDone"`
-	Updated   time.Time `json:"updated"`
-	Stuck     bool      `json:"stuck"`
+	Lab       string `json:"lab,omitempty"`
+	LabNumber int    `json:"labNumber,omitempty"`
+	Step      int    `json:"step,omitempty"`
+	Steps     int    `json:"steps,omitempty"`
+	StepTitle string `json:"stepTitle,omitempty"`
+	Done      bool   `json:"done,omitempty"`
+	LabsDone  int    `json:"labsDone"`
+	// Updated is the last progress (a lab started or a step passed);
+	// absent for a student who has made none.
+	Updated *time.Time `json:"updated,omitempty"`
+	Stuck   bool       `json:"stuck"`
 	// Quizzes is the best score of each quiz taken, by quiz id.
 	Quizzes map[string]QuizScore `json:"quizzes"`
 }
@@ -57,9 +75,11 @@ type QuizScore struct {
 	ScoreGiven   int `json:"scoreGiven"`
 	ScoreMaximum int `json:"scoreMaximum"`
 	Attempts     int `json:"attempts"`
+	// Submitted is when the last attempt was submitted.
+	Submitted time.Time `json:"submitted"`
 }
 
-// classSnapshot reads everyone's progress and quiz attempts.
+// classSnapshot reads who joined, everyone's progress and quiz attempts.
 func (h *handlers) classSnapshot(ctx context.Context) (*ClassView, error) {
 	all, err := h.svc.store.List(ctx)
 	if err != nil {
@@ -71,38 +91,44 @@ func (h *handlers) classSnapshot(ctx context.Context) (*ClassView, error) {
 			return nil, err
 		}
 	}
+	var joined []classroom.Student
+	if h.cfg.Class != nil {
+		if joined, err = h.cfg.Class.Students(ctx); err != nil {
+			return nil, err
+		}
+	}
 	now := h.cfg.Now()
 	v := &ClassView{Generated: now, StuckAfter: h.cfg.StuckAfter.String(), Labs: listView(h.svc.labs, lab.NewProgress("", "", ""), lab.English).Items}
 	rows := map[string]*StudentRow{}
+	rowOf := func(user, class string) *StudentRow {
+		r, ok := rows[user]
+		if !ok {
+			r = &StudentRow{User: user, Class: class, Quizzes: map[string]QuizScore{}}
+			rows[user] = r
+		}
+		return r
+	}
+	// Who joined comes first: a student who has not started a lab is
+	// listed too, for attendance.
+	for _, st := range joined {
+		r := rowOf(st.Name, st.Class)
+		at := st.Joined
+		r.DisplayName, r.Namespace, r.Joined = st.DisplayName, classroom.NamespaceOf(st.User()), &at
+	}
 	for _, p := range all {
-		r := &StudentRow{User: p.User, Class: p.Class, Updated: p.Updated, Quizzes: map[string]QuizScore{}}
-		for _, l := range h.svc.labs {
-			if p.Labs[l.ID].Done(l) {
-				r.LabsDone++
-			}
-		}
-		if l := lab.Find(h.svc.labs, p.Current); l != nil && p.Labs[l.ID] != nil {
-			lp := p.Labs[l.ID]
-			r.Lab, r.LabNumber, r.Steps, r.Done = l.ID, number(h.svc.labs, l.ID), len(l.Steps), lp.Done(l)
-			if !r.Done {
-				r.Step, r.StepTitle = lp.Step+1, l.Steps[lp.Step].Title.EN
-			}
-		}
-		r.Stuck = r.LabsDone < len(h.svc.labs) && !r.Done && now.Sub(p.Updated) >= h.cfg.StuckAfter
-		rows[p.User] = r
+		h.addProgress(v, rowOf(p.User, p.Class), p, now)
 	}
 	for _, a := range attempts {
-		r, ok := rows[a.Student]
-		if !ok {
-			r = &StudentRow{User: a.Student, Class: a.Class, Quizzes: map[string]QuizScore{}}
-			rows[a.Student] = r
-		}
+		r := rowOf(a.Student, a.Class)
 		q := r.Quizzes[a.Quiz]
 		q.Attempts++
 		if q.Attempts == 1 || a.Result.ScoreGiven > q.ScoreGiven {
 			q.ScoreGiven = a.Result.ScoreGiven
 		}
 		q.ScoreMaximum = a.Result.ScoreMaximum
+		if a.Submitted.After(q.Submitted) {
+			q.Submitted = a.Submitted
+		}
 		r.Quizzes[a.Quiz] = q
 	}
 	for _, r := range rows {
@@ -110,6 +136,47 @@ func (h *handlers) classSnapshot(ctx context.Context) (*ClassView, error) {
 	}
 	slices.SortFunc(v.Students, func(a, b StudentRow) int { return strings.Compare(a.User, b.User) })
 	return v, nil
+}
+
+// addProgress fills r from p: where the student is, labs done, and
+// whether they are stuck (or when they will be, in v.nextStuck).
+func (h *handlers) addProgress(v *ClassView, r *StudentRow, p *lab.Progress, now time.Time) {
+	if r.Namespace == "" {
+		r.Namespace = p.Namespace
+	}
+	if !p.Updated.IsZero() {
+		at := p.Updated
+		r.Updated = &at
+	}
+	for _, l := range h.svc.labs {
+		if p.Labs[l.ID].Done(l) {
+			r.LabsDone++
+		}
+	}
+	if l := lab.Find(h.svc.labs, p.Current); l != nil && p.Labs[l.ID] != nil {
+		lp := p.Labs[l.ID]
+		r.Lab, r.LabNumber, r.Steps, r.Done = l.ID, number(h.svc.labs, l.ID), len(l.Steps), lp.Done(l)
+		if !r.Done {
+			r.Step, r.StepTitle = lp.Step+1, l.Steps[lp.Step].Title.EN
+		}
+	}
+	if r.LabsDone >= len(h.svc.labs) || r.Done || p.Updated.IsZero() {
+		return
+	}
+	stuckAt := p.Updated.Add(h.cfg.StuckAfter)
+	r.Stuck = !now.Before(stuckAt)
+	if !r.Stuck && (v.nextStuck.IsZero() || stuckAt.Before(v.nextStuck)) {
+		v.nextStuck = stuckAt
+	}
+}
+
+// dashboardRowsHTML draws the class table's rows in lang, as the page does.
+func (h *handlers) dashboardRowsHTML(ctx context.Context, v *ClassView, lang lab.Lang) string {
+	var b strings.Builder
+	if err := dashboardRows(v, ui(lang), titlesIn(lang, h.svc.labs)).Render(ctx, &b); err != nil {
+		h.cfg.Logger.Warn("drawing the dashboard", "error", err)
+	}
+	return b.String()
 }
 
 // mayWatchClass refuses everyone but instructors and admins: 401 without
@@ -169,7 +236,7 @@ func (h *handlers) ws(c echo.Context) error {
 	ctx := c.Request().Context()
 	if cl.instructor {
 		if v, err := h.classSnapshot(ctx); err == nil {
-			cl.send(classMsg{T: "class", Class: v})
+			cl.send(classMsg{T: "class", Class: v, HTML: h.dashboardRowsHTML(ctx, v, cl.lang)})
 		}
 	} else if p, err := h.svc.progress(ctx, u); err == nil {
 		cl.send(progressMsg{T: "lab", Lab: labView(h.svc.labs, cl.lab, p, cl.lang)})

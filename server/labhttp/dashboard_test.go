@@ -120,7 +120,11 @@ func TestDashboardLive(t *testing.T) {
 		}
 		return nil
 	}
-	next("the first snapshot", func(v *labhttp.ClassView) bool { return row(v, "alice") == nil })
+	// Alice joined but has not started a lab: listed, for attendance.
+	next("the first snapshot, alice joined", func(v *labhttp.ClassView) bool {
+		r := row(v, "alice")
+		return r != nil && r.Lab == "" && r.Joined != nil && r.DisplayName == "alice" && r.Updated == nil && !r.Stuck
+	})
 	alice.start("discovery")
 	next("alice on step 1", func(v *labhttp.ClassView) bool {
 		r := row(v, "alice")

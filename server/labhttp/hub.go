@@ -40,8 +40,10 @@ type hub struct {
 	clients map[*client]struct{}
 	closed  bool
 	labs    []*lab.Lab
-	// snapshot builds the dashboard's view of the class.
+	// snapshot builds the dashboard's view of the class; rows draws its
+	// table's rows in a language, as the dashboard page does.
 	snapshot func(ctx context.Context) (*ClassView, error)
+	rows     func(ctx context.Context, v *ClassView, lang lab.Lang) string
 	// dirty coalesces dashboard updates: one snapshot per burst.
 	dirty chan struct{}
 }
@@ -121,58 +123,84 @@ func (cl *client) send(v any) {
 // progressChanged tells the student's pages and, soon, the dashboards.
 func (h *hub) progressChanged(p *lab.Progress) {
 	h.mu.Lock()
-	dashboards := false
 	for cl := range h.clients {
-		switch {
-		case cl.instructor:
-			dashboards = true
-		case cl.user == p.User && cl.lab != nil:
+		if !cl.instructor && cl.user == p.User && cl.lab != nil {
 			cl.send(progressMsg{T: "lab", Lab: labView(h.labs, cl.lab, p, cl.lang)})
 		}
 	}
 	h.mu.Unlock()
-	if dashboards {
-		select {
-		case h.dirty <- struct{}{}:
-		default:
-		}
+	h.classChanged()
+}
+
+// classChanged asks for a fresh snapshot on every dashboard, soon: a burst
+// of changes makes one.
+func (h *hub) classChanged() {
+	select {
+	case h.dirty <- struct{}{}:
+	default:
 	}
 }
 
-// runDashboards sends snapshots when progress changed, and every tick so
-// that "stuck" appears without anyone's progress changing.
+// runDashboards sends snapshots when the class changed, every tick (so
+// that relative times move on), and when the next student becomes stuck,
+// so that "stuck" appears on time without anyone's progress changing.
 func (h *hub) runDashboards(ctx context.Context, tick time.Duration, log func(error)) {
-	t := time.NewTicker(tick)
+	t := time.NewTimer(tick)
 	defer t.Stop()
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-h.dirty:
+			t.Stop()
+			// A busy class changes etcd all the time: one snapshot per
+			// dashboardGap at most, each with every change before it.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(last.Add(dashboardGap))):
+			}
 		case <-t.C:
 		}
-		h.mu.Lock()
-		var boards []*client
-		for cl := range h.clients {
-			if cl.instructor {
-				boards = append(boards, cl)
-			}
-		}
-		h.mu.Unlock()
-		if len(boards) == 0 {
-			continue
-		}
-		snap, err := h.snapshot(ctx)
-		if err != nil {
-			if !errors.Is(err, context.Canceled) {
-				log(err)
-			}
-			continue
-		}
-		for _, cl := range boards {
-			cl.send(classMsg{T: "class", Class: snap})
+		last = time.Now()
+		t.Reset(h.refreshDashboards(ctx, tick, log))
+	}
+}
+
+// refreshDashboards sends every dashboard a snapshot, its rows drawn in
+// the dashboard's language, and says how long until the next is due.
+func (h *hub) refreshDashboards(ctx context.Context, tick time.Duration, log func(error)) time.Duration {
+	h.mu.Lock()
+	var boards []*client
+	for cl := range h.clients {
+		if cl.instructor {
+			boards = append(boards, cl)
 		}
 	}
+	h.mu.Unlock()
+	if len(boards) == 0 {
+		return tick
+	}
+	snap, err := h.snapshot(ctx)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			log(err)
+		}
+		return tick
+	}
+	html := map[lab.Lang]string{}
+	for _, cl := range boards {
+		if _, ok := html[cl.lang]; !ok {
+			html[cl.lang] = h.rows(ctx, snap, cl.lang)
+		}
+		cl.send(classMsg{T: "class", Class: snap, HTML: html[cl.lang]})
+	}
+	if !snap.nextStuck.IsZero() {
+		// A moment after, so that the student is stuck by then.
+		return min(tick, max(snap.nextStuck.Sub(snap.Generated), 0)+10*time.Millisecond)
+	}
+	return tick
 }
 
 func (h *hub) closeAll() {
@@ -189,7 +217,11 @@ type progressMsg struct {
 	Lab LabView `json:"lab"`
 }
 
+// classMsg is a dashboard's snapshot: the class as data, and its table's
+// rows as the page draws them (escaped by templ), so that the live table
+// and the page's first one are drawn by the same code.
 type classMsg struct {
 	T     string     `json:"t"`
 	Class *ClassView `json:"class"`
+	HTML  string     `json:"html"`
 }

@@ -56,6 +56,9 @@ type Config struct {
 	Store lab.Store
 	// Quizzes is where quiz attempts are, for the dashboard's scores.
 	Quizzes quiz.Store
+	// Class is who joined (classroom mode; nil in local mode): the
+	// dashboard lists them, with the names they typed, for attendance.
+	Class *classroom.Class
 	// Reset restores a namespace to what kubelab provisioned, as the
 	// user asking: their deletes, authorized by RBAC like any others.
 	Reset func(ctx context.Context, u pipeline.User, namespace string) error
@@ -144,7 +147,8 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 	go svc.run(ctx)
 	go hb.runDashboards(ctx, dashboardTick, func(err error) { cfg.Logger.Warn("lab dashboard", "error", err) })
 	h := &handlers{cfg: cfg, svc: svc, hub: hb}
-	hb.snapshot = h.classSnapshot
+	hb.snapshot, hb.rows = h.classSnapshot, h.dashboardRowsHTML
+	followClass(ctx, cfg.Etcd, hb.classChanged)
 	e.Use(svc.watches.observe)
 	h.routeAPI(e)
 	h.routePages(e)

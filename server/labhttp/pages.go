@@ -20,6 +20,7 @@ func (h *handlers) routePages(e *echo.Echo) {
 	g := e.Group(PagesPath, web.SecureHeaders, h.signedInPage)
 	g.GET("", h.listPage)
 	g.GET("/dashboard", h.dashboardPage)
+	g.GET("/dashboard"+StudentPath+":name", h.studentPage)
 	g.POST("/dashboard/signin", h.dashboardSignin)
 	g.POST("/reset", h.resetPage)
 	g.GET("/:lab", h.labPage)
@@ -134,21 +135,31 @@ func (h *handlers) resetPage(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, PagesPath+"?lang="+string(langOf(c))+"&reset=1")
 }
 
-// dashboardPage shows the class to instructors, a sign-in form to
-// anonymous browsers and a friendly 403 to everyone else.
+// dashboardPage shows the class to instructors.
 func (h *handlers) dashboardPage(c echo.Context) error {
-	u := userOf(c)
-	s := ui(langOf(c))
-	switch {
-	case isInstructor(u):
+	return h.instructorPage(c, func() error {
 		v, err := h.classSnapshot(c.Request().Context())
 		if err != nil {
 			return h.pageError(c, err, PagesPath)
 		}
-		return h.render(c, http.StatusOK, s.Dashboard, dashboardView(v, s))
+		lang := langOf(c)
+		s := ui(lang)
+		return h.render(c, http.StatusOK, s.Dashboard, dashboardView(v, s, titlesIn(lang, h.svc.labs)))
+	})
+}
+
+// instructorPage draws an instructor's page (the dashboard, the
+// drill-down): a sign-in form for anonymous browsers and a friendly 403 for
+// everyone else, students above all, before anything is read.
+func (h *handlers) instructorPage(c echo.Context, draw func() error) error {
+	u := userOf(c)
+	switch {
+	case isInstructor(u):
+		return draw()
 	case u.IsAnonymous():
 		return h.renderDashboardSignin(c, http.StatusUnauthorized, "")
 	default:
+		s := ui(langOf(c))
 		return h.render(c, http.StatusForbidden, s.Forbidden, forbiddenView(s))
 	}
 }

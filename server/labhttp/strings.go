@@ -14,6 +14,12 @@ type uiText struct {
 	Token, SignIn, TokenMissing, TokenWrong, TokenNotInstructor   string
 	Forbidden, ForbiddenBody, Back, LabsDone, Finished, Evidence  string
 	Live, NotStarted                                              string
+	// The instructor's room: names, attendance, relative times and the
+	// drill-down into one student.
+	User, NamespaceCol, JoinedAgo, NoProgress, JustNow, MinAgo, HoursAgo, DaysAgo string
+	Details, StudentOf, ClassLink, StepsHeading, RequestsHeading, AttemptsHeading string
+	NoRequests, NoAttempts, NoLabs, AttemptN, Score, When, Request, Code, Joined  string
+	RequestsHelp, StudentNotFound                                                 string
 }
 
 var texts = map[lab.Lang]uiText{
@@ -26,11 +32,18 @@ var texts = map[lab.Lang]uiText{
 		Tries: "tries", Reset: "Reset my namespace", ResetHelp: "Deletes everything the labs created in your namespace and makes the lesson's pods again. Your namespace, its default ServiceAccount and your RoleBinding stay; so does your progress.",
 		ResetDone: "Your namespace is as kubelab made it.", Prev: "Previous lab", Next: "Next lab", AllLabs: "All labs",
 		Dashboard: "Class dashboard", DashboardIntro: "Live progress of the class: who is on which lab step, quiz scores, and who has made no progress for a while.",
-		Student: "Student", Where: "Lab step", Quizzes: "Quizzes", Stuck: "stuck", Updated: "Last progress", NoStudents: "No student has started a lab yet.",
+		Student: "Student", Where: "Lab step", Quizzes: "Quizzes", Stuck: "stuck", Updated: "Last progress", NoStudents: "No student has joined or started a lab yet.",
 		StuckAfter: "Stuck means no progress for %s.", SigninTitle: "Instructor sign-in", SigninHelp: "Paste the instructor token (KUBELAB_INSTRUCTOR_TOKEN) to open the dashboard in this browser.",
 		Token: "Instructor token", SignIn: "Open the dashboard", TokenMissing: "Paste a token first.", TokenWrong: "That token is not valid.", TokenNotInstructor: "That token is not an instructor's or an admin's.",
 		Forbidden: "For instructors only", ForbiddenBody: "The class dashboard shows every student's progress, so only instructors and admins may open it. Your own progress is on the labs page.",
 		Back: "Back", LabsDone: "labs done", Finished: "finished", Evidence: "What the server saw", Live: "live", NotStarted: "not started",
+		User: "user", NamespaceCol: "namespace", JoinedAgo: "joined", NoProgress: "no progress yet", JustNow: "just now",
+		MinAgo: "%d min ago", HoursAgo: "%d h ago", DaysAgo: "%d d ago",
+		Details: "Details of %s", StudentOf: "Student %s", ClassLink: "Class dashboard", StepsHeading: "Lab steps",
+		RequestsHeading: "Recent requests", AttemptsHeading: "Quiz attempts", NoRequests: "No requests yet.", NoAttempts: "No quiz submitted yet.",
+		NoLabs: "No lab started yet.", AttemptN: "Attempt %d", Score: "Score", When: "When", Request: "Request", Code: "Status", Joined: "Joined",
+		RequestsHelp:    "The student's most recent requests to the API server, newest first, as the tracer recorded them.",
+		StudentNotFound: "No student of that name has joined, started a lab or taken a quiz.",
 	},
 	lab.Thai: {
 		Lang: "th", LabsTitle: "แล็บ", LabsIntro: "แล็บลงมือทำเจ็ดชุด ชุดละหนึ่งส่วนของบทเรียน ทุกขั้นตรวจจากสิ่งที่เกิดขึ้นจริงบน server ทั้ง trace ของ request ของคุณ event ของ watch ที่ server ส่งให้คุณ และ state ใน etcd ดังนั้นจะใช้ kubectl, curl หรือเบราว์เซอร์ก็นับเหมือนกัน",
@@ -41,11 +54,18 @@ var texts = map[lab.Lang]uiText{
 		Tries: "ครั้ง", Reset: "รีเซ็ต namespace ของฉัน", ResetHelp: "ลบทุกอย่างที่แล็บสร้างไว้ใน namespace ของคุณแล้วสร้าง pod ของบทเรียนใหม่ namespace, ServiceAccount default และ RoleBinding ของคุณยังอยู่ ความคืบหน้าก็ยังอยู่",
 		ResetDone: "namespace ของคุณกลับเป็นแบบที่ kubelab สร้างไว้แล้ว", Prev: "แล็บก่อนหน้า", Next: "แล็บถัดไป", AllLabs: "แล็บทั้งหมด",
 		Dashboard: "แดชบอร์ดของชั้นเรียน", DashboardIntro: "ความคืบหน้าสดของชั้นเรียน: ใครอยู่แล็บไหนขั้นไหน คะแนนแบบทดสอบ และใครไม่มีความคืบหน้ามาสักพัก",
-		Student: "นักเรียน", Where: "ขั้นของแล็บ", Quizzes: "แบบทดสอบ", Stuck: "ติดอยู่", Updated: "ความคืบหน้าล่าสุด", NoStudents: "ยังไม่มีนักเรียนเริ่มแล็บ",
+		Student: "นักเรียน", Where: "ขั้นของแล็บ", Quizzes: "แบบทดสอบ", Stuck: "ติดอยู่", Updated: "ความคืบหน้าล่าสุด", NoStudents: "ยังไม่มีนักเรียนเข้าร่วมหรือเริ่มแล็บ",
 		StuckAfter: "ติดอยู่ หมายถึงไม่มีความคืบหน้ามา %s", SigninTitle: "เข้าสู่ระบบสำหรับผู้สอน", SigninHelp: "วาง token ของผู้สอน (KUBELAB_INSTRUCTOR_TOKEN) เพื่อเปิดแดชบอร์ดในเบราว์เซอร์นี้",
 		Token: "token ของผู้สอน", SignIn: "เปิดแดชบอร์ด", TokenMissing: "วาง token ก่อน", TokenWrong: "token นี้ใช้ไม่ได้", TokenNotInstructor: "token นี้ไม่ใช่ของผู้สอนหรือผู้ดูแล",
 		Forbidden: "สำหรับผู้สอนเท่านั้น", ForbiddenBody: "แดชบอร์ดแสดงความคืบหน้าของนักเรียนทุกคน จึงเปิดได้เฉพาะผู้สอนและผู้ดูแล ความคืบหน้าของคุณเองอยู่ที่หน้าแล็บ",
 		Back: "กลับ", LabsDone: "แล็บที่เสร็จ", Finished: "เสร็จแล้ว", Evidence: "สิ่งที่ server เห็น", Live: "สด", NotStarted: "ยังไม่เริ่ม",
+		User: "ผู้ใช้", NamespaceCol: "namespace", JoinedAgo: "เข้าร่วม", NoProgress: "ยังไม่มีความคืบหน้า", JustNow: "เมื่อสักครู่",
+		MinAgo: "%d นาทีที่แล้ว", HoursAgo: "%d ชั่วโมงที่แล้ว", DaysAgo: "%d วันที่แล้ว",
+		Details: "รายละเอียดของ %s", StudentOf: "นักเรียน %s", ClassLink: "แดชบอร์ดของชั้นเรียน", StepsHeading: "ขั้นของแล็บ",
+		RequestsHeading: "request ล่าสุด", AttemptsHeading: "การทำแบบทดสอบ", NoRequests: "ยังไม่มี request", NoAttempts: "ยังไม่ได้ส่งแบบทดสอบ",
+		NoLabs: "ยังไม่ได้เริ่มแล็บ", AttemptN: "ครั้งที่ %d", Score: "คะแนน", When: "เมื่อ", Request: "request", Code: "สถานะ", Joined: "เข้าร่วม",
+		RequestsHelp:    "request ล่าสุดของนักเรียนที่ส่งถึง API server เรียงจากใหม่ไปเก่า ตามที่ tracer บันทึกไว้",
+		StudentNotFound: "ไม่มีนักเรียนชื่อนี้ที่เข้าร่วม เริ่มแล็บ หรือทำแบบทดสอบ",
 	},
 }
 

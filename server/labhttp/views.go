@@ -1,10 +1,12 @@
 package labhttp
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/quiz"
 )
 
 // LabSummary names a lab in the list of labs, with the student's progress.
@@ -126,4 +128,84 @@ func labView(labs []*lab.Lab, l *lab.Lab, p *lab.Progress, lang lab.Lang) LabVie
 		v.Steps = append(v.Steps, sv)
 	}
 	return v
+}
+
+// titles names labs and quizzes in a page's language: the dashboard shows
+// words, not ids.
+type titles struct {
+	lang    lab.Lang
+	labs    []*lab.Lab
+	quizzes *quiz.Bank
+}
+
+// lessonQuizzes is the quiz bank the quiz pages serve, for its titles.
+var lessonQuizzes = quiz.Lesson()
+
+func titlesIn(lang lab.Lang, labs []*lab.Lab) titles {
+	return titles{lang: lang, labs: labs, quizzes: lessonQuizzes}
+}
+
+// lab is lab id's title, or the id of a lab this server does not have.
+func (t titles) lab(id string) string {
+	if l := lab.Find(t.labs, id); l != nil {
+		return l.Title.In(t.lang)
+	}
+	return id
+}
+
+// quiz is quiz id's title, or the id of a quiz the bank does not have.
+func (t titles) quiz(id string) string {
+	if q, ok := t.quizzes.Quiz(id); ok {
+		return q.Title.In(quiz.ParseLang(string(t.lang)))
+	}
+	return id
+}
+
+// step is the title of step n (1-based) of lab id.
+func (t titles) step(id string, n int) string {
+	if l := lab.Find(t.labs, id); l != nil && n >= 1 && n <= len(l.Steps) {
+		return l.Steps[n-1].Title.In(t.lang)
+	}
+	return ""
+}
+
+// ago says how long before now t was, in words: "3 min ago", in Thai
+// "3 นาทีที่แล้ว". A time in the future (another replica's clock) is "just
+// now".
+func ago(now, t time.Time, s uiText) string {
+	switch d := now.Sub(t); {
+	case d < 45*time.Second:
+		return s.JustNow
+	case d < time.Hour:
+		return fmt.Sprintf(s.MinAgo, max(1, int(d/time.Minute)))
+	case d < 24*time.Hour:
+		return fmt.Sprintf(s.HoursAgo, int(d/time.Hour))
+	default:
+		return fmt.Sprintf(s.DaysAgo, int(d/(24*time.Hour)))
+	}
+}
+
+// label is how a student is named on the instructor's pages: the name
+// they typed, else their user name.
+func (r StudentRow) label() string {
+	if r.DisplayName != "" {
+		return r.DisplayName
+	}
+	return r.User
+}
+
+// requestTarget is what a request acted on, as the tracer names it:
+// "pods in alice", "pods/web in alice", or the path of a non-resource one.
+func requestTarget(r RequestRow) string {
+	if r.Resource == "" {
+		return r.Path
+	}
+	t := r.Resource
+	if r.Name != "" {
+		t += "/" + r.Name
+	}
+	if r.Namespace != "" {
+		t += " -n " + r.Namespace
+	}
+	return t
 }

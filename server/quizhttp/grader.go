@@ -30,8 +30,11 @@ type Score struct {
 	Number int    `json:"number"`
 	Issued string `json:"issued"`
 	// UserID is the student's user name, as LTI calls it.
-	UserID           string                `json:"userId"`
-	Student          string                `json:"student"`
+	UserID  string `json:"userId"`
+	Student string `json:"student"`
+	// DisplayName is the name the student typed at sign-in, as typed (a
+	// name in Thai script has the user name "student").
+	DisplayName      string                `json:"displayName,omitempty"`
 	Class            string                `json:"class,omitempty"`
 	Quiz             string                `json:"quiz"`
 	ScoreGiven       int                   `json:"scoreGiven"`
@@ -55,13 +58,14 @@ type ScoreList struct {
 // Summary is a student's attempts at one quiz: how many, and which were
 // first, last and best (the highest score; the earliest of equals).
 type Summary struct {
-	Student  string     `json:"student"`
-	Class    string     `json:"class,omitempty"`
-	Quiz     string     `json:"quiz"`
-	Attempts int        `json:"attempts"`
-	First    AttemptRef `json:"first"`
-	Last     AttemptRef `json:"last"`
-	Best     AttemptRef `json:"best"`
+	Student     string     `json:"student"`
+	DisplayName string     `json:"displayName,omitempty"`
+	Class       string     `json:"class,omitempty"`
+	Quiz        string     `json:"quiz"`
+	Attempts    int        `json:"attempts"`
+	First       AttemptRef `json:"first"`
+	Last        AttemptRef `json:"last"`
+	Best        AttemptRef `json:"best"`
 }
 
 // GradeResult is the answer to POST grade: the grade, nothing stored.
@@ -89,11 +93,11 @@ func refOf(a *quiz.Attempt) AttemptRef {
 
 // summarize sums up attempts, which List sorts by student, quiz and
 // number.
-func summarize(attempts []*quiz.Attempt) []Summary {
+func summarize(attempts []*quiz.Attempt, names map[string]string) []Summary {
 	out := []Summary{}
 	for i, a := range attempts {
 		if i == 0 || a.Student != attempts[i-1].Student || a.Quiz != attempts[i-1].Quiz {
-			out = append(out, Summary{Student: a.Student, Class: a.Class, Quiz: a.Quiz, First: refOf(a), Best: refOf(a)})
+			out = append(out, Summary{Student: a.Student, DisplayName: names[a.Student], Class: a.Class, Quiz: a.Quiz, First: refOf(a), Best: refOf(a)})
 		}
 		s := &out[len(out)-1]
 		s.Attempts++
@@ -105,9 +109,10 @@ func summarize(attempts []*quiz.Attempt) []Summary {
 	return out
 }
 
-func scoreOf(a *quiz.Attempt) Score {
+func scoreOf(a *quiz.Attempt, names map[string]string) Score {
 	return Score{
-		AttemptID: a.ID, Number: a.Number, Issued: timestamp(a.Issued), UserID: a.Student, Student: a.Student, Class: a.Class, Quiz: a.Quiz,
+		AttemptID: a.ID, Number: a.Number, Issued: timestamp(a.Issued), UserID: a.Student, Student: a.Student, DisplayName: names[a.Student],
+		Class: a.Class, Quiz: a.Quiz,
 		ScoreGiven: a.Result.ScoreGiven, ScoreMaximum: a.Result.ScoreMaximum,
 		Timestamp:        timestamp(a.Submitted),
 		ActivityProgress: ActivityCompleted, GradingProgress: FullyGraded,
@@ -150,18 +155,35 @@ func (h *handlers) filterOf(c echo.Context) (quiz.Filter, error) {
 	return f, nil
 }
 
-func (h *handlers) results(c echo.Context) error {
+// attemptsOf lists the attempts the request's filter matches, with the
+// display names of the students who made them.
+func (h *handlers) attemptsOf(c echo.Context) (quiz.Filter, []*quiz.Attempt, map[string]string, error) {
 	f, err := h.filterOf(c)
 	if err != nil {
-		return err
+		return f, nil, nil, err
 	}
-	attempts, err := h.store.List(c.Request().Context(), f)
+	ctx := c.Request().Context()
+	attempts, err := h.store.List(ctx, f)
+	if err != nil {
+		return f, nil, nil, err
+	}
+	names := map[string]string{}
+	if h.displayNames != nil {
+		if names, err = h.displayNames(ctx); err != nil {
+			return f, nil, nil, err
+		}
+	}
+	return f, attempts, names, nil
+}
+
+func (h *handlers) results(c echo.Context) error {
+	_, attempts, names, err := h.attemptsOf(c)
 	if err != nil {
 		return err
 	}
-	list := ScoreList{APIVersion: APIVersion, Kind: "QuizScoreList", Items: []Score{}, Summaries: summarize(attempts)}
+	list := ScoreList{APIVersion: APIVersion, Kind: "QuizScoreList", Items: []Score{}, Summaries: summarize(attempts, names)}
 	for _, a := range attempts {
-		list.Items = append(list.Items, scoreOf(a))
+		list.Items = append(list.Items, scoreOf(a, names))
 	}
 	return c.JSON(http.StatusOK, list)
 }
@@ -169,11 +191,7 @@ func (h *handlers) results(c echo.Context) error {
 // resultsCSV writes one row per attempt and a column per question of the
 // quizzes in the export, scored 0 or 1 (spot-the-bug: bugs found, net).
 func (h *handlers) resultsCSV(c echo.Context) error {
-	f, err := h.filterOf(c)
-	if err != nil {
-		return err
-	}
-	attempts, err := h.store.List(c.Request().Context(), f)
+	f, attempts, names, err := h.attemptsOf(c)
 	if err != nil {
 		return err
 	}
@@ -190,10 +208,10 @@ func (h *handlers) resultsCSV(c echo.Context) error {
 	resp.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="quiz-results-%s.csv"`, h.now().UTC().Format("20060102-150405")))
 	resp.WriteHeader(http.StatusOK)
 	w := csv.NewWriter(resp)
-	w.Write(append([]string{"attempt", "student", "class", "quiz", "number", "issued", "timestamp", "scoreGiven", "scoreMaximum"}, cols...))
+	w.Write(append([]string{"attempt", "student", "displayName", "class", "quiz", "number", "issued", "timestamp", "scoreGiven", "scoreMaximum"}, cols...))
 	for _, a := range attempts {
-		s := scoreOf(a)
-		row := []string{s.AttemptID, cell(s.Student), cell(s.Class), s.Quiz, strconv.Itoa(s.Number), s.Issued, s.Timestamp, strconv.Itoa(s.ScoreGiven), strconv.Itoa(s.ScoreMaximum)}
+		s := scoreOf(a, names)
+		row := []string{s.AttemptID, cell(s.Student), cell(s.DisplayName), cell(s.Class), s.Quiz, strconv.Itoa(s.Number), s.Issued, s.Timestamp, strconv.Itoa(s.ScoreGiven), strconv.Itoa(s.ScoreMaximum)}
 		perQuestion := map[string]string{}
 		for _, qr := range a.Result.Questions {
 			perQuestion[a.Quiz+"/"+qr.Question] = strconv.Itoa(qr.ScoreGiven)

@@ -12,6 +12,7 @@ package quizhttp
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -63,6 +64,9 @@ type Config struct {
 	// bucket); zero values are DefaultSubmitBurst and DefaultSubmitEvery.
 	SubmitBurst int
 	SubmitEvery time.Duration
+	// DisplayNames are the names students typed, by user name, for the
+	// grader's results; nil outside a class.
+	DisplayNames func(ctx context.Context) (map[string]string, error)
 }
 
 type handlers struct {
@@ -74,6 +78,8 @@ type handlers struct {
 	now    func() time.Time
 	policy quiz.Policy
 	pace   *submitLimiter
+	// displayNames: see Config.DisplayNames.
+	displayNames func(ctx context.Context) (map[string]string, error)
 }
 
 // Install routes the quiz pages, the quiz API and the grader endpoint on
@@ -81,7 +87,7 @@ type handlers struct {
 // what each user may do.
 func Install(e *echo.Echo, cfg Config) error {
 	h := &handlers{signIn: cfg.RequireSignIn, bank: cfg.Bank, store: cfg.Store, layout: cfg.Layout, log: cfg.Logger, now: cfg.Now,
-		policy: cfg.Policy}
+		policy: cfg.Policy, displayNames: cfg.DisplayNames}
 	if h.policy.Reveal == "" {
 		h.policy.Reveal = quiz.RevealAfterLastAttempt
 	}

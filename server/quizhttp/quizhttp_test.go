@@ -161,10 +161,10 @@ func TestResultsAndCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 4 || rows[0][1] != "student" || rows[0][4] != "number" || rows[0][5] != "issued" || len(rows[0]) != 9+5 || rows[0][9] != quiz.WatchQuizID+"/gone-410" {
+	if len(rows) != 4 || rows[0][1] != "student" || rows[0][2] != "displayName" || rows[0][5] != "number" || rows[0][6] != "issued" || len(rows[0]) != 10+5 || rows[0][10] != quiz.WatchQuizID+"/gone-410" {
 		t.Fatalf("csv rows: %q", rows)
 	}
-	if rows[1][1] != "alice" || rows[1][4] != "1" || rows[2][4] != "2" || rows[1][7] != "5" || rows[1][8] != "5" || rows[3][1] != "carol" || rows[3][7] != "0" {
+	if rows[1][1] != "alice" || rows[1][5] != "1" || rows[2][5] != "2" || rows[1][8] != "5" || rows[1][9] != "5" || rows[3][1] != "carol" || rows[3][8] != "0" {
 		t.Errorf("csv rows: %q", rows)
 	}
 }

@@ -1,7 +1,7 @@
 // The labs: a lab page follows the student's own progress and a dashboard
 // follows the class, both over one websocket each. Steps are checked on
 // the server; these views only show what it decided.
-import { h, connect } from "./live.js";
+import { connect } from "./live.js";
 
 /** initLab keeps a lab page's steps in step with the server's checks. */
 export function initLab(el) {
@@ -41,38 +41,27 @@ function showLab(el, lab) {
   el.dataset.done = lab.done ? "true" : "false";
 }
 
-/** initDashboard redraws the class table from each snapshot. */
+/**
+ * initDashboard redraws the class table from each snapshot. The server
+ * sends the rows drawn by the same template as the page's first ones (its
+ * output escaped), so the live table and the page never disagree.
+ */
 export function initDashboard(el) {
   const rows = el.querySelector("[data-rows]");
   const empty = el.querySelector("[data-empty]");
+  let drawn = "";
   connect("/kubelab/v1/labs/ws", {
     params: () => ({ dashboard: "1", lang: el.dataset.lang }),
     badge: el.querySelector("[data-conn]"),
     onMessage: (m) => {
       if (m.t !== "class") return;
-      const students = m.class.students || [];
-      rows.replaceChildren(...students.map((r) => row(el, r, m.class.labs.length)));
-      empty.hidden = students.length > 0;
+      empty.hidden = (m.class.students || []).length > 0;
+      if (m.html === drawn) return;
+      drawn = m.html;
+      // A keyboard user on a student's link keeps their place.
+      const focused = document.activeElement?.closest?.("tr[data-user]")?.dataset.user;
+      rows.innerHTML = m.html;
+      if (focused) rows.querySelector(`tr[data-user="${CSS.escape(focused)}"] a`)?.focus();
     },
   });
-}
-
-function row(el, r, labs) {
-  const d = el.dataset;
-  let where;
-  if (!r.lab) where = [h("span", { class: "muted" }, d.notStarted)];
-  else if (r.done) where = [`${r.labNumber}. ${r.lab} · ${d.finished}`];
-  else where = [`${r.labNumber}. ${r.lab} · ${r.step}/${r.steps} ${r.stepTitle}`];
-  if (r.stuck) where.push(" ", h("span", { class: "pill bad" }, d.stuck));
-  const quizzes = Object.keys(r.quizzes || {}).sort().map((id) => {
-    const q = r.quizzes[id];
-    return h("span", { class: "pill" }, `${id} ${q.scoreGiven}/${q.scoreMaximum}`);
-  });
-  const updated = r.updated && !r.updated.startsWith("0001") ? h("time", { datetime: r.updated }, r.updated.slice(11, 19)) : "";
-  return h("tr", { class: r.stuck ? "stuck" : "", "data-user": r.user },
-    h("th", { scope: "row" }, r.user, r.class ? h("small", { class: "muted" }, " · " + r.class) : null),
-    h("td", {}, where),
-    h("td", {}, `${r.labsDone}/${labs}`),
-    h("td", {}, quizzes),
-    h("td", {}, updated));
 }
