@@ -160,6 +160,13 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(text, `<img src=x onerror=`) {
 			t.Fatalf("the API's message is not shown as text: %q", text)
 		}
+		// The failure leads the pane, with the Status's message.
+		failed := browsertest.Eval[string](t, ctx, `(f => f.hidden ? "" : f.textContent)(document.querySelector('figure[data-cmd="label-pod"] [data-failed]'))`)
+		if !strings.Contains(failed, "Failed: 422 Unprocessable Entity") || !strings.Contains(failed, "<img src=x onerror=") {
+			t.Fatalf("the failure is not shown at the top: %q", failed)
+		}
+		browsertest.ScrollTo(t, ctx, `figure[data-cmd="label-pod"]`)
+		browsertest.Shot(t, ctx, "run-it-live-failed")
 		// An annotation can hold anything; the inspector shows it as text.
 		kubectl(t, lab, "-n", "internals-demo", "annotate", "pod", "ssa-demo", "note="+evil)
 		browsertest.Do(t, ctx, "open the etcd page", chromedp.Navigate(lab.URL()+"/lesson/etcd"))

@@ -103,10 +103,10 @@ var liveCommands = map[string]func(r *runner){
 	// kubectl get --raw "...": one GET, its query in the order kubectl
 	// sends it (sorted by key, as url.Values encodes it).
 	"watch-bookmarks": func(r *runner) {
-		r.stream(r.pods("?allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeoutSeconds=6&watch=1"), rawAccept, rawLine)
+		r.stream(r.pods("?allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeoutSeconds=6&watch=1"), rawAccept, nil)
 	},
 	"watch-gone": func(r *runner) {
-		r.stream(r.pods("?resourceVersion=1&timeoutSeconds=6&watch=1"), rawAccept, rawLine)
+		r.stream(r.pods("?resourceVersion=1&timeoutSeconds=6&watch=1"), rawAccept, nil)
 	},
 	// kubectl get --raw /apis | jq -r '.groups[].name'
 	"apis": func(r *runner) {
@@ -160,10 +160,21 @@ type responseMsg struct {
 	Headers map[string]string `json:"headers"`
 }
 
+// lineMsg is one line: of the raw response body (T "body"), or of what
+// the command prints from it (T "line"), which the page shows apart,
+// each labelled.
 type lineMsg struct {
 	T    string `json:"t"`
 	Text string `json:"text"`
 	Type string `json:"type,omitempty"`
+}
+
+// failedMsg leads the answer of a request that failed: its status and the
+// Status's message, at the top, where the reader looks first.
+type failedMsg struct {
+	T       string `json:"t"`
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
 }
 
 type endMsg struct {
@@ -242,23 +253,43 @@ func (r *runner) do(method, target, accept, contentType string, body []byte) ([]
 	rec := r.u.do(r.request(method, target, accept, contentType, body))
 	r.respond(rec.Code, rec.Header())
 	if rec.Code >= 300 {
-		for _, l := range strings.Split(prettyJSON(rec.Body.Bytes()), "\n") {
-			r.cl.send(lineMsg{T: "line", Text: l})
-		}
+		var st apiStatus
+		_ = json.Unmarshal(rec.Body.Bytes(), &st)
+		r.cl.send(failedMsg{T: "failed", Status: fmt.Sprintf("%d %s", rec.Code, http.StatusText(rec.Code)), Message: st.Message})
+	}
+	r.body(prettyJSON(rec.Body.Bytes()))
+	if rec.Code >= 300 {
 		return nil, false
 	}
 	return rec.Body.Bytes(), true
 }
 
-// stream sends one watch and shows each line of it as show prints it.
+// body sends a whole response body as the raw answer, in one message:
+// a line each would overflow the reader's send queue with a long list.
+func (r *runner) body(text string) {
+	r.cl.send(lineMsg{T: "body", Text: text})
+}
+
+// stream sends one watch: each line as the raw answer and, when the
+// command prints something else (show is not nil), as it prints it.
 func (r *runner) stream(target, accept string, show func(line []byte) lineMsg) {
 	req := r.request("GET", target, accept, "", nil)
 	code := 0
 	w := newLineWriter(func(c int, h http.Header) { code = c; r.respond(c, h) }, func(line []byte) bool {
+		raw := rawLine(line)
 		if code != http.StatusOK {
-			return r.cl.send(rawLine(line))
+			if code >= 300 {
+				var st apiStatus
+				_ = json.Unmarshal(line, &st)
+				r.cl.send(failedMsg{T: "failed", Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Message: st.Message})
+				code = -code // once
+			}
+			return r.cl.send(raw)
 		}
-		return r.cl.send(show(line))
+		if !r.cl.send(raw) {
+			return false
+		}
+		return show == nil || r.cl.send(show(line))
 	})
 	r.u.router.ServeHTTP(w, req)
 	w.rest()
@@ -300,15 +331,18 @@ func rawLine(line []byte) lineMsg {
 	if len(s) > maxLine {
 		s = s[:maxLine] + "…"
 	}
-	return lineMsg{T: "line", Text: s, Type: ev.Type}
+	return lineMsg{T: "body", Text: s, Type: ev.Type}
 }
+
+// printed is a raw line as the command prints it.
+func printed(l lineMsg) lineMsg { l.T = "line"; return l }
 
 // tableEvent shows one event of a watch asked for as Tables, as kubectl get
 // --watch --output-watch-events prints it: the event type, then the row.
 func tableEvent(line []byte) lineMsg {
 	var ev runEvent
 	if json.Unmarshal(line, &ev) != nil || ev.Type == "" {
-		return rawLine(line)
+		return printed(rawLine(line))
 	}
 	if ev.Type == "ERROR" {
 		return lineMsg{T: "line", Text: fmt.Sprintf("ERROR %d %s: %s", ev.Object.Code, ev.Object.Reason, ev.Object.Message), Type: ev.Type}
@@ -319,7 +353,7 @@ func tableEvent(line []byte) lineMsg {
 	_ = json.Unmarshal(line, &obj)
 	rows, err := showTable(obj.Object, ev.Type)
 	if err != nil || len(rows) < 2 {
-		return rawLine(line)
+		return printed(rawLine(line))
 	}
 	return lineMsg{T: "line", Text: strings.Join(rows[1:], "\n"), Type: ev.Type}
 }

@@ -26,6 +26,7 @@ type msg struct {
 	Text    string            `json:"text"`
 	Code    int               `json:"code"`
 	Message string            `json:"message"`
+	Status  string            `json:"status"`
 	Headers map[string]string `json:"headers"`
 	// The timeline's clock and horizons.
 	WindowStart    int64 `json:"windowStart"`
@@ -263,6 +264,11 @@ func TestRunLive(t *testing.T) {
 		}
 		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" && strings.HasPrefix(m.Text, "ssa-demo ") })
 	})
+	t.Run("OK the raw response apart from what the command prints", func(t *testing.T) {
+		c := dial(t, lab, "/ui/ws/run?cmd=list-table")
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "body" && strings.Contains(m.Text, `"kind": "Table"`) })
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" && strings.HasPrefix(m.Text, "NAME") })
+	})
 	t.Run("ErrInvalidLabel is the API's Status", func(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=label-pod&value="+"%3Cimg%20src%3Dx%3E")
 		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "request" && strings.HasPrefix(m.Line, "PATCH ") })
@@ -270,7 +276,12 @@ func TestRunLive(t *testing.T) {
 		if resp.Code != 422 {
 			t.Fatalf("response %+v", resp)
 		}
-		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" && strings.Contains(m.Text, "<img src=x>") })
+		// The failure leads, with its Status's message; the raw Status follows.
+		failed := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "failed" })
+		if failed.Status != "422 Unprocessable Entity" || !strings.Contains(failed.Message, "<img src=x>") {
+			t.Fatalf("failed %+v", failed)
+		}
+		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "body" && strings.Contains(m.Text, "<img src=x>") })
 	})
 	t.Run("OK etcdctl get", func(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=etcd-get")

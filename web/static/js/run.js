@@ -4,8 +4,8 @@
 import { h, lang } from "./live.js";
 
 const T = {
-  en: { running: "running…", done: "done", stopped: "stopped", failed: "failed", lost: "connection lost" },
-  th: { running: "กำลังรัน…", done: "เสร็จแล้ว", stopped: "หยุดแล้ว", failed: "ล้มเหลว", lost: "การเชื่อมต่อหลุด" },
+  en: { running: "running…", done: "done", stopped: "stopped", failed: "failed", failedAt: "Failed:", lost: "connection lost" },
+  th: { running: "กำลังรัน…", done: "เสร็จแล้ว", stopped: "หยุดแล้ว", failed: "ล้มเหลว", failedAt: "ล้มเหลว:", lost: "การเชื่อมต่อหลุด" },
 }[lang];
 
 export function initRun(fig) {
@@ -17,6 +17,9 @@ export function initRun(fig) {
   const resp = fig.querySelector(".live-resp code");
   const respPre = fig.querySelector(".live-resp");
   const stateEl = fig.querySelector(".cmd-state");
+  const failedEl = fig.querySelector("[data-failed]");
+  const printedBox = fig.querySelector("[data-printed]");
+  const printed = printedBox.querySelector("code");
   const input = fig.querySelector("input[name=value]");
   let ws = null;
 
@@ -32,6 +35,9 @@ export function initRun(fig) {
     pane.hidden = false;
     req.replaceChildren();
     resp.replaceChildren();
+    printed.replaceChildren();
+    printedBox.hidden = true;
+    failedEl.hidden = true;
     respPre.classList.remove("failed");
     stateEl.textContent = T.running;
     fig.dataset.state = "running";
@@ -60,19 +66,33 @@ export function initRun(fig) {
           if (m.code >= 400) respPre.classList.add("failed");
           fig.dataset.code = m.code;
           break;
-        case "line":
+        case "body":
+          // The raw answer, as the server sent it.
           resp.append(m.type ? h("span", { class: "ev-" + m.type }, m.text) : m.text, "\n");
+          break;
+        case "line":
+          // What the command prints from it (a table, a jq filter's result).
+          printedBox.hidden = false;
+          printed.append(m.type ? h("span", { class: "ev-" + m.type }, m.text) : m.text, "\n");
+          break;
+        case "failed":
+          failedEl.hidden = false;
+          failedEl.replaceChildren(h("strong", {}, T.failedAt + " " + m.status), m.message ? " " + m.message : "");
           break;
         case "error":
           respPre.classList.add("failed");
-          resp.append(h("span", { class: "ev-ERROR" }, m.message), "\n");
+          failedEl.hidden = false;
+          failedEl.replaceChildren(h("strong", {}, T.failedAt), " " + m.message);
           break;
         case "end":
           ended = true;
-          finish(T.done);
+          finish(failedEl.hidden ? T.done : T.failed);
           break;
       }
-      respPre.scrollTop = respPre.scrollHeight;
+      // A stream (watch events) follows its newest line; a whole answer
+      // is read from its top, status line and headers first.
+      if (m.t === "body" && m.type) respPre.scrollTop = respPre.scrollHeight;
+      if (m.t === "line" && m.type) printedBox.querySelector("pre").scrollTop = printedBox.querySelector("pre").scrollHeight;
     };
     ws.onclose = (e) => {
       ws = null;

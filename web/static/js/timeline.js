@@ -69,7 +69,7 @@ export function initTimeline(root) {
     root.querySelector("[data-compacted]").textContent = hz.compacted > 1 ? say.compactedText(hz.compacted) : say.nothingCompacted;
     root.dataset.windowStart = String(hz.windowStart);
     root.dataset.compacted = String(hz.compacted);
-    exactBtn.disabled = !(hz.compacted > 1);
+    exactBtn.disabled = !online || !(hz.compacted > 1);
   };
 
   for (const ctl of root.querySelectorAll(".lane-ctl")) {
@@ -87,8 +87,11 @@ export function initTimeline(root) {
       ctl.querySelector("[data-rv]").replaceChildren("rv " + rv, lane.paused ? h("span", { class: "lane-paused-tag" }, say.paused) : "");
     };
     lane.conn = connect("/ui/ws/watch", {
-      // Lane B is paused on purpose; the badge follows lane A.
+      // Lane B is paused on purpose; the badge, and whether the buttons
+      // may send anything, follow lane A.
       badge: name === "A" ? root.querySelector("[data-conn]") : null,
+      onOpen: () => { if (name === "A") setOnline(true); },
+      onClose: () => { if (name === "A") setOnline(false); },
       params: () => ({ lane: name, ...(lane.rv ? { rv: lane.rv } : {}) }),
       onMessage: (m) => {
         switch (m.t) {
@@ -147,6 +150,20 @@ export function initTimeline(root) {
   // explainB says where watcher B stands, and enables the push once it
   // is paused. The server has the last word: it refuses a push that
   // cannot move the window yet, and says why.
+  // While the server is unreachable nothing can be sent: the buttons are
+  // off, and the badge says it is reconnecting.
+  let online = false;
+  const changeBtn = root.querySelector("[data-change]");
+  const compactBtn = root.querySelector("[data-compact]");
+  const compactAllowed = !compactBtn.disabled;
+  function setOnline(on) {
+    online = on;
+    changeBtn.disabled = !on;
+    compactBtn.disabled = !on || !compactAllowed;
+    exactBtn.disabled = !on || !(hz.compacted > 1);
+    explainB();
+  }
+
   // The countdown sits outside the status region, so that a screen
   // reader hears each change of state once, not every second.
   const countdown = root.querySelector("[data-b-countdown]");
@@ -163,7 +180,7 @@ export function initTimeline(root) {
     }
     if (status.textContent !== text) status.textContent = text;
     countdown.textContent = left > 0 ? say.left(left) : "";
-    pushBtn.disabled = !b.paused;
+    pushBtn.disabled = !b.paused || !online;
   }
   setInterval(() => { if (lanes.B && lanes.B.paused) explainB(); }, 1000);
 
@@ -178,7 +195,7 @@ export function initTimeline(root) {
       if (m.t === "response" && m.code >= 300) addLog("you", "ev-ERROR", say.labelFailed + ": " + m.status);
       if (m.t === "response" && m.code < 300) addLog("you", "", `PATCH pod/ssa-demo demo-round=${value} → ${m.code}`);
     };
-    ws.onclose = () => { e.target.disabled = false; };
+    ws.onclose = () => { e.target.disabled = !online; };
   });
 
   pushBtn.addEventListener("click", async () => {
@@ -208,7 +225,7 @@ export function initTimeline(root) {
       addLog("you", r.ok ? "" : "ev-ERROR", `GET ${path} → ${r.status} ${what}`);
       root.dataset.exact = String(r.status);
     } finally {
-      exactBtn.disabled = !(hz.compacted > 1);
+      exactBtn.disabled = !online || !(hz.compacted > 1);
     }
   });
 
@@ -224,7 +241,7 @@ export function initTimeline(root) {
     } catch (err) {
       addLog("etcd", "ev-ERROR", say.compactFailed + ": " + err.message);
     } finally {
-      e.target.disabled = false;
+      e.target.disabled = !online;
     }
   });
 
@@ -289,6 +306,6 @@ export function initTimeline(root) {
     });
   }
   addEventListener("resize", draw);
-  explainB();
+  if (!online) setOnline(false);
   draw();
 }
