@@ -355,6 +355,7 @@ func (s *Server) newEcho() {
 	}))
 	// Before routing: plain HTTP from the network never reaches a handler.
 	e.Pre(s.requireTLS)
+	e.Use(compressPages())
 	s.echo = e
 	s.installHealth()
 	if s.cfg.Profiling {

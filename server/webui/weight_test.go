@@ -66,3 +66,50 @@ func TestPageWeight(t *testing.T) {
 		}
 	}
 }
+
+// TestPagesAreServedCompressed: pages and assets go gzipped to a browser
+// that accepts it, versioned assets with a year's cache lifetime; the API
+// and the health checks are served as kube-apiserver serves them.
+func TestPagesAreServedCompressed(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	get := func(path string) (*http.Response, int) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", lab.URL()+path, nil)
+		// Set by hand, so that the transport does not undo the encoding.
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, len(b)
+	}
+	html := regexp.MustCompile(`src="(/static/js/main\.js\?v=[^"]+)"`).FindStringSubmatch(func() string {
+		resp, err := http.Get(lab.URL() + "/lesson/gone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}())
+	if len(html) < 2 {
+		t.Fatal("no versioned main.js on the page")
+	}
+	for _, path := range []string{"/lesson/gone", "/static/app.css", strings.ReplaceAll(html[1], "&amp;", "&")} {
+		resp, n := get(path)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" {
+			t.Errorf("%s: %d, Content-Encoding %q", path, resp.StatusCode, resp.Header.Get("Content-Encoding"))
+		}
+		t.Logf("%s: %d bytes on the wire, gzipped", path, n)
+	}
+	if resp, _ := get(strings.ReplaceAll(html[1], "&amp;", "&")); !strings.Contains(resp.Header.Get("Cache-Control"), "immutable") {
+		t.Errorf("a versioned asset's Cache-Control: %q", resp.Header.Get("Cache-Control"))
+	}
+	for _, path := range []string{"/api/v1/namespaces/internals-demo/pods", "/readyz"} {
+		if resp, _ := get(path); resp.Header.Get("Content-Encoding") != "" {
+			t.Errorf("%s: Content-Encoding %q, want none", path, resp.Header.Get("Content-Encoding"))
+		}
+	}
+}
