@@ -42,6 +42,17 @@ func TestEveryPage(t *testing.T) {
 					// Live views first say "connecting": check the page as a
 					// reader sees it once they are live.
 					browsertest.WaitJS(t, ctx, "the live views of "+p, `document.readyState === "complete" && [...document.querySelectorAll(".tracer .conn, .timeline .conn, .lab-meta .conn")].every(c => c.classList.contains("live"))`)
+					if p == "/lesson/gone" && lang == "th" && width == 390 {
+						// Thai on a phone: the navigation's words whole in their
+						// pills, the web font's Thai glyphs.
+						browsertest.Shot(t, ctx, "lesson-th-phone-"+theme)
+						if w := browsertest.Eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+							failures = append(failures, fmt.Sprintf("%s [th, %s, 390px]: the page is %dpx wide", p, theme, w))
+						}
+						if !browsertest.Eval[bool](t, ctx, `document.fonts.check("16px 'Noto Sans Thai'", "บทเรียน")`) {
+							failures = append(failures, p+" [th]: the Thai web font is not loaded")
+						}
+					}
 					if p == "/quiz/spot-the-bug" && lang == "en" {
 						// The page the issue was about: its code on a phone, in both themes.
 						browsertest.ScrollTo(t, ctx, "table.code")
