@@ -33,6 +33,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
+require go.uber.org/goleak v1.3.0 // indirect
+
 require (
 	cel.dev/expr v0.25.2 // indirect
 	github.com/NYTimes/gziphandler v1.1.1 // indirect

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -161,7 +162,8 @@ func TestMain(m *testing.M) {
 		runWriterChild(dir)
 		return
 	}
-	os.Exit(m.Run())
+	// No test may leave a goroutine running: a watch, a cache, a member.
+	goleak.VerifyTestMain(m)
 }
 
 // runWriterChild is the process the kill test kills: it writes pods through
