@@ -145,8 +145,10 @@ func TestSendInitialEventsEndsWithAnnotatedBookmark(t *testing.T) {
 	})
 }
 
-// TestBookmarkBeforeDeadline is the lesson's allowWatchBookmarks=true with
-// timeoutSeconds: a BOOKMARK with only a resourceVersion, just before the end.
+// TestBookmarkBeforeDeadline: a watch that allows bookmarks, with a
+// deadline, gets a BOOKMARK with only a resourceVersion 2 s before it ends,
+// once its resource has moved past what the watch's start covered (here a
+// write in another namespace, which the watch does not see).
 func TestBookmarkBeforeDeadline(t *testing.T) {
 	s := newPodStore(t, storagetest.StartEtcd(t).Client())
 	mustCreate(t, s, newPod("ns", "a", nil))
@@ -166,6 +168,17 @@ func TestBookmarkBeforeDeadline(t *testing.T) {
 	if rvOf(t, pod) < rvOf(t, other) || pod.Name != "" || len(pod.Spec.Containers) != 0 {
 		t.Fatalf("bookmark %+v, want only resourceVersion >= %s", pod, other.ResourceVersion)
 	}
+}
+
+// TestNoBookmarkWithoutProgress: as kube-apiserver's cacheWatcher sends
+// only what is newer than its start, a watch during which its resource did
+// not move gets no BOOKMARK, not even before its deadline.
+func TestNoBookmarkWithoutProgress(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client())
+	a := mustCreate(t, s, newPod("ns", "a", nil))
+	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: a.ResourceVersion,
+		AllowWatchBookmarks: true, Deadline: time.Now().Add(4 * time.Second)})
+	expectNothing(t, w, 3500*time.Millisecond)
 }
 
 // TestCompactionLeavesTheWindow: as in kube-apiserver, etcd's compaction
