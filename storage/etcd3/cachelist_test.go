@@ -189,3 +189,36 @@ func TestExactListBelowAFullHistoryGoesToEtcd(t *testing.T) {
 		t.Fatalf("exact list at the oldest event: %v", err)
 	}
 }
+
+// TestAnotherServersCompactionEndsTheCachesExactLists: an API server
+// sharing the etcd (here a client of its own, as another process) runs
+// kube's compactor round: it writes the revision to compact_rev_key, then
+// compacts. This server's caches learn it from the key, as kube's do, and
+// send exact lists below it to etcd.
+func TestAnotherServersCompactionEndsTheCachesExactLists(t *testing.T) {
+	etcd := storagetest.StartEtcd(t)
+	s := newPodStore(t, etcd.Client())
+	windowStart(t, s)
+	m := rvOf(t, mustCreate(t, s, newPod("ns", "m", nil)))
+	last := rvOf(t, mustCreate(t, s, newPod("ns", "later", nil)))
+	waitFor(t, "the cache to record the last create", func() bool { return s.Cache().ResourceVersion() >= last })
+	other, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.ClientURL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	exact := func() error {
+		_, err := s.List(ctxT(t), storage.ListOptions{Namespace: "ns", ResourceVersion: fmt.Sprint(m), ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		return err
+	}
+	if _, err := other.Compact(ctxT(t), last); err != nil {
+		t.Fatal(err)
+	}
+	if err := exact(); err != nil {
+		t.Fatalf("exact list after a compaction that wrote no compact_rev_key: %v", err)
+	}
+	if _, err := other.Put(ctxT(t), "compact_rev_key", strconv.FormatInt(last, 10)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the exact list to go to etcd and get 410", func() bool { return apierrors.IsResourceExpired(exact()) })
+}
