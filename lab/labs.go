@@ -66,7 +66,7 @@ func bookmarksLab() *Lab {
 	return &Lab{
 		ID:     "bookmarks",
 		Title:  Text{"Bookmarks and resuming from a resourceVersion", "Bookmark และการ resume จาก resourceVersion"},
-		Intro:  Text{"A list is stamped with a resourceVersion; a watch can start exactly there, and bookmarks move that mark forward while nothing changes.", "list ทุกครั้งมี resourceVersion ประทับอยู่ watch เริ่มจากจุดนั้นได้พอดี และ bookmark ช่วยเลื่อนจุดนั้นไปข้างหน้าระหว่างที่ไม่มีอะไรเปลี่ยน"},
+		Intro:  Text{"A list is stamped with a resourceVersion; a watch can start exactly there, and bookmarks tell a watcher how far the server has got, even when nothing it watches changed.", "list ทุกครั้งมี resourceVersion ประทับอยู่ watch เริ่มจากจุดนั้นได้พอดี และ bookmark บอก watcher ว่า server ไปถึง revision ไหนแล้ว แม้สิ่งที่มัน watch จะไม่เปลี่ยนเลย"},
 		Lesson: LessonBookmarks,
 		Steps: []Step{{
 			ID:      "list-rv",
@@ -80,9 +80,9 @@ func bookmarksLab() *Lab {
 		}, {
 			ID:      "bookmark",
 			Title:   Text{"Receive a BOOKMARK", "รับ BOOKMARK"},
-			Do:      Text{"Watch with allowWatchBookmarks=true and a timeout, and wait for the BOOKMARK that comes before it ends.", "watch พร้อม allowWatchBookmarks=true และ timeout แล้วรอ BOOKMARK ที่มาก่อนจะหมดเวลา"},
+			Do:      Text{"Watch your pods with allowWatchBookmarks=true: after one ADDED per pod, the server ends the initial events with a BOOKMARK annotated k8s.io/initial-events-end.", "watch pod ของคุณพร้อม allowWatchBookmarks=true หลัง ADDED หนึ่งครั้งต่อ pod หนึ่งตัว server จะปิดท้าย initial events ด้วย BOOKMARK ที่มี annotation k8s.io/initial-events-end"},
 			Command: `kubectl get --raw "/api/v1/namespaces/NS/pods?watch=1&timeoutSeconds=6&allowWatchBookmarks=true"`,
-			Hint:    Text{"The bookmark carries only a resourceVersion; it comes shortly before the watch's timeout.", "bookmark มีแค่ resourceVersion และจะมาก่อน watch หมดเวลาไม่นาน"},
+			Hint:    Text{"The bookmark carries only a resourceVersion. A watch from no resourceVersion (or 0) gets it at once; later bookmarks (every minute, and 2 s before the timeout) come only if pods changed somewhere since the watch began, so a watch from a resourceVersion on a quiet cluster gets none.", "bookmark มีแค่ resourceVersion watch ที่ไม่ระบุ resourceVersion (หรือระบุ 0) จะได้ bookmark นี้ทันที ส่วน bookmark ที่ตามมา (ทุกหนึ่งนาที และ 2 วินาทีก่อนหมดเวลา) จะมาก็ต่อเมื่อมี pod เปลี่ยนที่ใดที่หนึ่งหลัง watch เริ่ม watch ที่เริ่มจาก resourceVersion บน cluster ที่เงียบจึงไม่ได้ bookmark เลย"},
 			How:     Text{"The server sent you a BOOKMARK event on a watch of pods in your namespace.", "server ส่ง event BOOKMARK ให้คุณบน watch ของ pods ใน namespace ของคุณ"},
 			Check:   watchDelivered("BOOKMARK"),
 			Views:   runItLive,

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -175,6 +176,14 @@ func (r *request) watchOptions() (storage.WatchOptions, time.Duration, error) {
 		v := parseBool(s)
 		opts.SendInitialEvents = &v
 	}
+	// kube-apiserver 1.37 (WatchList on) defaults a watch from "" or "0"
+	// that names neither sendInitialEvents nor resourceVersionMatch to
+	// sendInitialEvents=true, NotOlderThan: the same initial events, and,
+	// if it allows bookmarks, the annotated BOOKMARK that ends them at once.
+	defaulted := metainternalversion.ListOptions{Watch: true, ResourceVersion: opts.ResourceVersion,
+		ResourceVersionMatch: opts.ResourceVersionMatch, SendInitialEvents: opts.SendInitialEvents}
+	metainternalversion.SetListOptionsDefaults(&defaulted, true)
+	opts.SendInitialEvents, opts.ResourceVersionMatch = defaulted.SendInitialEvents, defaulted.ResourceVersionMatch
 	timeout := defaultWatchTimeout + time.Duration(rand.Int64N(int64(defaultWatchTimeout)))
 	if s := r.query("timeoutSeconds"); s != "" {
 		secs, err := strconv.ParseInt(s, 10, 64)

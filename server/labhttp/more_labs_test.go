@@ -43,8 +43,10 @@ func TestMoreLabsWithKubectlAndEtcdctl(t *testing.T) {
 		}
 		rv := list.Metadata.ResourceVersion
 		alice.waitPassed("bookmarks", "list-rv")
-		if out := kubectl("get", "--raw", "/api/v1/namespaces/"+ns+"/pods?watch=1&timeoutSeconds=3&allowWatchBookmarks=true"); !strings.Contains(out, `"BOOKMARK"`) {
-			t.Fatalf("no bookmark in %s", out)
+		// The lab's command: a watch from "" ends its initial events with
+		// the annotated bookmark at once, as kube-apiserver 1.37's does.
+		if out := kubectl("get", "--raw", "/api/v1/namespaces/"+ns+"/pods?watch=1&timeoutSeconds=3&allowWatchBookmarks=true"); !strings.Contains(out, `"BOOKMARK"`) || !strings.Contains(out, `"k8s.io/initial-events-end":"true"`) {
+			t.Fatalf("no initial-events-end bookmark in %s", out)
 		}
 		alice.waitPassed("bookmarks", "bookmark")
 		kubectl("get", "--raw", "/api/v1/namespaces/"+ns+"/pods?watch=1&resourceVersion="+rv+"&timeoutSeconds=1")

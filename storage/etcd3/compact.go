@@ -16,11 +16,14 @@ import (
 // several API servers sharing one etcd, on who compacts each interval.
 const compactRevKey = "compact_rev_key"
 
-// Compactor compacts etcd, periodically and on demand. Like kube-apiserver's
-// compactor it tells no watch cache: a cache keeps its own window of events,
-// which compaction does not move. What compaction ends is every read that
-// goes to etcd below the compacted revision: exact lists, continue tokens
-// and, with the watch cache off, watches.
+// Compactor compacts etcd, periodically and on demand, as kube-apiserver's
+// compactor does: it writes the revision it compacts at to compactRevKey
+// first, which is how every watch cache learns of it (compactionFollower)
+// and drops its snapshots below it, so that exact lists and continue
+// tokens below it go to etcd and get etcd's 410. The watch caches' windows
+// do not move: watches are still served from their own history. A
+// compaction behind kubelab's back (etcdctl compact) writes no key, and
+// the caches go on serving what they hold, as kube's do.
 type Compactor struct {
 	client *clientv3.Client
 	logger *slog.Logger
@@ -40,13 +43,19 @@ func NewCompactor(client *clientv3.Client, logger *slog.Logger) *Compactor {
 func (c *Compactor) Compactions() uint64 { return c.compactions.Load() }
 
 // CompactNow compacts etcd at its current revision: no older revision can
-// be read or watched afterwards. It returns that revision.
+// be read from etcd afterwards, nor from a watch cache's snapshots. It
+// returns that revision. Like a round of Run, it first writes the revision
+// to compactRevKey (so etcd's revision moves one past it); the next round
+// of Run, finding the key's version moved, skips its compaction.
 func (c *Compactor) CompactNow(ctx context.Context) (int64, error) {
 	resp, err := c.client.Get(ctx, compactRevKey)
 	if err != nil {
 		return 0, err
 	}
 	rev := resp.Header.Revision
+	if _, err := c.client.Put(ctx, compactRevKey, strconv.FormatInt(rev, 10)); err != nil {
+		return 0, err
+	}
 	if err := c.compact(ctx, rev); err != nil {
 		return 0, err
 	}
@@ -57,6 +66,7 @@ func (c *Compactor) compact(ctx context.Context, rev int64) error {
 	if _, err := c.client.Compact(ctx, rev); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
 		return err
 	}
+	announceCompaction(c.client, rev)
 	c.compactions.Add(1)
 	c.logger.Info("compacted etcd", "revision", rev)
 	return nil

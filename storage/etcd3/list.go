@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/watchcache"
 )
 
 // maxPageSize bounds one etcd range read when a selector filters items out.
@@ -33,6 +34,19 @@ func (s *Store) List(ctx context.Context, opts storage.ListOptions) (*storage.Li
 	read, err := s.planList(opts)
 	if err != nil {
 		return nil, err
+	}
+	// An exact revision (resourceVersionMatch=Exact, a paginated list from
+	// N, a continue token) is served from the watch cache while it holds
+	// that revision, as kube-apiserver 1.37 serves it; otherwise, and with
+	// the cache off, etcd answers (and may have compacted it).
+	if read.rev > 0 && !s.cfg.WatchFromEtcd {
+		items, ok, err := s.cache.ListAt(ctx, read.rev, read.prefix, read.fromKey)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return pageOf(items, read, opts)
+		}
 	}
 	end := clientv3.GetPrefixRangeEnd(read.prefix)
 	pageSize := opts.Limit
@@ -86,6 +100,34 @@ func (s *Store) List(ctx context.Context, opts storage.ListOptions) (*storage.Li
 		// A selector is discarding items: read larger pages to fill this one.
 		pageSize = min(2*pageSize, maxPageSize)
 	}
+}
+
+// pageOf is one page of a list served from the watch cache, with the
+// continue token and remaining count kube's cacher gives it.
+func pageOf(items []watchcache.Item, read listRead, opts storage.ListOptions) (*storage.ListResult, error) {
+	result := &storage.ListResult{ResourceVersion: read.rev}
+	for i, it := range items {
+		if !opts.Predicate.Empty() && !opts.Predicate.Matches(it.Labels, it.Fields) {
+			continue
+		}
+		result.Items = append(result.Items, it.Object)
+		if opts.Limit > 0 && int64(len(result.Items)) == opts.Limit {
+			if i == len(items)-1 {
+				break
+			}
+			token, err := storage.EncodeContinue(it.Key+"\x00", read.prefix, read.rev)
+			if err != nil {
+				return nil, err
+			}
+			result.Continue = token
+			if opts.Predicate.Empty() {
+				remaining := int64(len(items) - (i + 1))
+				result.RemainingItemCount = &remaining
+			}
+			break
+		}
+	}
+	return result, nil
 }
 
 func (s *Store) setContinue(result *storage.ListResult, resp *clientv3.GetResponse, i int, lastKey string, read listRead, opts storage.ListOptions) error {

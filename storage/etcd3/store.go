@@ -50,6 +50,8 @@ type Config struct {
 type Store struct {
 	cfg   Config
 	cache *watchcache.Cache
+	// stopFollowing ends what the cache learns of compactions.
+	stopFollowing func()
 
 	// etcdWatches are the watches open on etcd itself (WatchFromEtcd), so
 	// that CloseWatchers and Stop can end them as they end the cache's.
@@ -85,6 +87,7 @@ func New(cfg Config) (*Store, error) {
 		cc.Logger = cfg.Logger
 	}
 	s.cache = watchcache.New(cc)
+	s.stopFollowing = followCompactions(cfg.Client, s.cache, cfg.Logger)
 	return s, nil
 }
 
@@ -94,6 +97,7 @@ func (s *Store) Stop() {
 	s.stopped = true
 	s.mu.Unlock()
 	s.closeEtcdWatches()
+	s.stopFollowing()
 	s.cache.Stop()
 }
 

@@ -145,8 +145,10 @@ func TestSendInitialEventsEndsWithAnnotatedBookmark(t *testing.T) {
 	})
 }
 
-// TestBookmarkBeforeDeadline is the lesson's allowWatchBookmarks=true with
-// timeoutSeconds: a BOOKMARK with only a resourceVersion, just before the end.
+// TestBookmarkBeforeDeadline: a watch that allows bookmarks, with a
+// deadline, gets a BOOKMARK with only a resourceVersion 2 s before it ends,
+// once its resource has moved past what the watch's start covered (here a
+// write in another namespace, which the watch does not see).
 func TestBookmarkBeforeDeadline(t *testing.T) {
 	s := newPodStore(t, storagetest.StartEtcd(t).Client())
 	mustCreate(t, s, newPod("ns", "a", nil))
@@ -159,13 +161,26 @@ func TestBookmarkBeforeDeadline(t *testing.T) {
 	if bm.Type != watch.Bookmark {
 		t.Fatalf("got %s, want BOOKMARK", describe(bm))
 	}
-	if el := time.Since(start); el < 1500*time.Millisecond || el > 3500*time.Millisecond {
+	// Due from the start of its whole second, as kube's timer buckets are:
+	// up to a second before the 2 s mark.
+	if el := time.Since(start); el < 900*time.Millisecond || el > 3500*time.Millisecond {
 		t.Fatalf("bookmark after %v, want about 2s before the 4s deadline", el)
 	}
 	pod := bm.Object.(*corev1.Pod)
 	if rvOf(t, pod) < rvOf(t, other) || pod.Name != "" || len(pod.Spec.Containers) != 0 {
 		t.Fatalf("bookmark %+v, want only resourceVersion >= %s", pod, other.ResourceVersion)
 	}
+}
+
+// TestNoBookmarkWithoutProgress: as kube-apiserver's cacheWatcher sends
+// only what is newer than its start, a watch during which its resource did
+// not move gets no BOOKMARK, not even before its deadline.
+func TestNoBookmarkWithoutProgress(t *testing.T) {
+	s := newPodStore(t, storagetest.StartEtcd(t).Client())
+	a := mustCreate(t, s, newPod("ns", "a", nil))
+	w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: a.ResourceVersion,
+		AllowWatchBookmarks: true, Deadline: time.Now().Add(4 * time.Second)})
+	expectNothing(t, w, 3500*time.Millisecond)
 }
 
 // TestCompactionLeavesTheWindow: as in kube-apiserver, etcd's compaction
@@ -364,7 +379,11 @@ func TestCacheStartsAfterCompaction(t *testing.T) {
 		name   string
 		replay bool
 		oldest int64
-	}{{"OK list", false, rev}, {"OK replay", true, rev - 1}} {
+	}{
+		// CompactNow writes compact_rev_key first: etcd is one past rev.
+		{"OK list", false, rev + 1},
+		{"OK replay", true, rev - 1},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newPodStore(t, etcd.Client(), func(c *etcd3.Config) { c.Cache.ReplayEtcdHistory = tc.replay })
 			w := mustWatch(t, s, storage.WatchOptions{Namespace: "ns", ResourceVersion: "1"})

@@ -87,11 +87,18 @@ type Cache struct {
 	nextID   uint64
 	// listRev is the revision of the last full list; until the cache has
 	// replayed etcd's history up to it (caughtUp), it serves no watch.
-	listRev  int64
-	listed   bool
-	caughtUp bool
-	ready    chan struct{}
-	stopped  bool
+	listRev int64
+	listed  bool
+	// snapshotFloor and compactRev bound the revisions an exact list can
+	// be served at (snapshotAtLocked): the list's revision, raised to the
+	// oldest event kept whenever the history is full after an event (as
+	// kube drops its snapshots below it), and what kube's compactor last
+	// compacted at (Compact).
+	snapshotFloor int64
+	compactRev    int64
+	caughtUp      bool
+	ready         chan struct{}
+	stopped       bool
 	// initialized is set the first time the cache catches up, and stays
 	// set through later relists: kube's storage-readiness check.
 	initialized atomic.Bool
@@ -251,6 +258,9 @@ func (c *Cache) apply(resp clientv3.WatchResponse) {
 func (c *Cache) recordLocked(e *event) {
 	e.recorded = c.cfg.Now()
 	c.history.push(e)
+	if c.history.full() {
+		c.snapshotFloor = max(c.snapshotFloor, c.history.oldest().rev)
+	}
 	// A replayed event (at or before the list) is already in the objects.
 	if e.rev > c.listRev {
 		if e.typ == watch.Deleted {

@@ -179,6 +179,8 @@ func (c *Cache) relist(ctx context.Context) error {
 	defer c.mu.Unlock()
 	c.objects = objects
 	c.listRev, c.listed = rev, true
+	// Like kube's Replace, a list starts the snapshots anew, at itself.
+	c.snapshotFloor = rev
 	c.setRVLocked(rev)
 	return nil
 }

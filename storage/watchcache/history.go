@@ -129,6 +129,18 @@ func (h *history) oldest() *event {
 	return h.at(0)
 }
 
+// full reports whether the ring holds as many events as it can.
+func (h *history) full() bool { return h.n == len(h.buf) }
+
+// firstAtOrAfter is the oldest event kept at revision rev or later, or nil.
+func (h *history) firstAtOrAfter(rev int64) *event {
+	i := sort.Search(h.n, func(i int) bool { return h.at(i).rev >= rev })
+	if i == h.n {
+		return nil
+	}
+	return h.at(i)
+}
+
 // since returns the events with a revision greater than rev, oldest first.
 func (h *history) since(rev int64) []*event {
 	i := sort.Search(h.n, func(i int) bool { return h.at(i).rev > rev })

@@ -305,9 +305,23 @@ func (c *Cache) removeLocked(w *watcher) {
 	close(w.out)
 }
 
-// sendBookmarks gives each watcher that allows bookmarks one about every
-// BookmarkFrequency and one shortly before its deadline.
+// sendBookmarks follows kube-apiserver's cacher: every second it looks
+// for watchers whose bookmark is due (every BookmarkFrequency, and 2 s
+// before the deadline) and sends each a BOOKMARK at the cache's revision,
+// but only if that revision is newer than what the watcher's start
+// covered (kube's cacheWatcher sends "only events newer than
+// resourceVersion"): a watch during which its resource did not move gets
+// none. The revision is what the cache has processed, events and etcd's
+// progress notifications alike; kube asks etcd for no fresher one.
+//
+// Like kube's watcherBookmarkTimeBuckets, a bookmark is due from the
+// start of the whole second (counted from when the cache started) that
+// holds its time, so up to a second early; rescheduled then, the one
+// before the deadline is still ahead and is due again a second later.
+// That is why kube often sends it twice.
 func (c *Cache) sendBookmarks(ctx context.Context) {
+	epoch := time.Now()
+	second := func(t time.Time) int64 { return int64(t.Sub(epoch) / time.Second) }
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -315,46 +329,22 @@ func (c *Cache) sendBookmarks(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
-			if !c.bookmarksDue(now) {
-				continue
-			}
-			// Ask etcd how far it is, so the bookmark carries a current revision.
-			c.mu.Lock()
-			fresher := c.fresher
-			c.mu.Unlock()
-			c.requestProgress()
-			select {
-			case <-fresher:
-			case <-time.After(100 * time.Millisecond):
-			case <-ctx.Done():
-				return
-			}
 			c.mu.Lock()
 			for _, w := range c.watchers {
-				if w.bookmarks && !w.nextBookmark.IsZero() && !now.Before(w.nextBookmark) {
-					if len(w.pending) == 0 {
-						select {
-						case w.out <- c.bookmark(c.rv, false):
-						default: // a full queue already carries a newer position
-						}
-					}
-					w.nextBookmark = w.nextBookmarkTime(now, c.cfg.BookmarkFrequency)
+				if !w.bookmarks || w.nextBookmark.IsZero() || second(w.nextBookmark) > second(now) {
+					continue
 				}
+				if c.rv > w.seen && len(w.pending) == 0 {
+					select {
+					case w.out <- c.bookmark(c.rv, false):
+					default: // a full queue already carries a newer position
+					}
+				}
+				w.nextBookmark = w.nextBookmarkTime(now, c.cfg.BookmarkFrequency)
 			}
 			c.mu.Unlock()
 		}
 	}
-}
-
-func (c *Cache) bookmarksDue(now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, w := range c.watchers {
-		if w.bookmarks && !w.nextBookmark.IsZero() && !now.Before(w.nextBookmark) {
-			return true
-		}
-	}
-	return false
 }
 
 // watcher is one client's watch: a queue that starts with its initial

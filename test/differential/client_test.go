@@ -164,9 +164,13 @@ func (m *marks) describeAll(events []event) string {
 	var counts []int
 	for _, ev := range events {
 		d := m.describe(ev)
-		// Runs of the same event are counted, not listed.
+		// Runs of the same event are counted, not listed; a run of plain
+		// bookmarks is one, since kube's one-second bookmark timer sends
+		// the one before a deadline once or twice, as its phase falls.
 		if n := len(descs); n > 0 && descs[n-1] == d {
-			counts[n-1]++
+			if d != "BOOKMARK" {
+				counts[n-1]++
+			}
 			continue
 		}
 		descs, counts = append(descs, d), append(counts, 1)

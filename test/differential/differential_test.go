@@ -10,27 +10,10 @@ import (
 	"testing"
 )
 
-// listFromCacheSnapshot is why kubelab's lists differ after a compaction
-// behind the server's back.
-const listFromCacheSnapshot = "kube-apiserver 1.37 serves exact lists and continue tokens from its watch cache's " +
-	"snapshots (ListFromCacheSnapshot) while the revision is in the cache's window and its own compactor has not " +
-	"compacted past it (it learns of compactions only through compact_rev_key, which etcdctl compact does not write); " +
-	"kubelab reads every list from etcd, which has compacted it"
-
-// bookmarkRules is why kubelab's bookmarks of a short watch differ.
-const bookmarkRules = "kube-apiserver 1.37 ends the initial events of a watch from \"\" or 0 with an annotated " +
-	"initial-events-end BOOKMARK at once, and sends a short watch from a resourceVersion no bookmark; kubelab sends " +
-	"a plain BOOKMARK 2 s before the watch's deadline, which the lesson's pages and tests show; left for the change " +
-	"that rewrites the lesson"
-
 // differences are the observations kubelab is known not to match, and why,
 // by scenario and observation; docs/CONFORMANCE.md carries the same reasons.
-var differences = map[string]string{
-	runningName + "/watch from 0, allowWatchBookmarks, 4 s": bookmarkRules,
-	runningName + "/watch from M, allowWatchBookmarks, 4 s": bookmarkRules,
-	compactBehindName + "/exact list at M":                  listFromCacheSnapshot,
-	compactBehindName + "/continue token from before":       listFromCacheSnapshot,
-}
+// None is known now: every row of the table matches.
+var differences = map[string]string{}
 
 func TestDifferential(t *testing.T) {
 	for _, v := range []string{"KUBELAB_BIN", "KUBE_REFERENCE", "REF_DIR", "REF_BIN", "ETCDCTL"} {
@@ -39,7 +22,7 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 	kube := &kubeServer{script: os.Getenv("KUBE_REFERENCE") + "/cluster.sh", refBin: os.Getenv("REF_BIN"), refDir: os.Getenv("REF_DIR")}
-	lab := startKubelab(t, os.Getenv("KUBELAB_BIN"))
+	lab := startKubelab(t, os.Getenv("KUBELAB_BIN"), os.Getenv("REF_BIN"))
 	t.Cleanup(lab.Stop)
 	servers := []server{lab, kube}
 

@@ -9,7 +9,7 @@
 # The reference is built into bin/reference if it is not there (10-15 minutes
 # on 2 cores), started on loopback (etcd 127.0.0.1:23790, kube-apiserver
 # 127.0.0.1:6443: one at a time), and stopped at the end. The table of results
-# is written to bin/differential.md. It takes about 5 minutes.
+# is written to bin/differential.md. It takes about 7 minutes.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."

@@ -1,6 +1,7 @@
 package differential
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -23,12 +24,15 @@ var scenarios = []scenario{
 	{compactBehindName, compactBehind},
 	{"a paused watcher; the API server restarts; the watcher resumes", restart},
 	{"100 events, 76 s of quiet, 102 more: a watch from the first", stale},
+	{ownCompactorName, ownCompactor},
 	{"--watch-cache=false, then etcdctl compact: watch, exact list, continue", noCache},
 }
 
 const runningName = "a running server: watch from a marker, initial events, bookmarks"
 
 const compactBehindName = "etcdctl compact behind the server's back, then watch, exact list, NotOlderThan list, continue"
+
+const ownCompactorName = "the server's own compactor every 10 s: watch, exact list, continue from before it"
 
 const sel = "labelSelector=" + "diff%3Dyes"
 
@@ -44,8 +48,25 @@ func setup(t *testing.T, c *client, m *marks) string {
 	if code, o := c.call(t, "POST", "/api/v1/namespaces", fmt.Sprintf(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q}}`, ns)); code != 201 {
 		t.Fatalf("namespace: %d %s", code, o.Message)
 	}
+	// The root CA publisher's config map in it comes first, so that it
+	// moves no watch cache during the scenario.
+	waitExists(t, c, "/api/v1/namespaces/"+ns+"/configmaps/kube-root-ca.crt")
 	m.add("M", create(t, c, ns, "m"))
 	return ns
+}
+
+func waitExists(t *testing.T, c *client, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if code, _ := c.call(t, "GET", path, ""); code == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within 30s", path)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func create(t *testing.T, c *client, ns, name string) int64 {
@@ -85,13 +106,38 @@ func running(t *testing.T, s server, c *client) []string {
 	remove(t, c, ns, "a")
 	yes := "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
 	code, o := c.call(t, "GET", cms(ns)+"&watch=1&timeoutSeconds=1"+yes, "")
+	// Short watches from a fresh list's resourceVersion (a consistent read,
+	// which brings each cache up to etcd's revision): alone, or with a
+	// config map written in another namespace a second in, which the watch
+	// does not see but which moves its resource past the watch's start.
+	fresh := func() int64 {
+		_, list := c.call(t, "GET", cms(ns), "")
+		return list.rv(t)
+	}
+	quiet := func() []event { return c.watch(t, from(ns, fresh())+"&allowWatchBookmarks=true", 4, 0) }
+	elsewhere := func() []event {
+		rv := fresh()
+		go func() {
+			time.Sleep(time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			resp, err := c.do(ctx, "POST", "/api/v1/namespaces/default/configmaps", cmBody(ns+"-elsewhere"))
+			if err != nil {
+				t.Errorf("a write elsewhere: %v", err)
+				return
+			}
+			resp.Body.Close()
+		}()
+		return c.watch(t, from(ns, rv)+"&allowWatchBookmarks=true", 4, 0)
+	}
 	return []string{
 		"watch from M: " + m.describeAll(c.watch(t, from(ns, m.revs[0]), 3, 2)),
 		"watch from 0: " + m.describeAll(c.watch(t, cms(ns)+"&resourceVersion=0", 3, 1)),
 		"sendInitialEvents: " + m.describeAll(c.watch(t, cms(ns)+yes+"&allowWatchBookmarks=true", 3, 2)),
 		fmt.Sprintf("sendInitialEvents without allowWatchBookmarks: %d %s", code, o.Message),
 		"watch from 0, allowWatchBookmarks, 4 s: " + m.describeAll(c.watch(t, cms(ns)+"&resourceVersion=0&allowWatchBookmarks=true", 4, 0)),
-		"watch from M, allowWatchBookmarks, 4 s: " + m.describeAll(c.watch(t, from(ns, m.revs[0])+"&allowWatchBookmarks=true", 4, 0)),
+		"watch from a fresh list, allowWatchBookmarks, 4 s: " + m.describeAll(quiet()),
+		"watch from a fresh list, allowWatchBookmarks, 4 s, a write elsewhere at 1 s: " + m.describeAll(elsewhere()),
 	}
 }
 
@@ -168,8 +214,9 @@ func restart(t *testing.T, s server, c *client) []string {
 	moveOn(t, c, ns)
 	s.Restart(t)
 	c = s.Client(t)
+	// The list after the restart is not a mark: Y, the restarted cache's
+	// list, is before it by however many writes each server made meanwhile.
 	_, list := c.call(t, "GET", cms(ns), "")
-	m.add("L", list.rv(t))
 	return []string{
 		"before the restart, watch from M: " + m.describeAll(seen),
 		"after it, resume from A: " + m.describeAll(c.watch(t, from(ns, m.revs[1]), 3, 0)),
@@ -192,9 +239,43 @@ func stale(t *testing.T, s server, c *client) []string {
 	for i := range 102 {
 		m.add(fmt.Sprintf("X%d", i+1), create(t, c, ns, fmt.Sprintf("x%03d", i)))
 	}
-	return []string{
+	watches := []string{
 		"watch from M: " + m.describeAll(c.watch(t, from(ns, m.revs[0]), 3, 1)),
 		"watch from W5: " + m.describeAll(c.watch(t, from(ns, m.revs[5]), 3, 1)),
+	}
+	// The full history keeps no snapshot below its oldest event: an exact
+	// list from before it reads etcd, compacted behind the server's back.
+	etcdctl(t, s, "compact", revision(t, s))
+	exact := func(rv int64) string {
+		return listObs(t, c, m, fmt.Sprintf("%s&resourceVersion=%d&resourceVersionMatch=Exact", cms(ns), rv))
+	}
+	return append(watches,
+		"after etcdctl compact, exact list at M: "+exact(m.revs[0]),
+		"after etcdctl compact, exact list at W5: "+exact(m.revs[5]),
+	)
+}
+
+// ownCompactor runs the servers' own compactors every 10 s. Each round
+// compacts at the revision seen one round earlier and writes it to
+// compact_rev_key, which tells the watch caches (kube's within 15 s): the
+// exact list and the continue token from before it go to etcd, and get
+// its 410; the watch cache's window does not move.
+func ownCompactor(t *testing.T, s server, c *client) []string {
+	s.Restart(t, "--etcd-compaction-interval=10s")
+	defer s.Restart(t)
+	c = s.Client(t)
+	m := &marks{}
+	ns := setup(t, c, m)
+	create(t, c, ns, "a")
+	_, first := c.call(t, "GET", cms(ns)+"&limit=1", "")
+	create(t, c, ns, "b")
+	moveOn(t, c, ns)
+	time.Sleep(45 * time.Second)
+	M := m.revs[0]
+	return []string{
+		"watch from M: " + m.describeAll(c.watch(t, from(ns, M), 3, 1)),
+		"exact list at M: " + listObs(t, c, m, fmt.Sprintf("%s&resourceVersion=%d&resourceVersionMatch=Exact", cms(ns), M)),
+		"continue token from before: " + listObs(t, c, m, cms(ns)+"&limit=1&continue="+url.QueryEscape(first.Metadata.Continue)),
 	}
 }
 

@@ -22,7 +22,8 @@ import (
 type server interface {
 	Name() string
 	// Restart stops the API server (not etcd) and starts it again with
-	// flags, both kube-apiserver's names (--watch-cache=false).
+	// flags, by kube-apiserver's names (--watch-cache=false); kubelab's
+	// names for them are in kubelabFlags.
 	Restart(t *testing.T, flags ...string)
 	// Etcd is the endpoint etcdctl reaches the server's etcd at.
 	Etcd() string
@@ -30,17 +31,46 @@ type server interface {
 	Stop()
 }
 
-// kubelabServer runs bin/kubelab on a data directory it keeps across restarts.
+// kubelabServer runs bin/kubelab on a data directory it keeps across
+// restarts, over an etcd of its own started as the reference's is (the
+// same etcd binary and flags): kube's bookmarks carry what its cache has
+// processed, etcd's progress notifications included, so the two API
+// servers are compared over the same etcd, not over kubelab's embedded
+// member and its 5 s progress interval against the reference's default.
 type kubelabServer struct {
 	bin, dir   string
 	port, etcd int
 	cmd        *exec.Cmd
 }
 
-func startKubelab(t *testing.T, bin string) *kubelabServer {
+func startKubelab(t *testing.T, bin, refBin string) *kubelabServer {
 	k := &kubelabServer{bin: bin, dir: t.TempDir(), port: freePort(t), etcd: freePort(t)}
+	k.startEtcd(t, refBin)
 	k.start(t)
 	return k
+}
+
+// startEtcd runs the reference's etcd with cluster.sh's flags on free
+// ports; the test's cleanup stops it.
+func (k *kubelabServer) startEtcd(t *testing.T, refBin string) {
+	t.Helper()
+	peer := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	cmd := exec.Command(filepath.Join(refBin, "etcd"), "--data-dir", filepath.Join(k.dir, "etcd"),
+		"--listen-client-urls", k.Etcd(), "--advertise-client-urls", k.Etcd(),
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "default="+peer)
+	log, err := os.Create(filepath.Join(k.dir, "etcd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	waitReady(t, k.Etcd()+"/health", http.DefaultClient)
 }
 
 func (k *kubelabServer) Name() string { return "kubelab" }
@@ -49,7 +79,7 @@ func (k *kubelabServer) Etcd() string { return fmt.Sprintf("http://127.0.0.1:%d"
 func (k *kubelabServer) start(t *testing.T, flags ...string) {
 	t.Helper()
 	args := append([]string{"--listen", fmt.Sprintf("127.0.0.1:%d", k.port), "--data-dir", k.dir,
-		"--etcd-listen-client", fmt.Sprintf("127.0.0.1:%d", k.etcd), "--log-level", "warn"}, flags...)
+		"--etcd-endpoints", k.Etcd(), "--log-level", "warn"}, flags...)
 	k.cmd = exec.Command(k.bin, args...)
 	log, err := os.OpenFile(filepath.Join(k.dir, "kubelab.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -65,8 +95,17 @@ func (k *kubelabServer) start(t *testing.T, flags ...string) {
 func (k *kubelabServer) Restart(t *testing.T, flags ...string) {
 	t.Helper()
 	k.Stop()
+	for i, f := range flags {
+		name, value, _ := strings.Cut(f, "=")
+		if ours, ok := kubelabFlags[name]; ok {
+			flags[i] = ours + "=" + value
+		}
+	}
 	k.start(t, flags...)
 }
+
+// kubelabFlags are kubelab's names for kube-apiserver's flags where they differ.
+var kubelabFlags = map[string]string{"--etcd-compaction-interval": "--compaction-interval"}
 
 func (k *kubelabServer) Stop() {
 	if k.cmd == nil || k.cmd.Process == nil {

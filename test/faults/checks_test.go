@@ -72,8 +72,15 @@ func TestCheckWatch(t *testing.T) {
 			{from: 10, items: []item{ev(watch.Added, hist[0])}, gone: true},
 			{from: 12, items: []item{ev(watch.Modified, hist[2])}},
 		}, 0},
-		"ErrGap":               {[]*segment{{from: 10, items: []item{ev(watch.Added, hist[0]), ev(watch.Modified, hist[2])}}}, 1},
-		"ErrGapBeforeBookmark": {[]*segment{{from: 10, items: []item{ev(watch.Added, hist[0]), bm(12)}}}, 1},
+		"OKQuiet": {[]*segment{{from: 13}, {from: 13}}, 0},
+		"OKQuietAfterGone": {[]*segment{
+			{from: 10, gone: true},
+			{from: 13},
+			{from: 13},
+		}, 0},
+		"ErrQuietResumedElsewhere": {[]*segment{{from: 13}, {from: 12}}, 1},
+		"ErrGap":                   {[]*segment{{from: 10, items: []item{ev(watch.Added, hist[0]), ev(watch.Modified, hist[2])}}}, 1},
+		"ErrGapBeforeBookmark":     {[]*segment{{from: 10, items: []item{ev(watch.Added, hist[0]), bm(12)}}}, 1},
 		"ErrDuplicate": {[]*segment{
 			{from: 10, items: []item{ev(watch.Added, hist[0])}},
 			{from: 10, items: []item{ev(watch.Added, hist[0])}},
