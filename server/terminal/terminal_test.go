@@ -1,0 +1,213 @@
+package terminal_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+)
+
+// term is one browser terminal, driven as the page drives it.
+type term struct {
+	t    *testing.T
+	conn *websocket.Conn
+	// Hello is the server's greeting.
+	Hello msg
+}
+
+type msg struct {
+	T     string   `json:"t"`
+	D     string   `json:"d"`
+	Code  *int     `json:"code"`
+	ID    int      `json:"id"`
+	Items []string `json:"items"`
+	User  string   `json:"user"`
+	NS    string   `json:"ns"`
+	Etcd  *bool    `json:"etcd"`
+}
+
+// open dials the terminal as a page of the lab would, with header's
+// credentials (nil: none, the local user).
+func open(t *testing.T, lab *kubelabtest.Lab, header http.Header) *term {
+	t.Helper()
+	h := http.Header{"Origin": {lab.URL()}}
+	for k, v := range header {
+		h[k] = v
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(lab.URL(), "http")+"/ui/ws/terminal", &websocket.DialOptions{HTTPHeader: h})
+	if err != nil {
+		code := 0
+		if resp != nil {
+			code = resp.StatusCode
+		}
+		t.Fatalf("dial terminal: %v (%d)", err, code)
+	}
+	c.SetReadLimit(4 << 20)
+	t.Cleanup(func() { c.CloseNow() })
+	tm := &term{t: t, conn: c}
+	tm.Hello = tm.next(10 * time.Second)
+	if tm.Hello.T != "hello" {
+		t.Fatalf("first message %+v, want hello", tm.Hello)
+	}
+	return tm
+}
+
+func (tm *term) send(m map[string]any) {
+	tm.t.Helper()
+	b, _ := json.Marshal(m)
+	if err := tm.conn.Write(context.Background(), websocket.MessageText, b); err != nil {
+		tm.t.Fatalf("send: %v", err)
+	}
+}
+
+func (tm *term) next(timeout time.Duration) msg {
+	tm.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	_, b, err := tm.conn.Read(ctx)
+	if err != nil {
+		tm.t.Fatalf("read: %v", err)
+	}
+	var m msg
+	if err := json.Unmarshal(b, &m); err != nil {
+		tm.t.Fatalf("bad message %s", b)
+	}
+	return m
+}
+
+// result is a finished command: what it printed and its exit status.
+type result struct {
+	Out, Err string
+	Code     int
+}
+
+func (r result) all() string { return r.Out + r.Err }
+
+// run runs line with stdin and waits for it to end.
+func (tm *term) run(line, stdin string) result {
+	tm.t.Helper()
+	tm.send(map[string]any{"t": "run", "line": line, "stdin": stdin})
+	return tm.wait(60 * time.Second)
+}
+
+// wait reads the output of the running command until it exits.
+func (tm *term) wait(timeout time.Duration) result {
+	tm.t.Helper()
+	var r result
+	deadline := time.Now().Add(timeout)
+	for {
+		m := tm.next(time.Until(deadline))
+		switch m.T {
+		case "o":
+			r.Out += m.D
+		case "e":
+			r.Err += m.D
+		case "exit":
+			r.Code = *m.Code
+			return r
+		}
+	}
+}
+
+// until reads output until it contains want, and returns all read so far.
+func (tm *term) until(want string, timeout time.Duration) string {
+	tm.t.Helper()
+	var out strings.Builder
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("no %q in %q", want, out.String())
+		}
+		m := tm.next(time.Until(deadline))
+		if m.T == "exit" {
+			tm.t.Fatalf("the command ended (%d) before %q: %q", *m.Code, want, out.String())
+		}
+		out.WriteString(m.D)
+	}
+	return out.String()
+}
+
+func TestKubectlRunsAsTheLocalUser(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	tm := open(t, lab, nil)
+	if tm.Hello.NS != "internals-demo" {
+		t.Errorf("namespace %q, want the demo's", tm.Hello.NS)
+	}
+
+	t.Run("OKGet", func(t *testing.T) {
+		r := tm.run("kubectl get pods", "")
+		if r.Code != 0 || !strings.Contains(r.Out, "NAME") || !strings.Contains(r.Out, "ssa-demo") {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("OKApplyFromStdin", func(t *testing.T) {
+		yaml := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-terminal\ndata:\n  lesson: watch\n"
+		r := tm.run("kubectl apply -f -", yaml)
+		if r.Code != 0 || !strings.Contains(r.Out, "configmap/from-terminal created") {
+			t.Fatalf("%+v", r)
+		}
+		r = tm.run(`kubectl get configmap from-terminal -o jsonpath='{.data.lesson}'`, "")
+		if r.Out != "watch" {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("OKCanIAnswersNoWithoutStoppingTheServer", func(t *testing.T) {
+		r := tm.run("kubectl auth can-i create pods --as=nobody", "")
+		if r.Code != 1 || strings.TrimSpace(r.Out) != "no" {
+			t.Fatalf("%+v", r)
+		}
+		if r := tm.run("kubectl get ns default -o name", ""); r.Out != "namespace/default\n" {
+			t.Fatalf("the server is gone: %+v", r)
+		}
+	})
+	t.Run("OKErrorsAreKubectls", func(t *testing.T) {
+		r := tm.run("kubectl get pod no-such-pod", "")
+		if r.Code != 1 || !strings.Contains(r.Err, `Error from server (NotFound): pods "no-such-pod" not found`) {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("OKExplain", func(t *testing.T) {
+		r := tm.run("kubectl explain pod.spec.nodeName", "")
+		if r.Code != 0 || !strings.Contains(r.Out, "nodeName") {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("OKComplete", func(t *testing.T) {
+		tm.send(map[string]any{"t": "complete", "id": 7, "line": "kubectl get po"})
+		m := tm.next(30 * time.Second)
+		if m.T != "comp" || m.ID != 7 || !contains(m.Items, "pods") {
+			t.Fatalf("%+v", m)
+		}
+		tm.send(map[string]any{"t": "complete", "id": 8, "line": "kubectl get pods ssa"})
+		if m := tm.next(30 * time.Second); !contains(m.Items, "ssa-demo") {
+			t.Fatalf("%+v", m)
+		}
+	})
+	t.Run("OKEtcdctlGet", func(t *testing.T) {
+		r := tm.run("etcdctl get /registry/pods/internals-demo/ssa-demo --keys-only", "")
+		if r.Code != 0 || !strings.HasPrefix(r.Out, "/registry/pods/internals-demo/ssa-demo\n") {
+			t.Fatalf("%+v", r)
+		}
+		r = tm.run("etcdctl endpoint status -w table", "")
+		if r.Code != 0 || !strings.Contains(r.Out, "IS LEADER") {
+			t.Fatalf("%+v", r)
+		}
+	})
+}
+
+func contains(items []string, s string) bool {
+	for _, i := range items {
+		if i == s {
+			return true
+		}
+	}
+	return false
+}
