@@ -138,10 +138,13 @@ async function start(el) {
     if (back > 0) term.write(`\x1b[${back}D`);
   };
   const prompt = () => { line = ""; cursor = 0; hIdx = history.length; term.write(PROMPT); };
+  // data-state (connecting, ready, running, closed) is for the page's
+  // style and for tests.
   const setRunning = (r) => {
     running = r;
     ctrlc.disabled = !r;
     el.classList.toggle("is-running", r);
+    el.dataset.state = r ? "running" : "ready";
     setStatus(r ? L.lRunning : L.lReady);
   };
 
@@ -149,6 +152,7 @@ async function start(el) {
 
   const connect = () => {
     setStatus(L.lConnecting);
+    el.dataset.state = "connecting";
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
     ws = new WebSocket(`${proto}//${location.host}/ui/ws/terminal`);
     ws.onmessage = (ev) => {
@@ -177,6 +181,7 @@ async function start(el) {
       const was = running;
       setRunning(false);
       setStatus(L.lClosed);
+      el.dataset.state = "closed";
       if (was) term.write("\r\n");
       setTimeout(connect, 1500);
     };
