@@ -103,7 +103,6 @@ var uiStrings = map[string]map[string]string{
 		"home.start":             "Start the lesson",
 		"lesson.of":              "of",
 		// The terminal (kubectl in the browser).
-		"nav.terminal":    "Terminal",
 		"term.title":      "Terminal",
 		"term.lead":       "The real kubectl, run for you by kubelab: every command's requests pass the same pipeline as your own kubectl's and show in the tracer as yours.",
 		"term.label":      "kubectl terminal",
@@ -207,7 +206,6 @@ var uiStrings = map[string]map[string]string{
 		"home.start":             "เริ่มบทเรียน",
 		"lesson.of":              "จาก",
 		// The terminal (kubectl in the browser).
-		"nav.terminal":    "เทอร์มินัล",
 		"term.title":      "เทอร์มินัล",
 		"term.lead":       "kubectl ตัวจริงที่ kubelab รันให้คุณ คำขอของทุกคำสั่งผ่านไปป์ไลน์เดียวกับ kubectl ของคุณเอง และแสดงในตัวติดตาม (tracer) ว่าเป็นของคุณ",
 		"term.label":      "เทอร์มินัล kubectl",

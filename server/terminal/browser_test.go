@@ -108,6 +108,10 @@ func TestBrowserTerminalScreenshots(t *testing.T) {
 				browsertest.WaitJS(t, ctx, "the pods", screenText+`.includes("ssa-demo") && document.querySelector("[data-terminal]").dataset.state === "ready"`)
 				time.Sleep(200 * time.Millisecond) // the cursor's blink and the last repaint
 				browsertest.Shot(t, ctx, name)
+				if theme == "light" {
+					browsertest.ScrollTo(t, ctx, ".own-kubectl")
+					browsertest.Shot(t, ctx, name+"-own-kubectl")
+				}
 			}
 		}
 	}

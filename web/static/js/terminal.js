@@ -89,6 +89,12 @@ function lastWordStart(s) {
   return start;
 }
 
+function code(text) {
+  const c = document.createElement("code");
+  c.textContent = text;
+  return c;
+}
+
 async function start(el) {
   if (el.dataset.started) return;
   el.dataset.started = "1";
@@ -122,11 +128,19 @@ async function start(el) {
   const fit = new window.FitAddon.FitAddon();
   term.loadAddon(fit);
   term.open(screen);
-  const refit = () => { try { fit.fit(); } catch { /* hidden */ } };
+  // The screen is never narrower than kubectl's tables: on a phone it
+  // scrolls sideways, as the site's code blocks do, rather than wrap
+  // every row.
+  const MIN_COLS = 80;
+  const refit = () => {
+    const d = fit.proposeDimensions();
+    if (!d || !d.cols || !d.rows) return; // hidden
+    const cols = Math.max(d.cols, MIN_COLS);
+    if (cols !== term.cols || d.rows !== term.rows) term.resize(cols, d.rows);
+  };
   refit();
   new ResizeObserver(refit).observe(screen);
   term.textarea?.setAttribute("aria-label", el.getAttribute("aria-label"));
-  term.writeln("\x1b[2m" + L.lHint + "\x1b[0m");
 
   const history = loadHistory();
   let line = "", cursor = 0, hIdx = history.length, draft = "";
@@ -159,7 +173,7 @@ async function start(el) {
       const m = JSON.parse(ev.data);
       switch (m.t) {
         case "hello":
-          who.textContent = `${L.lAs} ${m.user} · ${L.lIn} ${m.ns}`;
+          who.replaceChildren(L.lAs + " ", code(m.user), ` · ${L.lIn} `, code(m.ns));
           setRunning(false);
           prompt();
           break;
