@@ -318,11 +318,14 @@ func runKubectl(ctx context.Context, id identity, argv []string, stdin string, s
 			say(r)
 			return 1
 		}
-		name := "kubectl"
-		if c, _, ferr := root.Find(argv); ferr == nil && c != root {
-			name = c.CommandPath()
+		fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+		if !strings.Contains(err.Error(), "--help' for usage") {
+			name := "kubectl"
+			if c, _, ferr := root.Find(argv); ferr == nil && c != root {
+				name = c.CommandPath()
+			}
+			fmt.Fprintf(streams.ErrOut, "See '%s --help' for usage.\n", name)
 		}
-		fmt.Fprintf(streams.ErrOut, "error: %v\nSee '%s --help' for usage.\n", err, name)
 		return 1
 	}
 	return 0

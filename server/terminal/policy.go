@@ -134,6 +134,9 @@ func checkFlag(cmd *cobra.Command, fl *pflag.Flag) *refusal {
 				return refuse("flag.filename", v)
 			}
 		}
+	case name == "raw" && strings.Contains(value, "://"):
+		// get --raw takes a path of this server's API, not a URL.
+		return refuse("flag.server", "--raw "+value)
 	case name == "kustomize":
 		return refuse("flag.kustomize", "-k")
 	case name == "output":

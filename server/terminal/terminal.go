@@ -273,8 +273,10 @@ func (s *session) start(ctx context.Context, m inMsg) {
 		switch context.Cause(cctx) {
 		case errTimeCap:
 			s.say(refuse("cap.time", s.t.cfg.Limits.RunTime.String()))
+			code = 124 // as timeout(1) ends a command
 		case errOutputCap:
 			s.say(refuse("cap.output", sizeString(s.t.cfg.Limits.Output)))
+			code = max(code, 1)
 		case context.Canceled:
 			if ctx.Err() == nil {
 				s.send(outMsg{T: "e", Data: say(s.lang, refuse("interrupted")) + "\n"})
