@@ -3,6 +3,7 @@ package terminal_test
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ func typeLine(t *testing.T, ctx context.Context, line string) {
 	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: line}); err != nil {
 		t.Fatalf("type %s: %v", line, err)
 	}
+	browsertest.WaitJS(t, ctx, "the line typed", screenText+`.includes(`+strconv.Quote("$ "+line)+`)`)
 	browsertest.Do(t, ctx, "Enter", chromedp.KeyEvent("\r"))
 }
 
@@ -115,4 +117,23 @@ func TestBrowserTerminalScreenshots(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBrowserDockOnLessonPage: the lesson page carries the terminal
+// folded, without xterm.js; opened, it loads it and runs commands.
+func TestBrowserDockOnLessonPage(t *testing.T) {
+	ctx := browsertest.Start(t)
+	lab := kubelabtest.Start(t)
+	browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(lab.URL()+"/lesson/request-path"))
+	browsertest.WaitJS(t, ctx, "the dock", `document.querySelector("[data-terminal-dock]") !== null`)
+	if browsertest.Eval[bool](t, ctx, `document.querySelector("[data-terminal-dock]").open || typeof window.Terminal !== "undefined"`) {
+		t.Fatal("the lesson page loaded the terminal before the reader opened it")
+	}
+	browsertest.ScrollTo(t, ctx, "[data-terminal-dock]")
+	browsertest.Do(t, ctx, "open the dock", chromedp.Click(chromedp.CSS(`[data-terminal-dock] > summary`)))
+	browsertest.WaitJS(t, ctx, "the terminal ready", `document.querySelector("[data-terminal]").dataset.state === "ready"`)
+	typeLine(t, ctx, "kubectl get pods ssa-demo")
+	browsertest.WaitJS(t, ctx, "the pod", screenText+`.includes("ssa-demo   ") && document.querySelector("[data-terminal]").dataset.state === "ready"`)
+	browsertest.ScrollTo(t, ctx, "[data-terminal-dock]")
+	browsertest.Shot(t, ctx, "lesson-dock")
 }
