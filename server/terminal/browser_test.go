@@ -20,8 +20,11 @@ import (
 )
 
 // screenText is what the terminal's screen shows now (xterm.js draws
-// spaces as no-break spaces).
-const screenText = `document.querySelector("[data-terminal] .xterm-rows").innerText.replace(/\u00a0/g, " ")`
+// spaces as no-break spaces). xterm.js paints only while the terminal is
+// in view, and the live views above it grow as requests arrive: it is
+// brought into view first.
+const screenText = `(document.querySelector("[data-terminal] .term-screen").scrollIntoView({block: "nearest"}), ` +
+	`document.querySelector("[data-terminal] .xterm-rows").innerText.replace(/\u00a0/g, " "))`
 
 // typeLine enters a line into the terminal as a keyboard's input method
 // does (chromedp's key events would type each character twice, as a key
@@ -136,4 +139,19 @@ func TestBrowserDockOnLessonPage(t *testing.T) {
 	browsertest.WaitJS(t, ctx, "the pod", screenText+`.includes("ssa-demo   ") && document.querySelector("[data-terminal]").dataset.state === "ready"`)
 	browsertest.ScrollTo(t, ctx, "[data-terminal-dock]")
 	browsertest.Shot(t, ctx, "lesson-dock")
+
+	// Tab completes from kubectl's own completion: a resource type, then
+	// a pod's name.
+	browsertest.Do(t, ctx, "focus", chromedp.Focus(chromedp.CSS(`[data-terminal] .xterm-helper-textarea`)))
+	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: "kubectl get podtem"}); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Do(t, ctx, "Tab", chromedp.KeyEvent(kb.Tab))
+	browsertest.WaitJS(t, ctx, "the type completed", screenText+`.includes("$ kubectl get podtemplates ")`)
+	browsertest.Do(t, ctx, "clear the line", chromedp.KeyEvent("u", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: "kubectl describe pod ssa-d"}); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Do(t, ctx, "Tab", chromedp.KeyEvent(kb.Tab))
+	browsertest.WaitJS(t, ctx, "the name completed", screenText+`.includes("$ kubectl describe pod ssa-demo ")`)
 }

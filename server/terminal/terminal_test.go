@@ -15,7 +15,7 @@ import (
 
 // term is one browser terminal, driven as the page drives it.
 type term struct {
-	t    *testing.T
+	t    testing.TB
 	conn *websocket.Conn
 	// Hello is the server's greeting.
 	Hello msg
@@ -34,7 +34,7 @@ type msg struct {
 
 // open dials the terminal as a page of the lab would, with header's
 // credentials (nil: none, the local user).
-func open(t *testing.T, lab *kubelabtest.Lab, header http.Header) *term {
+func open(t testing.TB, lab *kubelabtest.Lab, header http.Header) *term {
 	t.Helper()
 	h := http.Header{"Origin": {lab.URL()}}
 	for k, v := range header {
@@ -201,6 +201,32 @@ func TestKubectlRunsAsTheLocalUser(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	})
+}
+
+// TestRefusalsInThai: the terminal's own words follow the reader's
+// language; kubectl's stay kubectl's.
+func TestRefusalsInThai(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	tm := open(t, lab, http.Header{"Cookie": {"lang=th"}})
+	if r := tm.run("kubectl edit pod ssa-demo", ""); !strings.Contains(r.Err, "โปรแกรมแก้ไข") {
+		t.Fatalf("%+v", r)
+	}
+	if r := tm.run("kubectl get pod nope", ""); !strings.Contains(r.Err, "not found") {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// BenchmarkKubectlGetPods is one kubectl get pods in the terminal, from
+// the line sent to its exit: a fresh command tree, discovery, the list.
+func BenchmarkKubectlGetPods(b *testing.B) {
+	lab := kubelabtest.Start(b)
+	tm := open(b, lab, nil)
+	b.ResetTimer()
+	for range b.N {
+		tm.send(map[string]any{"t": "run", "line": "kubectl get pods"})
+		for m := tm.next(time.Minute); m.T != "exit"; m = tm.next(time.Minute) {
+		}
+	}
 }
 
 func contains(items []string, s string) bool {
