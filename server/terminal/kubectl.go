@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -46,7 +48,6 @@ import (
 	"k8s.io/kubectl/pkg/cmd/taint"
 	"k8s.io/kubectl/pkg/cmd/top"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
-	"k8s.io/kubectl/pkg/cmd/version"
 	utilcomp "k8s.io/kubectl/pkg/util/completion"
 	"k8s.io/kubectl/pkg/util/templates"
 )
@@ -79,6 +80,9 @@ type identity struct {
 	router    http.Handler
 	from      Caller
 	namespace string
+	// logger gets the stack of a command that failed inside kubectl, not
+	// through its fatal handler: a bug to fix, not a student's error.
+	logger *slog.Logger
 }
 
 // clientGetter is kubectl's RESTClientGetter for one command: a REST
@@ -97,6 +101,10 @@ type clientGetter struct {
 	// (--server, --kubeconfig, --token, --cache-dir...) are not defined.
 	namespace, as, asUID, timeout string
 	asGroups                      []string
+	warningsAsErrors              bool
+	// warningCount writes the API's warnings to the command's stderr and
+	// counts them, for --warnings-as-errors.
+	warningCount warningCounter
 
 	mu        sync.Mutex
 	discovery discovery.CachedDiscoveryInterface
@@ -109,12 +117,23 @@ type clientGetter struct {
 
 var _ genericclioptions.RESTClientGetter = (*clientGetter)(nil)
 
+type warningCounter interface {
+	rest.WarningHandler
+	WarningCount() int
+}
+
+func newClientGetter(id identity, ctx context.Context, warnings io.Writer, stdin string) *clientGetter {
+	return &clientGetter{id: id, ctx: ctx, warnings: warnings, stdin: stdin,
+		warningCount: rest.NewWarningWriter(warnings, rest.WarningWriterOptions{Deduplicate: true})}
+}
+
 func (g *clientGetter) addFlags(cmd *cobra.Command) {
 	fl := cmd.PersistentFlags()
 	fl.StringVarP(&g.namespace, "namespace", "n", "", "If present, the namespace scope for this CLI request")
 	fl.StringVar(&g.as, "as", "", "Username to impersonate for the operation (RBAC decides whether you may).")
 	fl.StringArrayVar(&g.asGroups, "as-group", nil, "Group to impersonate for the operation, this flag can be repeated to specify multiple groups.")
 	fl.StringVar(&g.asUID, "as-uid", "", "UID to impersonate for the operation.")
+	fl.BoolVar(&g.warningsAsErrors, "warnings-as-errors", false, "Treat warnings received from the server as errors and exit with a non-zero exit code")
 	fl.StringVar(&g.timeout, "request-timeout", "0", "The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.")
 }
 
@@ -126,8 +145,8 @@ func (g *clientGetter) ToRESTConfig() (*rest.Config, error) {
 		UserAgent: "kubectl/" + kubectlVersion + " (kubelab terminal)",
 		// kubectl's own defaults (NewConfigFlags plus its discovery rates).
 		QPS: 50, Burst: 300,
-		WarningHandler: rest.NewWarningWriter(g.warnings, rest.WarningWriterOptions{Deduplicate: true}),
 	}
+	cfg.WarningHandler = g.warningCount
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: g.as, UID: g.asUID, Groups: g.asGroups}
 	if g.timeout != "" && g.timeout != "0" {
 		d, err := time.ParseDuration(g.timeout)
@@ -184,9 +203,6 @@ func (g *clientGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	return clientcmd.NewDefaultClientConfig(*cfg, overrides)
 }
 
-// kubectlVersion is the k8s.io/kubectl this terminal is built with.
-const kubectlVersion = "v1.37.2"
-
 // newKubectl builds kubectl's command tree for one command, from
 // k8s.io/kubectl's own commands with a factory over g. The commands a
 // student may not run here are not in it at all (see policy.go for the
@@ -218,6 +234,20 @@ func newKubectl(g *clientGetter, streams genericiooptions.IOStreams) *cobra.Comm
 			}
 			return nil
 		},
+		// kubectl's --warnings-as-errors, as its root command does it.
+		PersistentPostRunE: func(*cobra.Command, []string) error {
+			if !g.warningsAsErrors {
+				return nil
+			}
+			switch n := g.warningCount.WarningCount(); n {
+			case 0:
+				return nil
+			case 1:
+				return fmt.Errorf("%d warning received", n)
+			default:
+				return fmt.Errorf("%d warnings received", n)
+			}
+		},
 	}
 	root.SetGlobalNormalizationFunc(cliflag.WordSepNormalizeFunc)
 	g.addFlags(root)
@@ -246,7 +276,7 @@ func newKubectl(g *clientGetter, streams genericiooptions.IOStreams) *cobra.Comm
 	}
 	groups.Add(root)
 	templates.ActsAsRootCommand(root, nil, groups...)
-	root.AddCommand(apiresources.NewCmdAPIResources(f, streams), apiresources.NewCmdAPIVersions(f, streams), version.NewCmdVersion(f, streams))
+	root.AddCommand(apiresources.NewCmdAPIResources(f, streams), apiresources.NewCmdAPIVersions(f, streams), newVersion(f, streams))
 	_ = root.RegisterFlagCompletionFunc("namespace", func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		return utilcomp.CompGetResource(f, "namespace", toComplete), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -292,7 +322,7 @@ func newAuth(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 // student why a command was refused, in their language.
 func runKubectl(ctx context.Context, id identity, argv []string, stdin string, streams genericiooptions.IOStreams, say func(*refusal)) (code int) {
 	catchFatal()
-	g := &clientGetter{id: id, ctx: ctx, warnings: streams.ErrOut, stdin: stdin}
+	g := newClientGetter(id, ctx, streams.ErrOut, stdin)
 	root := newKubectl(g, streams)
 	root.SetArgs(argv)
 	defer func() {
@@ -305,6 +335,9 @@ func runKubectl(ctx context.Context, id identity, argv []string, stdin string, s
 			e, ok := p.(exit)
 			if !ok {
 				e = exit{msg: fmt.Sprintf("error: kubectl failed: %v", p), code: 1}
+				if id.logger != nil {
+					id.logger.Error("kubectl panicked in the terminal", "args", argv, "panic", p, "stack", string(debug.Stack()))
+				}
 			}
 			if e.msg != "" {
 				fmt.Fprintln(streams.ErrOut, strings.TrimSuffix(e.msg, "\n"))

@@ -165,7 +165,7 @@ func (t *Terminal) ServeWS(c echo.Context) error {
 	}
 	conn.SetReadLimit(int64(t.cfg.Limits.Stdin) + 64<<10)
 	s := &session{t: t, conn: conn, lang: t.cfg.Lang(r), owner: owner.Name,
-		id: identity{router: t.cfg.Router, from: CallerOf(r), namespace: classroom.NamespaceOf(user)}}
+		id: identity{router: t.cfg.Router, from: CallerOf(r), namespace: classroom.NamespaceOf(user), logger: t.cfg.Logger}}
 	ctx, cancel := context.WithCancel(t.ctx)
 	defer cancel()
 	etcd := t.cfg.Etcd != nil && !t.cfg.Classroom

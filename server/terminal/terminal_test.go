@@ -174,6 +174,12 @@ func TestKubectlRunsAsTheLocalUser(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	})
+	t.Run("OKVersion", func(t *testing.T) {
+		r := tm.run("kubectl version", "")
+		if r.Code != 0 || !strings.HasPrefix(r.Out, "Client Version: v1.37.2\n") || !strings.Contains(r.Out, "Server Version: v1.37") {
+			t.Fatalf("%+v", r)
+		}
+	})
 	t.Run("OKExplain", func(t *testing.T) {
 		r := tm.run("kubectl explain pod.spec.nodeName", "")
 		if r.Code != 0 || !strings.Contains(r.Out, "nodeName") {
