@@ -243,3 +243,58 @@ func contains(items []string, s string) bool {
 	}
 	return false
 }
+
+// TestLessonCommandsWork runs the commands a student of the lesson types,
+// and more, and fails on any that kubectl could not run in the terminal
+// (a panic inside kubectl shows as "kubectl failed").
+func TestLessonCommandsWork(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	tm := open(t, lab, nil)
+	for _, line := range []string{
+		"kubectl get pods -o wide",
+		"kubectl get pods -o yaml",
+		"kubectl get pods -o json",
+		"kubectl get pod ssa-demo -o jsonpath={.metadata.resourceVersion}",
+		"kubectl get pods -o custom-columns=NAME:.metadata.name,RV:.metadata.resourceVersion",
+		"kubectl get --raw /readyz",
+		"kubectl get --raw /apis",
+		"kubectl get all",
+		"kubectl get ns",
+		"kubectl describe pod ssa-demo",
+		"kubectl label pod ssa-demo demo-round=one --overwrite",
+		"kubectl annotate pod ssa-demo lesson=watch --overwrite",
+		`kubectl patch pod ssa-demo --type=merge -p '{"metadata":{"labels":{"demo-round":"two"}}}'`,
+		"kubectl create deployment smoke --image=nginx",
+		"kubectl set image deployment/smoke nginx=nginx:1.27",
+		"kubectl rollout history deployment/smoke",
+		"kubectl rollout restart deployment/smoke",
+		"kubectl expose deployment smoke --port=80",
+		"kubectl create configmap smoke --from-literal=a=b",
+		"kubectl create secret generic smoke --from-literal=a=b",
+		"kubectl apply --server-side -f -",
+		"kubectl delete configmap smoke",
+		"kubectl api-resources",
+		"kubectl api-versions",
+		"kubectl explain pods --recursive",
+		"kubectl events",
+		"kubectl auth can-i --list",
+		"kubectl auth whoami",
+		"kubectl cluster-info",
+		"kubectl get pods --request-timeout=5s",
+		"kubectl get pods --warnings-as-errors",
+		"kubectl run smoke-pod --image=nginx --dry-run=server -o name",
+		"kubectl delete deployment smoke",
+		"kubectl get pods -w --request-timeout=1s",
+		"kubectl --help",
+		"kubectl get --help",
+	} {
+		stdin := ""
+		if strings.Contains(line, "-f -") {
+			stdin = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: smoke-ssa\ndata:\n  a: b\n"
+		}
+		r := tm.run(line, stdin)
+		if strings.Contains(r.all(), "kubectl failed") || (r.Code != 0 && !strings.Contains(line, "-w")) {
+			t.Errorf("%s: %+v", line, r)
+		}
+	}
+}

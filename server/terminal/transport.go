@@ -39,6 +39,17 @@ type inProcess struct {
 	// ctx is the command's: when it ends (Ctrl-C, time cap, the browser
 	// left) every request of the command ends with it.
 	ctx context.Context
+	// inFlight holds each request's cancel, for CancelRequest.
+	inFlight sync.Map
+}
+
+// CancelRequest ends a request in flight: client-go's wrappers call it
+// (and log a warning for a transport without it) when they give up on a
+// request.
+func (t *inProcess) CancelRequest(req *http.Request) {
+	if cancel, ok := t.inFlight.Load(req); ok {
+		cancel.(context.CancelFunc)()
+	}
 }
 
 var _ http.RoundTripper = (*inProcess)(nil)
@@ -49,6 +60,12 @@ var _ http.RoundTripper = (*inProcess)(nil)
 func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
 	stop := context.AfterFunc(t.ctx, cancel)
+	t.inFlight.Store(req, cancel)
+	done := func() {
+		stop()
+		cancel()
+		t.inFlight.Delete(req)
+	}
 	target := &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
 	r := req.Clone(ctx)
 	r.URL = target
@@ -83,15 +100,14 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	select {
 	case <-w.ready:
 	case <-ctx.Done():
-		stop()
-		cancel()
+		done()
 		pr.CloseWithError(ctx.Err())
 		return nil, ctx.Err()
 	}
 	return &http.Response{
 		Status: fmt.Sprintf("%d %s", w.code, http.StatusText(w.code)), StatusCode: w.code,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: w.sent, Body: &body{pr: pr, cancel: func() { stop(); cancel() }},
+		Header: w.sent, Body: &body{pr: pr, cancel: done},
 		ContentLength: -1, Request: req,
 	}, nil
 }
