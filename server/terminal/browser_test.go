@@ -39,6 +39,24 @@ func typeLine(t *testing.T, ctx context.Context, line string) {
 	browsertest.Do(t, ctx, "Enter", chromedp.KeyEvent("\r"))
 }
 
+// waitReady waits for the terminal to be connected and idle, and says
+// where it stopped if it is not.
+func waitReady(t *testing.T, ctx context.Context) {
+	t.Helper()
+	deadline := time.Now().Add(40 * time.Second)
+	for time.Now().Before(deadline) {
+		if browsertest.Eval[bool](t, ctx, `(document.querySelector("[data-terminal]")?.dataset.state ?? "") === "ready"`) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	browsertest.Shot(t, ctx, "failed-terminal-ready")
+	t.Fatalf("the terminal is not ready: %s", browsertest.Eval[string](t, ctx, `JSON.stringify({
+		url: location.href, state: document.querySelector("[data-terminal]")?.dataset.state,
+		status: document.querySelector("[data-status]")?.textContent, xterm: typeof window.Terminal, fit: typeof window.FitAddon,
+		resources: performance.getEntriesByType("resource").map(e => e.name.replace(location.origin, "") + " " + Math.round(e.duration) + "ms " + e.responseStatus)})`))
+}
+
 // TestBrowserWatchesAndInterrupts is the terminal's promise end to end: a
 // student signed in to a class runs kubectl get pods -w in the page's
 // terminal, sees the MODIFIED another client's label causes, and stops
@@ -56,34 +74,50 @@ func TestBrowserWatchesAndInterrupts(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#name`), "Ada"),
 		chromedp.SetValue(chromedp.CSS(`#code`), "k8s-101"),
 		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
-	browsertest.WaitJS(t, ctx, "the terminal ready", `document.querySelector("[data-terminal]").dataset.state === "ready"`)
+	waitReady(t, ctx)
 	who := browsertest.Eval[string](t, ctx, `document.querySelector("[data-who]").textContent`)
 	if !strings.Contains(who, "ada") {
 		t.Fatalf("the terminal says it runs as %q", who)
 	}
 
-	typeLine(t, ctx, "kubectl get pods -w --output-watch-events")
-	browsertest.WaitJS(t, ctx, "the watch's first event", screenText+`.includes("ADDED") && `+screenText+`.includes("ssa-demo")`)
+	// Another client (the instructor's kubectl, here client-go as admin)
+	// labels the student's pod.
+	label := func(value string) {
+		t.Helper()
+		patch := []byte(`{"metadata":{"labels":{"demo-round":"` + value + `"}}}`)
+		if _, err := lab.Clientset(t).CoreV1().Pods("ada").Patch(context.Background(), "ssa-demo", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctrlC := func() {
+		t.Helper()
+		browsertest.Do(t, ctx, "Ctrl-C",
+			chromedp.Focus(chromedp.CSS(`[data-terminal] .xterm-helper-textarea`)),
+			chromedp.KeyEvent("c", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+		browsertest.WaitJS(t, ctx, "the watch stopped", `document.querySelector("[data-terminal]").dataset.state === "ready" && `+screenText+`.trimEnd().endsWith("^C\n$")`)
+	}
+	rows := screenText + `.split("\n").filter(l => /^(MODIFIED +)?ssa-demo /.test(l)).length`
+
+	// kubectl get pods -w prints the pod's row again for the MODIFIED.
+	typeLine(t, ctx, "kubectl get pods -w")
+	browsertest.WaitJS(t, ctx, "the watch's list", rows+` === 1`)
 	if state := browsertest.Eval[string](t, ctx, `document.querySelector("[data-terminal]").dataset.state`); state != "running" {
 		t.Fatalf("state %q while the watch runs", state)
 	}
+	label("from-another-client")
+	browsertest.WaitJS(t, ctx, "the MODIFIED row", rows+` === 2`)
+	ctrlC()
+
+	// With --output-watch-events it says so.
+	typeLine(t, ctx, "kubectl get pods -w --output-watch-events")
+	browsertest.WaitJS(t, ctx, "the watch's first event", screenText+`.includes("ADDED      ssa-demo")`)
 	if browsertest.Eval[bool](t, ctx, screenText+`.includes("MODIFIED")`) {
 		t.Fatal("MODIFIED before anything was modified")
 	}
-
-	// Another client (the instructor's kubectl, here client-go as admin)
-	// labels the student's pod.
-	patch := []byte(`{"metadata":{"labels":{"demo-round":"from-another-client"}}}`)
-	if _, err := lab.Clientset(t).CoreV1().Pods("ada").Patch(context.Background(), "ssa-demo", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	browsertest.WaitJS(t, ctx, "the MODIFIED event", screenText+`.includes("MODIFIED")`)
+	label("again")
+	browsertest.WaitJS(t, ctx, "the MODIFIED event", screenText+`.includes("MODIFIED   ssa-demo")`)
 	browsertest.Shot(t, ctx, "terminal-watch")
-
-	browsertest.Do(t, ctx, "Ctrl-C",
-		chromedp.Focus(chromedp.CSS(`[data-terminal] .xterm-helper-textarea`)),
-		chromedp.KeyEvent("c", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
-	browsertest.WaitJS(t, ctx, "the watch stopped", `document.querySelector("[data-terminal]").dataset.state === "ready" && `+screenText+`.includes("^C")`)
+	ctrlC()
 
 	// The terminal is usable after it: history brings the line back.
 	browsertest.Do(t, ctx, "Up", chromedp.KeyEvent(kb.ArrowUp))
@@ -108,7 +142,7 @@ func TestBrowserTerminalScreenshots(t *testing.T) {
 					chromedp.Navigate(lab.URL()+"/lang?to="+url.QueryEscape(lang)))
 				browsertest.Eval[bool](t, ctx, `(localStorage.setItem("kubelab-theme", "`+theme+`"), true)`)
 				browsertest.Do(t, ctx, name, chromedp.Navigate(lab.URL()+"/terminal"))
-				browsertest.WaitJS(t, ctx, "the terminal ready", `document.querySelector("[data-terminal]").dataset.state === "ready"`)
+				waitReady(t, ctx)
 				typeLine(t, ctx, "kubectl get pods")
 				browsertest.WaitJS(t, ctx, "the pods", screenText+`.includes("ssa-demo") && document.querySelector("[data-terminal]").dataset.state === "ready"`)
 				time.Sleep(200 * time.Millisecond) // the cursor's blink and the last repaint
@@ -134,7 +168,7 @@ func TestBrowserDockOnLessonPage(t *testing.T) {
 	}
 	browsertest.ScrollTo(t, ctx, "[data-terminal-dock]")
 	browsertest.Do(t, ctx, "open the dock", chromedp.Click(chromedp.CSS(`[data-terminal-dock] > summary`)))
-	browsertest.WaitJS(t, ctx, "the terminal ready", `document.querySelector("[data-terminal]").dataset.state === "ready"`)
+	waitReady(t, ctx)
 	typeLine(t, ctx, "kubectl get pods ssa-demo")
 	browsertest.WaitJS(t, ctx, "the pod", screenText+`.includes("ssa-demo   ") && document.querySelector("[data-terminal]").dataset.state === "ready"`)
 	browsertest.ScrollTo(t, ctx, "[data-terminal-dock]")
