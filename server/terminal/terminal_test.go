@@ -206,6 +206,21 @@ func TestKubectlRunsAsTheLocalUser(t *testing.T) {
 		if r.Code != 0 || !strings.Contains(r.Out, "IS LEADER") {
 			t.Fatalf("%+v", r)
 		}
+		refusedAs(t, tm, "etcdctl put /registry/x y", "only reads")
+		refusedAs(t, tm, "etcdctl --endpoints=http://10.0.0.1:2379 get /", "embedded member only")
+	})
+	t.Run("OKEtcdctlWatchUntilCtrlC", func(t *testing.T) {
+		tm.send(map[string]any{"t": "run", "line": "etcdctl watch /registry/configmaps/internals-demo/ --prefix"})
+		time.Sleep(500 * time.Millisecond) // the watch is open
+		other := open(t, lab, nil)
+		if r := other.run("kubectl create configmap watched --from-literal=a=b", ""); r.Code != 0 {
+			t.Fatalf("%+v", r)
+		}
+		tm.until("PUT\n/registry/configmaps/internals-demo/watched\n", 20*time.Second)
+		tm.send(map[string]any{"t": "int"})
+		if r := tm.wait(20 * time.Second); r.Code != 130 {
+			t.Fatalf("after Ctrl-C: %+v", r)
+		}
 	})
 }
 
@@ -232,6 +247,13 @@ func BenchmarkKubectlGetPods(b *testing.B) {
 		tm.send(map[string]any{"t": "run", "line": "kubectl get pods"})
 		for m := tm.next(time.Minute); m.T != "exit"; m = tm.next(time.Minute) {
 		}
+	}
+}
+
+func refusedAs(t *testing.T, tm *term, line, want string) {
+	t.Helper()
+	if r := tm.run(line, ""); r.Code == 0 || !strings.Contains(r.Err, want) {
+		t.Errorf("%s: %+v, want refused with %q", line, r, want)
 	}
 }
 
