@@ -207,6 +207,9 @@ async function start(el) {
     if (!text) { prompt(); return; }
     if (history[history.length - 1] !== text) history.push(text);
     saveHistory(history);
+    // A command that reads -f - with nothing pasted: show where to paste
+    // (kubectl itself will say there was nothing to read).
+    if (!stdin.value && /(^|\s)(-f|--filename)(=|\s+)-(\s|$)/.test(text)) stdin.closest("details").open = true;
     if (!send({ t: "run", line: text, stdin: stdin.value })) { setStatus(L.lClosed); prompt(); return; }
     setRunning(true);
   };
