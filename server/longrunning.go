@@ -9,6 +9,7 @@ import (
 	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/kubelab/kubelab/server/labhttp"
+	"github.com/kubelab/kubelab/server/terminal"
 )
 
 // requestKind is how the limits treat a request.
@@ -29,6 +30,7 @@ const (
 // and fails if one is missing here.
 var websocketRoutes = map[string]bool{
 	"/ui/ws/trace": true, "/ui/ws/watch": true, "/ui/ws/run": true, "/ui/ws/pollwatch": true,
+	terminal.WebsocketPath:  true,
 	labhttp.APIPath + "/ws": true,
 }
 

@@ -44,6 +44,7 @@ import (
 	"github.com/kubelab/kubelab/server/openapi"
 	"github.com/kubelab/kubelab/server/pki"
 	"github.com/kubelab/kubelab/server/quizhttp"
+	"github.com/kubelab/kubelab/server/terminal"
 	"github.com/kubelab/kubelab/server/webui"
 	"github.com/kubelab/kubelab/storage/embedetcd"
 	"github.com/kubelab/kubelab/storage/etcd3"
@@ -315,6 +316,10 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	s.OnShutdown(func(context.Context) { ui.Close() })
 	s.pageNotFound = ui.NotFound
+	kubeconfig, _ := filepath.Abs(s.kubeconfig)
+	term := terminal.Install(s.echo, terminal.Config{Router: s.echo, Etcd: s.etcd.Client(), Classroom: s.cfg.Classroom,
+		Kubeconfig: kubeconfig, Websockets: websockets, Lang: webui.Lang, Logger: s.log})
+	s.OnShutdown(func(context.Context) { term.Close() })
 	labs, err := labhttp.Install(s.echo, labhttp.Config{API: api, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
 		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.mintDashboardSession, SessionCookie: authn.NewSessionCookie,
 		RequireSignIn: s.cfg.Classroom, Websockets: websockets, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log,
