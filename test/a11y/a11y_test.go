@@ -19,7 +19,7 @@ import (
 )
 
 // sections are where the crawl starts; it follows the links between them.
-var sections = []string{"/lesson/", "/lab", "/labs", "/quiz"}
+var sections = []string{"/lesson/", "/lab", "/labs", "/quiz", "/terminal"}
 
 // TestEveryPage crawls the site from its sections (every lesson page, lab
 // and quiz is linked from one), then checks each page in every variant.
