@@ -1,0 +1,283 @@
+// Package commands_test runs every command the lesson and the labs tell a
+// student to type, with the real kubectl and etcdctl, through bash (the
+// commands use pipes, jq, heredocs and loops), against a kubelab started
+// in-process: in local mode, in the lesson's namespace, and in classroom
+// mode as a signed-in student, in the namespace the pages show them. Each
+// lab command runs on the lab step it belongs to, and the step must pass.
+package commands_test
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/server/labhttp"
+	"github.com/kubelab/kubelab/web"
+)
+
+// windowFreshness shortens kube's 75 s, the age the oldest event of a full
+// watch cache window must reach before the window drops it, so that the
+// gone lab's window step takes seconds; its command's `sleep 76` (the real
+// 75 s, and one more) is rewritten to windowSleep to match.
+const (
+	windowFreshness = time.Second
+	windowSleep     = "sleep 2"
+)
+
+// A lesson command as the page shows it, and where.
+type lessonCommand struct {
+	lang, page string
+	line       string // as written, in the lesson's namespace
+	// raw is set for what "Run it live" runs in place of a command that
+	// no request to kubelab can stand for.
+	raw bool
+}
+
+// lessonCommands are the commands of both languages' lessons, in order,
+// each once: the "$ " lines of command blocks and code samples, the
+// proofs of the correction notes, and the raw equivalents Run it live
+// shows.
+func lessonCommands(t *testing.T) []lessonCommand {
+	lessons, err := web.LoadLessons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []lessonCommand
+	seen := map[string]bool{}
+	var lang string
+	add := func(page, line string, raw bool) {
+		if !seen[line] {
+			seen[line] = true
+			out = append(out, lessonCommand{lang: lang, page: page, line: line, raw: raw})
+		}
+	}
+	for _, lang = range web.Langs {
+		for _, p := range lessons[lang].Pages {
+			for _, b := range p.Blocks {
+				switch b.Kind {
+				case web.Command:
+					for _, c := range web.Commands(b.Command) {
+						add(p.Slug, c, false)
+					}
+					if raw := web.RawEquivalent(b.ID, web.DemoNamespace); raw != "" {
+						add(p.Slug, raw, true)
+					}
+				case web.Code:
+					for _, c := range web.Commands(b.Text) {
+						add(p.Slug, c, false)
+					}
+				case web.Correction:
+					for _, c := range b.Proof {
+						add(p.Slug, c, false)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestEveryCommandLocalMode(t *testing.T) {
+	t.Parallel()
+	l := kubelabtest.Start(t, func(c *server.Config) { c.WatchCacheEventFreshness = windowFreshness })
+	r := &reader{t: t, lab: l, ns: web.DemoNamespace}
+	r.terminal(l.KubeconfigPath())
+	runAll(t, r)
+}
+
+func TestEveryCommandClassroomMode(t *testing.T) {
+	t.Parallel()
+	l := kubelabtest.Start(t, func(c *server.Config) {
+		c.Classroom = true
+		c.InstructorToken = "instructor-token-0123456789"
+		c.WatchCacheEventFreshness = windowFreshness
+	})
+	st, token, err := l.Class().Join(context.Background(), "alice", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &reader{t: t, lab: l, ns: st.Name, token: token, student: true}
+	// The kubeconfig the student's browser downloads: HTTPS, kubelab's
+	// CA, a token of their own.
+	code, kubeconfig := r.do("POST", "/kubelab/v1/kubeconfig", "")
+	if code != http.StatusOK {
+		t.Fatalf("kubeconfig: HTTP %d: %s", code, kubeconfig)
+	}
+	path := t.TempDir() + "/config"
+	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.terminal(path)
+	runAll(t, r)
+}
+
+// runAll runs the labs' commands on their steps, then the lesson's
+// commands that no lab step ran, and checks that every command has an
+// expectation and every expectation a command.
+func runAll(t *testing.T, r *reader) {
+	began := time.Now()
+	// An exact list below etcd's compaction is one of the lesson's
+	// commands: compact, as kubelab's own compactor would have by then.
+	resp, err := r.lab.EtcdClient().Get(context.Background(), "compact-now")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.lab.EtcdClient().Compact(context.Background(), resp.Header.Revision); err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]bool{}  // command lines as run, in the reader's namespace
+	used := map[string]bool{} // expectations used, by key
+	for _, l := range lab.All() {
+		t.Run("lab "+l.ID, func(t *testing.T) { runLab(t, r, l, ran, used) })
+	}
+	pages := map[string]string{}
+	for _, c := range lessonCommands(t) {
+		line := web.InNamespace(c.line, r.ns)
+		// The page shows the command in the reader's namespace.
+		url := "/lesson/" + c.page + "?lang=" + c.lang
+		if _, ok := pages[url]; !ok {
+			code, body := r.do("GET", url, "", "Accept-Language", c.lang)
+			if code != http.StatusOK {
+				t.Fatalf("lesson page %s: HTTP %d", url, code)
+			}
+			pages[url] = body
+		}
+		if !strings.Contains(pages[url], html.EscapeString(line)) {
+			t.Errorf("the page %s does not show %q", url, line)
+		}
+		used[c.line] = true
+		if ran[line] {
+			continue // run on its lab step
+		}
+		ran[line] = true
+		e, ok := expectations[c.line]
+		if !ok {
+			out := r.start(line, 5*time.Second).wait()
+			t.Errorf("lesson %s: no expectation for %q; it printed (exit %d):\n%s", c.page, c.line, out.code, out.out)
+			continue
+		}
+		t.Run(c.page+": "+firstLine(c.line), func(t *testing.T) {
+			r := r.in(t)
+			if reason := e.cannotRun(r); reason != "" {
+				if mark := e.pageMark(r, c.lang); mark == "" || !strings.Contains(pages[url], html.EscapeString(mark)) {
+					t.Errorf("the page %s does not mark %q as a command that cannot run here (want %q)", url, c.line, mark)
+				}
+				t.Skip("cannot run on kubelab: " + reason)
+			}
+			check(t, r, line, e, r.start(line, e.timeout).wait())
+		})
+	}
+	for key := range expectations {
+		if !used[key] {
+			t.Errorf("expectation for %q: no lesson or lab has that command any more", key)
+		}
+	}
+	t.Logf("%s: every command in %s", r.ns, time.Since(began).Round(time.Millisecond))
+}
+
+// runLab does one lab, step by step, with the command each step shows.
+func runLab(t *testing.T, parent *reader, l *lab.Lab, ran, used map[string]bool) {
+	r := parent.in(t)
+	v := r.labView(l.ID, "POST", "/start", "")
+	var background []*running
+	var backgroundChecks []func()
+	vars := map[string]string{}
+	for i, s := range l.Steps {
+		sv := v.Steps[i]
+		if sv.ID != s.ID {
+			t.Fatalf("step %d is %s on the page, %s in the lab", i, sv.ID, s.ID)
+		}
+		if s.IsQuestion() {
+			answer, ok := answers[l.ID+"/"+s.ID]
+			if !ok {
+				t.Fatalf("no answer for question %s/%s", l.ID, s.ID)
+			}
+			code, body := r.do("POST", labhttp.APIPath+"/"+l.ID+"/steps/"+s.ID+"/answer", `{"answer":`+strconv.Quote(answer)+`}`)
+			if code != http.StatusOK || !strings.Contains(body, `"correct":true`) {
+				t.Fatalf("%s/%s: answer %q: HTTP %d: %s", l.ID, s.ID, answer, code, body)
+			}
+			continue
+		}
+		if s.Command == "" {
+			r.waitPassed(l.ID, s.ID)
+			continue
+		}
+		used[s.Command] = true
+		e, ok := expectations[s.Command]
+		if !ok {
+			t.Fatalf("lab %s/%s: no expectation for %q", l.ID, s.ID, s.Command)
+		}
+		// The command as the step shows it, in the reader's namespace.
+		line := sv.Command
+		if want := strings.ReplaceAll(s.Command, "NS", r.ns); line != want {
+			t.Fatalf("%s/%s shows %q, want %q", l.ID, s.ID, line, want)
+		}
+		ran[line] = true
+		for k, val := range vars {
+			line = strings.ReplaceAll(line, k, val)
+		}
+		if reason := e.cannotRun(r); reason != "" {
+			t.Logf("%s/%s: cannot run %q on kubelab: %s", l.ID, s.ID, line, reason)
+		} else if e.background {
+			run := r.start(line, e.timeout)
+			background = append(background, run)
+			backgroundChecks = append(backgroundChecks, func() { check(t, r, line, e, run.wait()) })
+		} else {
+			out := check(t, r, line, e, r.start(line, e.timeout).wait())
+			if e.capture != "" {
+				vars[e.capture] = strings.TrimSpace(out)
+			}
+		}
+		if e.passVia != nil {
+			// The step says it cannot pass from the terminal; its command
+			// alone must not pass it.
+			if st := step(r.labView(l.ID, "POST", "/check", ""), s.ID); st.State == labhttp.StatePassed {
+				t.Errorf("%s/%s passed from the terminal, though the step says it cannot: %s", l.ID, s.ID, st.Evidence)
+			}
+			e.passVia(t, r)
+		}
+		st := r.waitPassed(l.ID, s.ID)
+		t.Logf("%s/%s passed: %s", l.ID, s.ID, st.Evidence)
+	}
+	for _, c := range backgroundChecks {
+		c()
+	}
+	_ = background
+	if v := r.labView(l.ID, "GET", "", ""); !v.Done {
+		t.Errorf("lab %s not done: %+v", l.ID, v)
+	}
+}
+
+// check asserts a command's exit status and output, and returns its output.
+func check(t *testing.T, r *reader, line string, e expectation, got result) string {
+	t.Helper()
+	if got.code != e.exit {
+		t.Errorf("%s\nexit %d, want %d; it printed:\n%s", line, got.code, e.exit, got.out)
+		return got.out
+	}
+	for _, want := range e.output {
+		re := regexp.MustCompile(strings.ReplaceAll(want, "NS", regexp.QuoteMeta(r.ns)))
+		if !re.MatchString(got.out) {
+			t.Errorf("%s\nprinted no match for %s:\n%s", line, re, got.out)
+		}
+	}
+	t.Logf("ok in %s: %s", got.took.Round(time.Millisecond), firstLine(line))
+	return got.out
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 90 {
+		s = s[:90] + "…"
+	}
+	return s
+}
