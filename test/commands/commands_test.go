@@ -86,28 +86,81 @@ func lessonCommands(t *testing.T) []lessonCommand {
 	return out
 }
 
-func TestEveryCommandLocalMode(t *testing.T) {
+// The lesson's commands and the labs' run against kubelabs of their own,
+// side by side, so that the whole takes as long as the labs do.
+
+func TestLessonCommandsLocalMode(t *testing.T) {
 	t.Parallel()
-	l := kubelabtest.Start(t, func(c *server.Config) { c.WatchCacheEventFreshness = windowFreshness })
-	r := &reader{t: t, lab: l, ns: web.DemoNamespace}
-	r.terminal(l.KubeconfigPath())
-	runAll(t, r)
+	runLesson(t, localReader(t))
 }
 
-func TestEveryCommandClassroomMode(t *testing.T) {
+func TestLabCommandsLocalMode(t *testing.T) {
 	t.Parallel()
-	l := kubelabtest.Start(t, func(c *server.Config) {
+	runLabs(t, localReader(t))
+}
+
+func TestLessonCommandsClassroomMode(t *testing.T) {
+	t.Parallel()
+	runLesson(t, studentReader(t))
+}
+
+func TestLabCommandsClassroomMode(t *testing.T) {
+	t.Parallel()
+	runLabs(t, studentReader(t))
+}
+
+// Every command has an expectation and every expectation a command, so
+// that a new command cannot go untested nor a removed one linger here.
+func TestEveryCommandHasAnExpectation(t *testing.T) {
+	commands := map[string]bool{}
+	for _, c := range lessonCommands(t) {
+		commands[c.line] = true
+	}
+	for _, l := range lab.All() {
+		for _, s := range l.Steps {
+			if s.Command != "" {
+				commands[s.Command] = true
+			}
+		}
+	}
+	for c := range commands {
+		if _, ok := expectations[c]; !ok {
+			t.Errorf("no expectation for %q", c)
+		}
+	}
+	for key := range expectations {
+		if !commands[key] {
+			t.Errorf("expectation for %q: no lesson or lab has that command any more", key)
+		}
+	}
+}
+
+// startLab runs kubelab with the watch cache's freshness shortened.
+func startLab(t *testing.T, options ...func(*server.Config)) *kubelabtest.Lab {
+	return kubelabtest.Start(t, append(options, func(c *server.Config) { c.WatchCacheEventFreshness = windowFreshness })...)
+}
+
+// localReader is a reader of a kubelab in local mode, with the admin
+// kubeconfig kubelab writes.
+func localReader(t *testing.T) *reader {
+	l := startLab(t)
+	r := &reader{t: t, lab: l, ns: web.DemoNamespace}
+	r.terminal(l.KubeconfigPath())
+	return r
+}
+
+// studentReader is a student signed in to a class, with the kubeconfig
+// their browser downloads: HTTPS, kubelab's CA, a token of their own.
+func studentReader(t *testing.T) *reader {
+	l := startLab(t, func(c *server.Config) {
 		c.Classroom = true
 		c.InstructorToken = "instructor-token-0123456789"
-		c.WatchCacheEventFreshness = windowFreshness
 	})
 	st, token, err := l.Class().Join(context.Background(), "alice", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &reader{t: t, lab: l, ns: st.Name, token: token, student: true}
-	// The kubeconfig the student's browser downloads: HTTPS, kubelab's
-	// CA, a token of their own.
 	code, kubeconfig := r.do("POST", "/kubelab/v1/kubeconfig", "")
 	if code != http.StatusOK {
 		t.Fatalf("kubeconfig: HTTP %d: %s", code, kubeconfig)
@@ -117,13 +170,35 @@ func TestEveryCommandClassroomMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.terminal(path)
-	runAll(t, r)
+	return r
 }
 
-// runAll runs the labs' commands on their steps, then the lesson's
-// commands that no lab step ran, and checks that every command has an
-// expectation and every expectation a command.
-func runAll(t *testing.T, r *reader) {
+// runLabs does every lab with the commands its steps show.
+func runLabs(t *testing.T, r *reader) {
+	began := time.Now()
+	for _, l := range lab.All() {
+		t.Run(l.ID, func(t *testing.T) { runLab(t, r, l) })
+	}
+	t.Logf("%s: every lab in %s", r.ns, time.Since(began).Round(time.Millisecond))
+}
+
+// labCommands are the labs' commands as their steps show them in ns:
+// the lesson's commands among them run on their lab steps instead.
+func labCommands(ns string) map[string]bool {
+	out := map[string]bool{}
+	for _, l := range lab.All() {
+		for _, s := range l.Steps {
+			if s.Command != "" {
+				out[strings.ReplaceAll(s.Command, "NS", ns)] = true
+			}
+		}
+	}
+	return out
+}
+
+// runLesson runs the lesson's commands, in the page's order, as the pages
+// show them to the reader.
+func runLesson(t *testing.T, r *reader) {
 	began := time.Now()
 	// An exact list below etcd's compaction is one of the lesson's
 	// commands: compact, as kubelab's own compactor would have by then.
@@ -134,11 +209,8 @@ func runAll(t *testing.T, r *reader) {
 	if _, err := r.lab.EtcdClient().Compact(context.Background(), resp.Header.Revision); err != nil {
 		t.Fatal(err)
 	}
-	ran := map[string]bool{}  // command lines as run, in the reader's namespace
-	used := map[string]bool{} // expectations used, by key
-	for _, l := range lab.All() {
-		t.Run("lab "+l.ID, func(t *testing.T) { runLab(t, r, l, ran, used) })
-	}
+	onLabSteps := labCommands(r.ns)
+	ran := map[string]bool{}
 	pages := map[string]string{}
 	for _, c := range lessonCommands(t) {
 		line := web.InNamespace(c.line, r.ns)
@@ -154,38 +226,30 @@ func runAll(t *testing.T, r *reader) {
 		if !strings.Contains(pages[url], html.EscapeString(line)) {
 			t.Errorf("the page %s does not show %q", url, line)
 		}
-		used[c.line] = true
-		if ran[line] {
-			continue // run on its lab step
-		}
-		ran[line] = true
 		e, ok := expectations[c.line]
 		if !ok {
-			out := r.start(line, 5*time.Second).wait()
-			t.Errorf("lesson %s: no expectation for %q; it printed (exit %d):\n%s", c.page, c.line, out.code, out.out)
-			continue
+			continue // TestEveryCommandHasAnExpectation says so
 		}
+		reason := e.cannotRun(r)
+		if mark := e.pageMark(r, c.lang); reason != "" && (mark == "" || !strings.Contains(pages[url], html.EscapeString(mark))) {
+			t.Errorf("the page %s does not mark %q as a command that cannot run here (want %q)", url, c.line, mark)
+		}
+		if onLabSteps[line] || ran[line] {
+			continue // run on its lab step, or already
+		}
+		ran[line] = true
 		t.Run(c.page+": "+firstLine(c.line), func(t *testing.T) {
-			r := r.in(t)
-			if reason := e.cannotRun(r); reason != "" {
-				if mark := e.pageMark(r, c.lang); mark == "" || !strings.Contains(pages[url], html.EscapeString(mark)) {
-					t.Errorf("the page %s does not mark %q as a command that cannot run here (want %q)", url, c.line, mark)
-				}
+			if reason != "" {
 				t.Skip("cannot run on kubelab: " + reason)
 			}
-			check(t, r, line, e, r.start(line, e.timeout).wait())
+			check(t, r.in(t), line, e, r.start(line, e.timeout).wait())
 		})
 	}
-	for key := range expectations {
-		if !used[key] {
-			t.Errorf("expectation for %q: no lesson or lab has that command any more", key)
-		}
-	}
-	t.Logf("%s: every command in %s", r.ns, time.Since(began).Round(time.Millisecond))
+	t.Logf("%s: the lesson's commands in %s", r.ns, time.Since(began).Round(time.Millisecond))
 }
 
 // runLab does one lab, step by step, with the command each step shows.
-func runLab(t *testing.T, parent *reader, l *lab.Lab, ran, used map[string]bool) {
+func runLab(t *testing.T, parent *reader, l *lab.Lab) {
 	r := parent.in(t)
 	v := r.labView(l.ID, "POST", "/start", "")
 	var background []*running
@@ -211,7 +275,6 @@ func runLab(t *testing.T, parent *reader, l *lab.Lab, ran, used map[string]bool)
 			r.waitPassed(l.ID, s.ID)
 			continue
 		}
-		used[s.Command] = true
 		e, ok := expectations[s.Command]
 		if !ok {
 			t.Fatalf("lab %s/%s: no expectation for %q", l.ID, s.ID, s.Command)
@@ -221,7 +284,6 @@ func runLab(t *testing.T, parent *reader, l *lab.Lab, ran, used map[string]bool)
 		if want := strings.ReplaceAll(s.Command, "NS", r.ns); line != want {
 			t.Fatalf("%s/%s shows %q, want %q", l.ID, s.ID, line, want)
 		}
-		ran[line] = true
 		for k, val := range vars {
 			line = strings.ReplaceAll(line, k, val)
 		}
@@ -248,10 +310,13 @@ func runLab(t *testing.T, parent *reader, l *lab.Lab, ran, used map[string]bool)
 		st := r.waitPassed(l.ID, s.ID)
 		t.Logf("%s/%s passed: %s", l.ID, s.ID, st.Evidence)
 	}
+	// The lab is done: stop its watches as a student does, with Ctrl-C.
+	for _, run := range background {
+		run.interrupt()
+	}
 	for _, c := range backgroundChecks {
 		c()
 	}
-	_ = background
 	if v := r.labView(l.ID, "GET", "", ""); !v.Done {
 		t.Errorf("lab %s not done: %+v", l.ID, v)
 	}

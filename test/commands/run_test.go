@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,8 +82,13 @@ type result struct {
 
 // running is a command started in the background.
 type running struct {
+	pid  int
 	done chan result
 }
+
+// interrupt sends SIGINT to the command and all it started, as Ctrl-C in
+// a terminal does.
+func (r *running) interrupt() { syscall.Kill(-r.pid, syscall.SIGINT) }
 
 // start runs line with bash -c in the reader's terminal; timeout, when
 // not zero, ends kubectl (through the wrapper) after that long.
@@ -98,7 +104,7 @@ func (r *reader) start(line string, timeout time.Duration) *running {
 		cmd.Env = append(cmd.Env, "ETCDCTL_ENDPOINTS="+r.lab.EtcdURL)
 	}
 	if timeout > 0 {
-		cmd.Env = append(cmd.Env, "KUBELAB_TEST_TIMEOUT="+timeout.String())
+		cmd.Env = append(cmd.Env, "KUBELAB_TEST_TIMEOUT="+strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)+"s")
 	}
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -111,7 +117,7 @@ func (r *reader) start(line string, timeout time.Duration) *running {
 		cancel()
 		r.t.Fatalf("bash -c %q: %v", line, err)
 	}
-	run := &running{done: make(chan result, 1)}
+	run := &running{pid: cmd.Process.Pid, done: make(chan result, 1)}
 	go func() {
 		defer cancel()
 		err := cmd.Wait()
