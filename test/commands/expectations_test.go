@@ -116,7 +116,7 @@ var expectations = map[string]expectation{
 	`kubectl -v=6 -n internals-demo get pods --watch 2>&1 | grep '"Response"'`: {timeout: 3 * time.Second, output: []string{
 		`"Response" verb="GET" url=".*/api/v1/namespaces/NS/pods\?limit=500" status="200 OK"`,
 		`"Response" verb="GET" url=".*/api/v1/namespaces/NS/pods\?resourceVersion=[1-9][0-9]*&watch=true" status="200 OK"`}},
-	"kubectl -v=6 -n internals-demo get pods 2>&1 | grep WatchListClient": {output: []string{`WatchListClient`}},
+	"kubectl -v=6 -n internals-demo get pods 2>&1 | grep WatchListClient": {output: []string{`"Feature gate default state" feature="WatchListClient" enabled=true`}},
 	`kubectl get --raw "/api/v1/namespaces/internals-demo/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=6" | jq -c '[.type, .object.metadata.resourceVersion, .object.metadata.annotations]'`: {output: []string{
 		`(?m)^\["ADDED","[1-9][0-9]*",`, `(?m)^\["BOOKMARK","[1-9][0-9]*",\{"k8s.io/initial-events-end":"true"\}\]$`}},
 	`kubectl get --raw "/api/v1/namespaces/internals-demo/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=6"`: {output: []string{
