@@ -284,6 +284,10 @@ func runLab(t *testing.T, parent *reader, l *lab.Lab) {
 		if want := strings.ReplaceAll(s.Command, "NS", r.ns); line != want {
 			t.Fatalf("%s/%s shows %q, want %q", l.ID, s.ID, line, want)
 		}
+		// Nothing done so far passes the step: its own command must.
+		if st := step(r.labView(l.ID, "POST", "/check", ""), s.ID); st.State != labhttp.StateCurrent {
+			t.Errorf("%s/%s is %s before its command ran: %s", l.ID, s.ID, st.State, st.Evidence)
+		}
 		for k, val := range vars {
 			line = strings.ReplaceAll(line, k, val)
 		}
