@@ -251,6 +251,11 @@ func runLesson(t *testing.T, r *reader) {
 // runLab does one lab, step by step, with the command each step shows.
 func runLab(t *testing.T, parent *reader, l *lab.Lab) {
 	r := parent.in(t)
+	if l.ID == "watch" {
+		// A label that already has the value asked for changes nothing.
+		check(t, r, "kubectl -n "+r.ns+" label pod ssa-demo demo-round=unchanged --overwrite", expectation{output: []string{`^pod/ssa-demo labeled\n$`}},
+			r.start("kubectl -n "+r.ns+" label pod ssa-demo demo-round=unchanged --overwrite", 0).wait())
+	}
 	v := r.labView(l.ID, "POST", "/start", "")
 	var background []*running
 	var backgroundChecks []func()
@@ -283,6 +288,15 @@ func runLab(t *testing.T, parent *reader, l *lab.Lab) {
 		line := sv.Command
 		if want := strings.ReplaceAll(s.Command, "NS", r.ns); line != want {
 			t.Fatalf("%s/%s shows %q, want %q", l.ID, s.ID, line, want)
+		}
+		if l.ID == "watch" && s.ID == "modify" {
+			// The step says why a command that changed nothing did not
+			// pass it.
+			line := "kubectl -n " + r.ns + " label pod ssa-demo demo-round=unchanged --overwrite"
+			check(t, r, line, expectation{output: []string{`^pod/ssa-demo not labeled\n$`}}, r.start(line, 0).wait())
+			if st := step(r.labView(l.ID, "POST", "/check", ""), s.ID); st.State != labhttp.StateCurrent || !strings.Contains(st.Hint, `"not labeled"`) {
+				t.Errorf("after a label that changed nothing, %s/%s is %s, with the hint %q", l.ID, s.ID, st.State, st.Hint)
+			}
 		}
 		// Nothing done so far passes the step: its own command must.
 		if st := step(r.labView(l.ID, "POST", "/check", ""), s.ID); st.State != labhttp.StateCurrent {
