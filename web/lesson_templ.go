@@ -435,7 +435,7 @@ func block(b Block, lang, ns string, mayCompact bool) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = inlineText(b.Text).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = inlineText(InNamespace(b.Text, ns)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -868,7 +868,7 @@ func correction(b Block, lang, ns string) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = inlineText(p).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = inlineText(InNamespace(p, ns)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
