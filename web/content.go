@@ -359,3 +359,60 @@ func Inline(text string) []Span {
 	}
 	return out
 }
+
+// DemoNamespace is the namespace the lesson's commands are written for:
+// the reader's own in local mode. A student in a class works in a
+// namespace of their own, and the page shows every command there.
+const DemoNamespace = "internals-demo"
+
+// InNamespace is a command, or a sample of commands, as a reader whose
+// namespace is ns must type it.
+func InNamespace(text, ns string) string {
+	if ns == "" || ns == DemoNamespace {
+		return text
+	}
+	return strings.ReplaceAll(text, DemoNamespace, ns)
+}
+
+// Commands are the commands a code sample or a command block tells the
+// reader to type: each "$ " line, with its "\" continuations and the body
+// of a "<<'EOF'" heredoc; the other lines are output.
+func Commands(text string) []string {
+	var out []string
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		cmd, ok := strings.CutPrefix(lines[i], "$ ")
+		if !ok {
+			continue
+		}
+		for strings.HasSuffix(lines[i], "\\") && i+1 < len(lines) {
+			i++
+			cmd += "\n" + lines[i]
+		}
+		if _, rest, ok := strings.Cut(cmd, "<<'"); ok {
+			end, _, _ := strings.Cut(rest, "'")
+			for i+1 < len(lines) {
+				i++
+				cmd += "\n" + lines[i]
+				if lines[i] == end {
+					break
+				}
+			}
+		}
+		out = append(out, cmd)
+	}
+	return out
+}
+
+// ReadsEtcd reports whether text runs etcdctl, which talks to etcd itself,
+// not to the API server: it works against a kubelab of one's own, whose
+// etcd listens on loopback, and not in a class, where students have no
+// access to etcd and read its keys in the inspector instead.
+func ReadsEtcd(text string) bool {
+	for _, c := range Commands(text) {
+		if strings.HasPrefix(c, "etcdctl ") || strings.Contains(c, "| etcdctl ") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,204 @@
+package commands_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/pipeline/authn"
+	"github.com/kubelab/kubelab/server/labhttp"
+)
+
+// reader is who runs the commands: their terminal (a kubeconfig, tools on
+// PATH) and their browser (the lesson's pages, the labs' JSON API).
+type reader struct {
+	t   *testing.T
+	lab *kubelabtest.Lab
+	// ns is the namespace the pages show the commands in.
+	ns string
+	// token is the student's session in a class. In local mode there is
+	// none: kubectl sends no token over plain HTTP, so the reader's
+	// terminal and browser are both the anonymous local user.
+	token string
+	// student is set in classroom mode: no etcd access from the terminal.
+	student bool
+	env     []string
+}
+
+// in is the same reader in a subtest.
+func (r *reader) in(t *testing.T) *reader {
+	c := *r
+	c.t = t
+	return &c
+}
+
+// commandTimeout bounds any one command; a long-running one is ended
+// sooner, by its expectation's timeout.
+const commandTimeout = 90 * time.Second
+
+// terminal makes the reader's shell: kubectl and etcdctl on PATH, the
+// kubeconfig, and etcdctl's endpoint. kubectl is a small wrapper that runs
+// the real one under timeout(1) when KUBELAB_TEST_TIMEOUT is set, so that a
+// watch ends by itself and a pipe after it (`| grep`) sees the end of its
+// input and prints what it found, as when a student presses Ctrl-C.
+func (r *reader) terminal(kubeconfig string) {
+	r.t.Helper()
+	for _, tool := range []string{"bash", "jq", "timeout", "od", "head", "grep", "seq", "sleep", "date"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			r.t.Fatalf("the lesson's commands need %s: %v", tool, err)
+		}
+	}
+	bin := r.t.TempDir()
+	wrapper := "#!/bin/sh\nif [ -n \"$KUBELAB_TEST_TIMEOUT\" ]; then exec timeout \"$KUBELAB_TEST_TIMEOUT\" " +
+		clitest.Kubectl(r.t) + " \"$@\"; fi\nexec " + clitest.Kubectl(r.t) + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "kubectl"), []byte(wrapper), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Symlink(clitest.Etcdctl(r.t), filepath.Join(bin, "etcdctl")); err != nil {
+		r.t.Fatal(err)
+	}
+	r.env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+kubeconfig, "HOME="+r.t.TempDir(), "LC_ALL=C")
+}
+
+// result is what one command did.
+type result struct {
+	out  string // stdout and stderr, as a terminal shows them
+	code int    // exit status
+	took time.Duration
+}
+
+// running is a command started in the background.
+type running struct {
+	pid  int
+	done chan result
+}
+
+// interrupt sends SIGINT to the command and all it started, as Ctrl-C in
+// a terminal does.
+func (r *running) interrupt() { syscall.Kill(-r.pid, syscall.SIGINT) }
+
+// start runs line with bash -c in the reader's terminal; timeout, when
+// not zero, ends kubectl (through the wrapper) after that long.
+func (r *reader) start(line string, timeout time.Duration) *running {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	cmd := exec.CommandContext(ctx, "bash", "-c", r.rewrite(line))
+	cmd.Env = r.env
+	if !strings.Contains(line, "--endpoints=") {
+		// etcdctl's default endpoint is 127.0.0.1:2379, kubelab's in
+		// local mode; the test's etcd listens on a free port instead
+		// (etcdctl refuses the variable beside the flag).
+		cmd.Env = append(cmd.Env, "ETCDCTL_ENDPOINTS="+r.lab.EtcdURL)
+	}
+	if timeout > 0 {
+		cmd.Env = append(cmd.Env, "KUBELAB_TEST_TIMEOUT="+strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)+"s")
+	}
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A command that outlives commandTimeout is stopped with everything
+	// it started, and fails its expectation.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		cancel()
+		r.t.Fatalf("bash -c %q: %v", line, err)
+	}
+	run := &running{pid: cmd.Process.Pid, done: make(chan result, 1)}
+	go func() {
+		defer cancel()
+		err := cmd.Wait()
+		code := 0
+		var exit *exec.ExitError
+		switch {
+		case errors.As(err, &exit):
+			code = exit.ExitCode()
+		case err != nil:
+			code = -1
+		}
+		run.done <- result{out: buf.String(), code: code, took: time.Since(began)}
+	}()
+	return run
+}
+
+func (r *running) wait() result { return <-r.done }
+
+// do sends a request to kubelab as the reader's browser: the session
+// cookie in a class, the admin's token in local mode.
+func (r *reader) do(method, path, body string, header ...string) (int, string) {
+	r.t.Helper()
+	req, err := http.NewRequest(method, r.lab.URL()+path, strings.NewReader(body))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.student {
+		req.Header.Set("Cookie", authn.SessionCookie+"="+r.token)
+		req.Header.Set("Origin", r.lab.URL())
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// labView reads one lab through the labs' JSON API, as the lab's page does.
+func (r *reader) labView(id, method, suffix, body string) labhttp.LabView {
+	r.t.Helper()
+	code, out := r.do(method, labhttp.APIPath+"/"+id+suffix, body)
+	if code != http.StatusOK {
+		r.t.Fatalf("%s lab %s%s: HTTP %d: %s", method, id, suffix, code, out)
+	}
+	var v labhttp.LabView
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		r.t.Fatalf("lab %s: %v: %s", id, err, out)
+	}
+	return v
+}
+
+func step(v labhttp.LabView, id string) labhttp.StepView {
+	for _, s := range v.Steps {
+		if s.ID == id {
+			return s
+		}
+	}
+	return labhttp.StepView{}
+}
+
+// waitPassed asks for the lab's checks until the step passes.
+func (r *reader) waitPassed(labID, stepID string) labhttp.StepView {
+	r.t.Helper()
+	var last labhttp.StepView
+	began := time.Now()
+	kubelabtest.Eventually(r.t, labID+"/"+stepID+" passing", func() (bool, error) {
+		v := r.labView(labID, "POST", "/check", "")
+		last = step(v, stepID)
+		if last.State != labhttp.StatePassed && time.Since(began) > 15*time.Second {
+			r.t.Logf("still waiting: %+v", v)
+		}
+		return last.State == labhttp.StatePassed, nil
+	})
+	return last
+}
