@@ -162,7 +162,7 @@ var expectations = map[string]expectation{
 	"kubectl -n NS label pod ssa-demo demo-round=$(date +%s) --overwrite":            {output: []string{`^pod/ssa-demo labeled\n$`}},
 	"kubectl get --raw /api/v1/namespaces/NS/pods | jq -r .metadata.resourceVersion": {output: []string{`^[1-9][0-9]*\n$`}, capture: "RV"},
 	`kubectl get --raw "/api/v1/namespaces/NS/pods?watch=1&timeoutSeconds=6&allowWatchBookmarks=true"`: {output: []string{
-		`(?m)^\{"type":"ADDED","object":\{"kind":"Pod"`, `(?m)^\{"type":"BOOKMARK","object":\{"apiVersion":"v1","kind":"Pod","metadata":\{"resourceVersion":"[1-9][0-9]*"\}\}\}$`}},
+		`(?m)^\{"type":"ADDED","object":\{"kind":"Pod"`, `(?m)^\{"type":"BOOKMARK","object":\{"apiVersion":"v1","kind":"Pod","metadata":\{"annotations":\{"k8s.io/initial-events-end":"true"\},"resourceVersion":"[1-9][0-9]*"\}\}\}$`}},
 	`kubectl get --raw "/api/v1/namespaces/NS/pods?watch=1&resourceVersion=RV&timeoutSeconds=6"`: {output: []string{`^$`}},
 	// The lesson's form of the gone lab's window command, which runs on
 	// that lab's step.
