@@ -73,9 +73,12 @@ type Step struct {
 	// Choices makes the step a question: the student picks one. Without
 	// choices but with Answer set, the student types the answer.
 	Choices []Choice
-	// Answer checks a typed or chosen answer; nil for steps checked from
-	// what happened on the server.
-	Answer func(answer string) bool `json:"-"`
+	// Answer checks a typed or chosen answer against what happened: a
+	// question asks, where it can, for what only this student can know
+	// (the resourceVersion of the BOOKMARK their own watch received), so
+	// the answer cannot be passed around the class. nil for steps
+	// checked from what happened on the server.
+	Answer func(env *Env, answer string) bool `json:"-"`
 	// Check decides from what happened; nil for answer steps.
 	Check Check `json:"-"`
 	// Views are the kubelab views (pipeline.View*) whose requests count
@@ -104,6 +107,10 @@ type Result struct {
 	// Evidence says what proved it, for the student ("watch on pods in
 	// alice at 10:02:03").
 	Evidence string
+	// Why says, when the step has not passed, what the student did that
+	// came close and why it did not count ("your last label changed
+	// nothing stored"); empty when there is nothing of theirs to explain.
+	Why Text
 }
 
 // Env is what a check sees: who, since when, and what happened.
@@ -140,9 +147,13 @@ type Watch struct {
 	// Source is the kubelab view that opened the watch for the student
 	// (pipeline.Trace.Source); empty for the student's own client.
 	Source string `json:"source,omitempty"`
-	// Expired is set when the stream ended with 410 Expired.
-	Expired bool `json:"expired,omitempty"`
-	Done    bool `json:"done,omitempty"`
+	// Bookmark is the resourceVersion of the last BOOKMARK sent.
+	Bookmark string `json:"bookmark,omitempty"`
+	// Expired is set when the stream ended with 410 Expired; Gone is
+	// the message it ended with ("too old resource version: 1 (107)").
+	Expired bool   `json:"expired,omitempty"`
+	Gone    string `json:"gone,omitempty"`
+	Done    bool   `json:"done,omitempty"`
 }
 
 // World reads the state the labs change. Its methods read etcd and the
@@ -154,6 +165,9 @@ type World interface {
 	// WatchWindowStart is where the pods watch cache's window starts: a
 	// watch from an older resourceVersion gets 410 too old resource version.
 	WatchWindowStart(ctx context.Context) (int64, error)
+	// IsCustomResource reports whether a CustomResourceDefinition stored
+	// in etcd defines resource in group.
+	IsCustomResource(ctx context.Context, group, resource string) (bool, error)
 }
 
 // Find returns the lab with id, or nil.

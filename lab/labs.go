@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kubelab/kubelab/pipeline"
 )
@@ -48,8 +49,10 @@ func watchLab() *Lab {
 			Do:      Text{"While the watch runs, change a label or an annotation of one of your pods.", "ระหว่างที่ watch ยังรันอยู่ ให้แก้ label หรือ annotation ของ pod ตัวใดตัวหนึ่ง"},
 			Command: "kubectl -n NS label pod ssa-demo demo-round=one --overwrite",
 			Hint:    Text{"kubectl label or kubectl annotate both work; so does the lesson's Run it live button.", "ใช้ kubectl label หรือ kubectl annotate ก็ได้ หรือกดปุ่ม Run it live ในบทเรียน"},
-			How:     Text{"etcd holds a pod of your namespace whose labels or annotations differ from what they were when this step began.", "ใน etcd มี pod ใน namespace ของคุณที่ label หรือ annotation ต่างจากตอนที่ขั้นนี้เริ่ม"},
-			Check:   labelChanged,
+			How: Text{"A change of yours to a pod of your namespace left etcd holding labels or annotations different from what they were when this step began. A change to the value a label already had stores nothing, and does not count (kubectl label then prints \"not labeled\" and sends nothing).",
+				"การเปลี่ยนของคุณกับ pod ใน namespace ของคุณทำให้ label หรือ annotation ใน etcd ต่างจากตอนที่ขั้นนี้เริ่ม การตั้ง label เป็นค่าที่มันมีอยู่แล้วไม่ได้เก็บอะไรใหม่จึงไม่นับ (kubectl label จะพิมพ์ \"not labeled\" และไม่ส่งอะไรไปเลย)"},
+			Check: labelChanged,
+			Views: runItLive,
 		}, {
 			ID:    "see-modified",
 			Title: Text{"See it arrive", "เห็นมันมาถึง"},
@@ -86,6 +89,17 @@ func bookmarksLab() *Lab {
 			How:     Text{"The server sent you a BOOKMARK event on a watch of pods in your namespace.", "server ส่ง event BOOKMARK ให้คุณบน watch ของ pods ใน namespace ของคุณ"},
 			Check:   watchDelivered("BOOKMARK"),
 			Views:   runItLive,
+		}, {
+			ID:    "bookmark-rv",
+			Title: Text{"Which resourceVersion did your BOOKMARK carry?", "BOOKMARK ของคุณพา resourceVersion อะไรมา"},
+			Do: Text{"Type the resourceVersion of the BOOKMARK your watch received. It is yours alone: the revision the server had reached when it sent it to you.",
+				"พิมพ์ resourceVersion ของ BOOKMARK ที่ watch ของคุณได้รับ ค่านี้เป็นของคุณคนเดียว คือ revision ที่ server ไปถึงตอนส่งมันให้คุณ"},
+			Hint: Text{"It is the BOOKMARK event's object.metadata.resourceVersion, the only field it carries besides its kind. Any BOOKMARK sent on your own watches in this lab counts.",
+				"อยู่ที่ object.metadata.resourceVersion ของ event BOOKMARK ซึ่งเป็น field เดียวที่มันมีนอกจาก kind ทุก BOOKMARK ที่ส่งมาบน watch ของคุณเองใน lab นี้นับหมด"},
+			How: Text{"Your answer is compared with the resourceVersions of the BOOKMARKs the server sent on your watches of your pods since the lab began.",
+				"คำตอบของคุณถูกเทียบกับ resourceVersion ของ BOOKMARK ที่ server ส่งบน watch pod ของคุณตั้งแต่เริ่ม lab นี้"},
+			Answer: bookmarkAnswer,
+			Views:  runItLive,
 		}, {
 			ID:      "resume",
 			Title:   Text{"Resume from a resourceVersion", "resume จาก resourceVersion"},
@@ -126,6 +140,17 @@ func goneLab() *Lab {
 			How:     Text{"The server ended a watch of yours with 410 Expired.", "server จบ watch ของคุณด้วย 410 Expired"},
 			Check:   expired,
 			Views:   timelineOrRunItLive,
+		}, {
+			ID:    "window-start",
+			Title: Text{"Where did the window start?", "หน้าต่างเริ่มที่ไหน"},
+			Do: Text{"Read the 410 your watch got, too old resource version: X (Y), and type Y: where the watch cache's window started when it refused you.",
+				"อ่าน 410 ที่ watch ของคุณได้รับ too old resource version: X (Y) แล้วพิมพ์ Y คือจุดที่หน้าต่างของ watch cache เริ่มตอนที่มันปฏิเสธคุณ"},
+			Hint: Text{"X is the resourceVersion you asked for; Y is the oldest one the cache could still serve from, minus one. Every later watch can get a different Y: type the one yours got.",
+				"X คือ resourceVersion ที่คุณขอ ส่วน Y คือ resourceVersion เก่าสุดที่ cache ยังให้บริการได้ ลบหนึ่ง watch แต่ละครั้งอาจได้ Y ต่างกัน ให้พิมพ์ค่าที่ watch ของคุณได้"},
+			How: Text{"Your answer is compared with the Y of the 410 messages the server sent on your own watches since the lab began.",
+				"คำตอบของคุณถูกเทียบกับ Y ในข้อความ 410 ที่ server ส่งบน watch ของคุณเองตั้งแต่เริ่ม lab นี้"},
+			Answer: windowStartAnswer,
+			Views:  timelineOrRunItLive,
 		}, {
 			ID:      "relist",
 			Title:   Text{"Relist", "list ใหม่"},
@@ -173,7 +198,7 @@ func etcdLab() *Lab {
 			Do:    Text{"Type the first four bytes of the stored value, as etcdctl or the inspector shows them.", "พิมพ์ 4 byte แรกของค่าที่เก็บไว้ ตามที่ etcdctl หรือ inspector แสดง"},
 			Hint:  Text{"Three letters and a zero byte, before the protobuf.", "ตัวอักษรสามตัวกับ byte ศูนย์หนึ่งตัว ก่อน protobuf"},
 			How:   Text{"Your answer is compared with the bytes every built-in object is stored with.", "คำตอบของคุณถูกเทียบกับ byte ที่ object ในตัวทุกชนิดถูกเก็บไว้"},
-			Answer: func(a string) bool {
+			Answer: func(_ *Env, a string) bool {
 				a = strings.TrimSpace(strings.Trim(strings.TrimSpace(a), `"'`))
 				return slices.ContainsFunc(prefixAnswers, func(p string) bool { return strings.EqualFold(a, p) })
 			},
@@ -188,7 +213,7 @@ func etcdLab() *Lab {
 				{"skips", Text{"Authentication, RBAC and the watch cache, and it returns protobuf", "authentication, RBAC และ watch cache อีกทั้งได้ protobuf กลับมา"}},
 				{"json", Text{"Only the JSON conversion", "แค่การแปลงเป็น JSON"}},
 			},
-			Answer: func(a string) bool { return a == "skips" },
+			Answer: func(_ *Env, a string) bool { return a == "skips" },
 		}},
 	}
 }
@@ -225,7 +250,7 @@ func extendLab() *Lab {
 	return &Lab{
 		ID:     "extend",
 		Title:  Text{"CRD versus aggregated API", "CRD กับ aggregated API"},
-		Intro:  Text{"kubelab serves both kinds of extension: metrics.k8s.io through an APIService (another server, its own storage) and CRDs from its own etcd.", "kubelab มีส่วนขยายทั้งสองแบบ: metrics.k8s.io ผ่าน APIService (server อีกตัวที่มี storage ของตัวเอง) และ CRD ที่เก็บใน etcd ของตัวเอง"},
+		Intro:  Text{"kubelab serves both kinds of extension: metrics.k8s.io through an APIService (another server, its own storage) and CRDs from its own etcd, where a custom resource is stored as JSON beside the built-in kinds' protobuf.", "kubelab มีส่วนขยายทั้งสองแบบ: metrics.k8s.io ผ่าน APIService (server อีกตัวที่มี storage ของตัวเอง) และ CRD ที่เก็บใน etcd ของตัวเอง โดย custom resource ถูกเก็บเป็น JSON คู่กับ protobuf ของ kind ในตัว"},
 		Lesson: LessonAggregation,
 		Steps: []Step{{
 			ID:      "metrics",
@@ -239,6 +264,30 @@ func extendLab() *Lab {
 				requested(path("/apis/metrics.k8s.io", true), code(200, 299)),
 			),
 		}, {
+			ID:    "custom-resource",
+			Title: Text{"Make a custom resource", "สร้าง custom resource"},
+			Do: Text{"Make one object of a kind a CRD defines, in your namespace: the lesson's etcd page defines the kind Note (notes.lab.example.com). In a class, your instructor defines it and you create the Note.",
+				"สร้าง object หนึ่งตัวของ kind ที่ CRD กำหนด ใน namespace ของคุณ หน้า etcd ของบทเรียนกำหนด kind ชื่อ Note (notes.lab.example.com) ไว้ ถ้าเรียนในห้อง ผู้สอนจะสร้าง CRD ให้ คุณสร้าง Note เอง"},
+			Command: `kubectl -n NS create -f - <<'EOF'
+{"apiVersion": "lab.example.com/v1", "kind": "Note", "metadata": {"name": "hello"}, "spec": {"text": "stored as JSON"}}
+EOF`,
+			Hint: Text{"kubectl get crd lists the kinds CRDs define here; kubectl api-resources shows them beside the built-in ones.",
+				"kubectl get crd แสดง kind ที่ CRD กำหนดไว้ ส่วน kubectl api-resources แสดงมันคู่กับ kind ในตัว"},
+			How: Text{"The server stored an object you created in your namespace, of a resource that a CustomResourceDefinition in etcd defines.",
+				"server เก็บ object ที่คุณสร้างใน namespace ของคุณ ซึ่งเป็น resource ที่ CustomResourceDefinition ใน etcd กำหนดไว้"},
+			Check: customResourceCreated,
+		}, {
+			ID:    "json-beside-protobuf",
+			Title: Text{"JSON beside protobuf, in the inspector", "JSON คู่กับ protobuf ใน inspector"},
+			Do: Text{"In the etcd inspector on the lesson's etcd page, open your custom resource's key, then one of your pods': the first is plain JSON, the second starts with k8s and a zero byte.",
+				"ใน etcd inspector ของหน้า etcd ในบทเรียน เปิด key ของ custom resource ของคุณ แล้วเปิด key ของ pod ตัวหนึ่ง ตัวแรกเป็น JSON ธรรมดา ตัวที่สองขึ้นต้นด้วย k8s และ byte ศูนย์"},
+			Hint: Text{"Type your custom resource's prefix in the inspector's filter, such as /registry/lab.example.com/notes/ followed by your namespace. etcdctl reaches etcd without kubelab, so only the inspector can be checked.",
+				"พิมพ์ prefix ของ custom resource ของคุณในช่องกรองของ inspector เช่น /registry/lab.example.com/notes/ ตามด้วย namespace ของคุณ etcdctl คุยกับ etcd โดยไม่ผ่าน kubelab จึงตรวจได้จาก inspector เท่านั้น"},
+			How: Text{"The inspector read, for you, the key of a custom resource in your namespace since this step began, and a pod's key of your namespace during this lab.",
+				"inspector อ่าน key ของ custom resource ใน namespace ของคุณให้คุณตั้งแต่ขั้นนี้เริ่ม และอ่าน key ของ pod ใน namespace ของคุณระหว่าง lab นี้"},
+			Check: jsonBesideProtobuf,
+			Views: []string{pipeline.ViewInspector},
+		}, {
 			ID:    "where",
 			Title: Text{"Where does each one's data live?", "ข้อมูลของแต่ละแบบอยู่ที่ไหน"},
 			Do:    Text{"Pick the true sentence.", "เลือกประโยคที่ถูก"},
@@ -249,7 +298,7 @@ func extendLab() *Lab {
 				{"crd-here", Text{"Custom resources are in this cluster's etcd; an aggregated API's data is in its own server's storage", "custom resource อยู่ใน etcd ของคลัสเตอร์นี้ ส่วนข้อมูลของ aggregated API อยู่ใน storage ของ server ตัวนั้นเอง"}},
 				{"agg-here", Text{"An aggregated API's data is in this cluster's etcd; custom resources are not", "ข้อมูลของ aggregated API อยู่ใน etcd ของคลัสเตอร์นี้ ส่วน custom resource ไม่ได้อยู่"}},
 			},
-			Answer: func(a string) bool { return a == "crd-here" },
+			Answer: func(_ *Env, a string) bool { return a == "crd-here" },
 		}},
 	}
 }
@@ -336,12 +385,30 @@ func watchDelivered(typ string) Check {
 	}
 }
 
+// labelChanged passes when a write of the student's own to a pod of
+// their namespace changed that pod's labels or annotations in etcd. A
+// write that changed nothing stored (a label set to the value it had)
+// does not pass, and the step says so.
 func labelChanged(ctx context.Context, env *Env) (Result, error) {
+	writes := func(t *pipeline.Trace) bool { return t.Name != "" }
+	own := lastTrace(env, env.StepStarted, verb("patch", "update"), resource("", "pods"), inNamespace(env.Namespace), code(200, 299), writes)
+	if own == nil {
+		return Result{}, nil
+	}
 	names, err := env.World.LabelChanges(ctx, env.Namespace, env.StepRev)
-	if err != nil || len(names) == 0 {
+	if err != nil {
 		return Result{}, err
 	}
-	return Result{Passed: true, Evidence: "labels or annotations of pod " + strings.Join(names, ", ") + " changed in etcd"}, nil
+	for _, t := range since(env.Traces, env.StepStarted) {
+		if slices.Contains(names, t.Name) && t.Namespace == env.Namespace && t.Resource == "pods" && (t.Verb == "patch" || t.Verb == "update") && t.Code < 300 {
+			return Result{Passed: true, Evidence: "labels or annotations of pod " + t.Name + " changed in etcd, by " + describe(&t)}, nil
+		}
+	}
+	when := own.Time.Format(time.TimeOnly)
+	return Result{Why: Text{
+		"Your last change, " + own.Verb + " pods/" + own.Name + " at " + when + ", changed nothing stored: the pod already had those labels and annotations, so etcd kept the same resourceVersion and no watch saw a MODIFIED. Set a value the pod does not have yet.",
+		"การเปลี่ยนครั้งล่าสุดของคุณ " + own.Verb + " pods/" + own.Name + " เวลา " + when + " ไม่ได้เปลี่ยนสิ่งที่เก็บไว้เลย เพราะ pod มี label และ annotation ค่านั้นอยู่แล้ว etcd จึงคง resourceVersion เดิมและไม่มี watch ไหนเห็น MODIFIED ให้ตั้งค่าที่ pod ยังไม่มี",
+	}}, nil
 }
 
 func resumed(_ context.Context, env *Env) (Result, error) {

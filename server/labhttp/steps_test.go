@@ -30,6 +30,10 @@ func TestWatchLabWithKubectl(t *testing.T) {
 	if s := alice.state("watch", "watch-pods"); s != labhttp.StateCurrent {
 		t.Fatalf("a list passed the watch step: %s", s)
 	}
+	// The label the next steps will set, set already.
+	if _, stderr, err := alice.kubectl("-n", alice.name, "label", "pod", "ssa-demo", "demo-round=one", "--overwrite"); err != nil {
+		t.Fatal(err, stderr)
+	}
 	alice.kubectlBackground("-n", alice.name, "get", "pods", "--watch", "--output-watch-events")
 	alice.waitPassed("watch", "watch-pods")
 	// Reading is not changing.
@@ -40,7 +44,22 @@ func TestWatchLabWithKubectl(t *testing.T) {
 	if s := alice.state("watch", "modify"); s != labhttp.StateCurrent {
 		t.Fatalf("a read passed the MODIFIED step: %s", s)
 	}
-	if _, stderr, err := alice.kubectl("-n", alice.name, "label", "pod", "ssa-demo", "demo-round=one", "--overwrite"); err != nil {
+	// The same value again changes nothing stored: the step says so.
+	// (kubectl label sees that itself, says "not labeled" and sends
+	// nothing; kubectl patch sends it, and the server stores nothing.)
+	if _, stderr, err := alice.kubectl("-n", alice.name, "patch", "pod", "ssa-demo", "--type=merge", "-p", `{"metadata":{"labels":{"demo-round":"one"}}}`); err != nil {
+		t.Fatal(err, stderr)
+	}
+	var why string
+	kubelabtest.Eventually(t, "why the label did not count", func() (bool, error) {
+		st := alice.view("watch").Steps[1]
+		why = st.Why
+		return st.State == labhttp.StateCurrent && strings.Contains(why, "changed nothing stored"), nil
+	})
+	if !strings.Contains(why, "pods/ssa-demo") {
+		t.Errorf("why %q", why)
+	}
+	if _, stderr, err := alice.kubectl("-n", alice.name, "label", "pod", "ssa-demo", "demo-round=two", "--overwrite"); err != nil {
 		t.Fatal(err, stderr)
 	}
 	if st := alice.waitPassed("watch", "modify"); !strings.Contains(st.Evidence, "ssa-demo") {

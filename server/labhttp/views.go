@@ -20,6 +20,8 @@ type LabSummary struct {
 	Passed  int    `json:"passed"`
 	Started bool   `json:"started"`
 	Done    bool   `json:"done"`
+	// Runs is how often the student finished the lab before doing it again.
+	Runs int `json:"runs,omitempty"`
 }
 
 // LabList is the answer to GET /kubelab/v1/labs.
@@ -47,6 +49,8 @@ type LabView struct {
 	Current    int        `json:"current"`
 	Steps      []StepView `json:"steps"`
 	Lang       lab.Lang   `json:"lang"`
+	// Runs is how often the student finished the lab before doing it again.
+	Runs int `json:"runs,omitempty"`
 }
 
 // StepView is one step: what to do and whether it is done.
@@ -65,6 +69,9 @@ type StepView struct {
 	Question bool         `json:"question,omitempty"`
 	Choices  []ChoiceView `json:"choices,omitempty"`
 	Tries    int          `json:"tries,omitempty"`
+	// Why says why the current step has not passed, when the student did
+	// something close (a label that changed nothing stored).
+	Why string `json:"why,omitempty"`
 }
 
 // ChoiceView is one option of a question step.
@@ -94,7 +101,7 @@ func listView(labs []*lab.Lab, p *lab.Progress, lang lab.Lang) LabList {
 	for i, l := range labs {
 		s := LabSummary{ID: l.ID, Number: i + 1, Title: l.Title.In(lang), Intro: l.Intro.In(lang), Lesson: l.Lesson, Steps: len(l.Steps)}
 		if lp := p.Labs[l.ID]; lp != nil {
-			s.Started, s.Passed, s.Done = true, min(lp.Step, len(l.Steps)), lp.Done(l)
+			s.Started, s.Passed, s.Done, s.Runs = true, min(lp.Step, len(l.Steps)), lp.Done(l), len(lp.Runs)
 		}
 		out.Items = append(out.Items, s)
 	}
@@ -106,7 +113,7 @@ func labView(labs []*lab.Lab, l *lab.Lab, p *lab.Progress, lang lab.Lang) LabVie
 		Lesson: l.Lesson, Namespace: p.Namespace, Lang: lang}
 	lp := p.Labs[l.ID]
 	if lp != nil {
-		v.Started, v.Done, v.Current = true, lp.Done(l), lp.Step
+		v.Started, v.Done, v.Current, v.Runs = true, lp.Done(l), lp.Step, len(lp.Runs)
 	}
 	for i := range l.Steps {
 		st := &l.Steps[i]
@@ -122,7 +129,7 @@ func labView(labs []*lab.Lab, l *lab.Lab, p *lab.Progress, lang lab.Lang) LabVie
 				at := pass.At
 				sv.State, sv.Evidence, sv.PassedAt = StatePassed, pass.Evidence, &at
 			case i == lp.Step:
-				sv.State = StateCurrent
+				sv.State, sv.Why = StateCurrent, lp.Why.In(lang)
 			}
 		}
 		v.Steps = append(v.Steps, sv)

@@ -1,0 +1,178 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubelab/kubelab/pipeline"
+)
+
+// fakeWorld is a World with its answers given: the checks' logic is
+// tested here, the real World (etcd) in package labhttp.
+type fakeWorld struct {
+	changed []string
+	crds    map[string]bool
+}
+
+func (f fakeWorld) LabelChanges(context.Context, string, int64) ([]string, error) {
+	return f.changed, nil
+}
+func (f fakeWorld) WatchWindowStart(context.Context) (int64, error) { return 0, nil }
+func (f fakeWorld) IsCustomResource(_ context.Context, group, resource string) (bool, error) {
+	return f.crds[resource+"."+group], nil
+}
+
+// A question only the student can answer: the resourceVersion of a
+// BOOKMARK their own watch got, or the Y of their own 410. Someone
+// else's number, a number from before the lab, or a kubelab view's
+// watch the step does not name, is wrong.
+func TestPersonalAnswers(t *testing.T) {
+	labs := All()
+	watch := func(source, bookmark, gone string) Watch {
+		return Watch{Time: t0.Add(time.Second), User: "alice", Resource: "pods", Namespace: "alice", Source: source,
+			Bookmark: bookmark, Gone: gone, Expired: gone != "", Events: map[string]int{}}
+	}
+	for _, c := range []struct {
+		name, lab, step, answer string
+		w                       Watch
+		want                    bool
+	}{
+		{"OK the bookmark's resourceVersion", "bookmarks", "bookmark-rv", "1234", watch("", "1234", ""), true},
+		{"OK copied with its quotes", "bookmarks", "bookmark-rv", ` "1234" `, watch("", "1234", ""), true},
+		{"OK from Run it live", "bookmarks", "bookmark-rv", "1234", watch(pipeline.ViewRunItLive, "1234", ""), true},
+		{"ErrAnother number", "bookmarks", "bookmark-rv", "1235", watch("", "1234", ""), false},
+		{"ErrNo bookmark", "bookmarks", "bookmark-rv", "1234", watch("", "", ""), false},
+		{"ErrThe timeline's watch", "bookmarks", "bookmark-rv", "1234", watch(pipeline.ViewTimeline, "1234", ""), false},
+		{"ErrNot a number", "bookmarks", "bookmark-rv", "", watch("", "", ""), false},
+		{"OK the window's start", "gone", "window-start", "107", watch("", "", "too old resource version: 1 (107)"), true},
+		{"ErrX is not Y", "gone", "window-start", "1", watch("", "", "too old resource version: 1 (107)"), false},
+		{"OK the timeline's 410", "gone", "window-start", "107", watch(pipeline.ViewTimeline, "", "too old resource version: 1 (107)"), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := Find(labs, c.lab)
+			_, at := l.Step(c.step)
+			p := &Progress{User: "alice", Namespace: "alice", Labs: map[string]*LabProgress{c.lab: {Started: t0, StepStarted: t0, Step: at}}}
+			env := Env{User: "alice", Namespace: "alice", Watches: []Watch{c.w}}
+			right, err := Answer(l, p, c.step, c.answer, env, t0.Add(time.Minute), 10)
+			if err != nil || right != c.want {
+				t.Errorf("right %v (%v), want %v", right, err, c.want)
+			}
+		})
+	}
+	// Before the lab began is not during it.
+	l := Find(labs, "bookmarks")
+	_, at := l.Step("bookmark-rv")
+	p := &Progress{User: "alice", Namespace: "alice", Labs: map[string]*LabProgress{"bookmarks": {Started: t0.Add(time.Hour), StepStarted: t0.Add(time.Hour), Step: at}}}
+	if right, _ := Answer(l, p, "bookmark-rv", "1234", Env{Namespace: "alice", Watches: []Watch{watch("", "1234", "")}}, t0.Add(2*time.Hour), 10); right {
+		t.Error("a bookmark from before the lab answered it")
+	}
+}
+
+// A label step passes from the student's own write that changed what is
+// stored; a write that changed nothing says why the step waits.
+func TestLabelStepSaysWhyNot(t *testing.T) {
+	patch := trace(time.Second, "patch", "pods", "alice", 200)
+	patch.Name = "ssa-demo"
+	env := func(changed []string, ts ...pipeline.Trace) Env {
+		return Env{User: "alice", Namespace: "alice", StepStarted: t0, LabStarted: t0, Traces: ts, World: fakeWorld{changed: changed}}
+	}
+	r, err := labelChanged(context.Background(), ptr(env([]string{"ssa-demo"}, patch)))
+	if err != nil || !r.Passed || !strings.Contains(r.Evidence, "ssa-demo") {
+		t.Errorf("a label that changed: %+v %v", r, err)
+	}
+	r, _ = labelChanged(context.Background(), ptr(env(nil, patch)))
+	if r.Passed || !strings.Contains(r.Why.EN, "changed nothing stored") || !strings.Contains(r.Why.TH, "ssa-demo") {
+		t.Errorf("a label that changed nothing: %+v", r)
+	}
+	// Someone else's change (an admin's) is not the student's.
+	r, _ = labelChanged(context.Background(), ptr(env([]string{"ssa-demo"})))
+	if r.Passed || r.Why.EN != "" {
+		t.Errorf("no write of the student's: %+v", r)
+	}
+	// Advance keeps the reason beside the step, and drops it once passed.
+	labs := All()
+	p := &Progress{User: "alice", Namespace: "alice", Labs: map[string]*LabProgress{"watch": {Started: t0, StepStarted: t0, Step: 1}}}
+	if changed, _ := Advance(context.Background(), labs, p, env(nil, patch), t0.Add(time.Minute), 10); !changed || p.Labs["watch"].Why.EN == "" {
+		t.Errorf("the reason was not kept: %+v", p.Labs["watch"])
+	}
+	if _, err := Advance(context.Background(), labs, p, env([]string{"ssa-demo"}, patch), t0.Add(time.Minute), 11); err != nil || p.Labs["watch"].Step != 2 || p.Labs["watch"].Why.EN != "" {
+		t.Errorf("passed: %+v %v", p.Labs["watch"], err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// The CRD steps: a create of the student's own, of a resource a CRD
+// defines, in their namespace; then the inspector's reads of that kind
+// and of a pod.
+func TestCustomResourceSteps(t *testing.T) {
+	world := fakeWorld{crds: map[string]bool{"notes.lab.example.com": true}}
+	create := func(group, resource, ns string, code int) pipeline.Trace {
+		tr := trace(time.Second, "create", resource, ns, code)
+		tr.APIGroup, tr.Name = group, "hello"
+		return tr
+	}
+	get := func(source, group, resource string) pipeline.Trace {
+		tr := trace(time.Second, "get", resource, "alice", 200)
+		tr.APIGroup, tr.Name, tr.Source = group, "hello", source
+		return tr
+	}
+	env := func(ts ...pipeline.Trace) Env {
+		return Env{User: "alice", Namespace: "alice", StepStarted: t0, LabStarted: t0, Traces: ts, World: world}
+	}
+	for name, c := range map[string]struct {
+		check Check
+		env   Env
+		want  bool
+	}{
+		"OK a Note created":                 {customResourceCreated, env(create("lab.example.com", "notes", "alice", 201)), true},
+		"ErrA built-in kind":                {customResourceCreated, env(create("apps", "deployments", "alice", 201)), false},
+		"ErrIn another namespace":           {customResourceCreated, env(create("lab.example.com", "notes", "bob", 201)), false},
+		"ErrRefused":                        {customResourceCreated, env(create("lab.example.com", "notes", "alice", 403)), false},
+		"OK both read in the inspector":     {jsonBesideProtobuf, env(get(pipeline.ViewInspector, "lab.example.com", "notes"), get(pipeline.ViewInspector, "", "pods")), true},
+		"ErrOnly the custom resource":       {jsonBesideProtobuf, env(get(pipeline.ViewInspector, "lab.example.com", "notes")), false},
+		"ErrRead with kubectl, not etcd":    {jsonBesideProtobuf, env(get("", "lab.example.com", "notes"), get("", "", "pods")), false},
+		"ErrA pod only":                     {jsonBesideProtobuf, env(get(pipeline.ViewInspector, "", "pods")), false},
+		"ErrA built-in kind, not a CRD one": {jsonBesideProtobuf, env(get(pipeline.ViewInspector, "apps", "deployments"), get(pipeline.ViewInspector, "", "pods")), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := run(t, c.check, c.env); got != c.want {
+				t.Errorf("passed %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// Doing a lab again starts its steps over and keeps that it was done.
+func TestRestart(t *testing.T) {
+	labs := All()
+	l := Find(labs, "discovery")
+	p := NewProgress("alice", "", "alice")
+	if err := p.Restart(l, t0, 1); !errors.Is(err, ErrNotStarted) {
+		t.Fatalf("restart before start: %v", err)
+	}
+	p.Start(l, t0, 1)
+	lp := p.Labs["discovery"]
+	lp.pass(l, Result{Evidence: "a"}, t0.Add(time.Second), 2)
+	lp.pass(l, Result{Evidence: "b"}, t0.Add(2*time.Second), 3)
+	if !lp.Done(l) || !lp.Finished(l) {
+		t.Fatal("not done")
+	}
+	if err := p.Restart(l, t0.Add(time.Minute), 9); err != nil {
+		t.Fatal(err)
+	}
+	again := p.Labs["discovery"]
+	if again.Done(l) || again.Step != 0 || len(again.Passed) != 0 || again.StepRev != 9 || !again.StepStarted.Equal(t0.Add(time.Minute)) {
+		t.Errorf("not started over: %+v", again)
+	}
+	if !again.Finished(l) || len(again.Runs) != 1 || !again.Runs[0].Finished.Equal(t0.Add(2*time.Second)) || !again.Runs[0].Started.Equal(t0) {
+		t.Errorf("the finished run was lost: %+v", again.Runs)
+	}
+	// An unfinished way through proves nothing and is not kept.
+	if err := p.Restart(l, t0.Add(2*time.Minute), 10); err != nil || len(p.Labs["discovery"].Runs) != 1 {
+		t.Errorf("runs after an unfinished restart: %+v %v", p.Labs["discovery"].Runs, err)
+	}
+}
