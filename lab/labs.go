@@ -157,9 +157,10 @@ func goneLab() *Lab {
 			Do:      Text{"Do what a Reflector does after a 410: list again, and note the new resourceVersion to watch from.", "ทำแบบที่ Reflector ทำหลังได้ 410 คือ list ใหม่ แล้วจด resourceVersion ใหม่ไว้ watch ต่อ"},
 			Command: "kubectl get --raw /api/v1/namespaces/NS/pods | jq -r .metadata.resourceVersion",
 			Hint:    Text{"A fresh list is always servable; only old revisions are gone. (kubectl get -o json wraps the items in a List of its own, without the server's resourceVersion: read the raw list.)", "list ใหม่อ่านได้เสมอ ที่หายไปมีแค่ revision เก่า (kubectl get -o json ห่อ item ไว้ใน List ของตัวเองที่ไม่มี resourceVersion ของ server จึงต้องอ่าน list ดิบ)"},
-			How:     Text{"After the 410, the server answered a list of pods in your namespace.", "หลังได้ 410 server ตอบ list pod ใน namespace ของคุณ"},
-			Check:   requested(verb("list"), resource("", "pods"), nsOf, code(200, 299)),
-			Views:   timelineOrRunItLive,
+			How: Text{"After the 410, the server answered a list of pods in your namespace: from your own client, or from the timeline's watcher relisting the moment its resume got 410 (the timeline's lists when its page opens do not count).",
+				"หลังได้ 410 server ตอบ list pod ใน namespace ของคุณ จาก client ของคุณเอง หรือจาก watcher ของ timeline ที่ list ใหม่ทันทีที่การ resume ได้ 410 (การ list ของ timeline ตอนเปิดหน้าไม่นับ)"},
+			Check: relisted,
+			Views: timelineOrRunItLive,
 		}},
 	}
 }
@@ -437,6 +438,39 @@ func windowMoved(ctx context.Context, env *Env) (Result, error) {
 	}
 	return Result{Passed: true, Evidence: "the pods watch cache's window starts at resourceVersion " + strconv.FormatInt(start, 10) +
 		", past " + strconv.FormatInt(env.StepRev, 10) + " where this step began; your last change: " + describe(own)}, nil
+}
+
+// relistWithin is how soon after its 410 the timeline's watcher relists.
+const relistWithin = 10 * time.Second
+
+// relisted passes on a list of the student's pods after the 410: one of
+// their own (or Run it live's) since the step began, or the timeline's
+// watcher relisting on the 410 its resume got. The timeline also lists
+// whenever its page opens, so only a list of its right after one of its
+// watches got 410 counts.
+func relisted(_ context.Context, env *Env) (Result, error) {
+	list := []TraceMatch{verb("list"), resource("", "pods"), inNamespace(env.Namespace), code(200, 299)}
+	notTimeline := func(t *pipeline.Trace) bool { return t.Source != pipeline.ViewTimeline }
+	if t := lastTrace(env, env.StepStarted, append(list, notTimeline)...); t != nil {
+		return Result{Passed: true, Evidence: describe(t)}, nil
+	}
+	isPods := podsWatch(env)
+	for _, w := range env.Watches {
+		if w.Source != pipeline.ViewTimeline || !w.Expired || !isPods(&w) || w.Time.Before(env.LabStarted) {
+			continue
+		}
+		gone := w.Last["ERROR"]
+		if gone.IsZero() {
+			gone = w.Time // refused before it started: a plain 410 Status
+		}
+		after := func(t *pipeline.Trace) bool {
+			return t.Source == pipeline.ViewTimeline && !t.Time.Before(gone) && t.Time.Sub(gone) <= relistWithin
+		}
+		if t := lastTrace(env, env.LabStarted, append(list, after)...); t != nil {
+			return Result{Passed: true, Evidence: "the timeline's watcher relisted after its 410: " + describe(t)}, nil
+		}
+	}
+	return Result{}, nil
 }
 
 func expired(_ context.Context, env *Env) (Result, error) {

@@ -176,3 +176,35 @@ func TestRestart(t *testing.T) {
 		t.Errorf("runs after an unfinished restart: %+v %v", p.Labs["discovery"].Runs, err)
 	}
 }
+
+// The relist after a 410: the student's own list, or the timeline's
+// watcher relisting on its 410; never the timeline's list as its page
+// opens.
+func TestRelistIsAfterA410(t *testing.T) {
+	list := func(at time.Duration, source string) pipeline.Trace {
+		tr := trace(at, "list", "pods", "alice", 200)
+		tr.Source = source
+		return tr
+	}
+	gone := Watch{Time: t0.Add(10 * time.Second), User: "alice", Resource: "pods", Namespace: "alice", Source: pipeline.ViewTimeline,
+		Expired: true, Events: map[string]int{"ERROR": 1}, Last: map[string]time.Time{"ERROR": t0.Add(11 * time.Second)}}
+	env := func(ws []Watch, ts ...pipeline.Trace) Env {
+		return Env{User: "alice", Namespace: "alice", LabStarted: t0, StepStarted: t0.Add(20 * time.Second), Traces: ts, Watches: ws}
+	}
+	for name, c := range map[string]struct {
+		env  Env
+		want bool
+	}{
+		"OK your own list":                     {env(nil, list(30*time.Second, "")), true},
+		"OK the timeline relisting on its 410": {env([]Watch{gone}, list(12*time.Second, pipeline.ViewTimeline)), true},
+		"ErrThe timeline's page opening":       {env(nil, list(30*time.Second, pipeline.ViewTimeline)), false},
+		"ErrThe timeline's list long after":    {env([]Watch{gone}, list(60*time.Second, pipeline.ViewTimeline)), false},
+		"ErrYour list before the step":         {env(nil, list(5*time.Second, "")), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := run(t, relisted, c.env); got != c.want {
+				t.Errorf("passed %v, want %v", got, c.want)
+			}
+		})
+	}
+}
