@@ -188,3 +188,46 @@ func TestPipelineLabDenialByImpersonation(t *testing.T) {
 		t.Errorf("evidence %q", st.Evidence)
 	}
 }
+
+// Doing a lab again through the API: a lab finished stays on record, its
+// steps start over and count only what comes after; a lab not started, or
+// not served, is a clear Status.
+func TestDoItAgain(t *testing.T) {
+	lab := kubelabtest.Start(t, classroomMode)
+	alice := student(t, lab, "alice")
+	resp, body := alice.post(labhttp.APIPath+"/discovery/restart", "")
+	wantStatus(t, resp, body, http.StatusConflict, "Conflict")
+	resp, body = alice.post(labhttp.APIPath+"/nope/restart", "")
+	wantStatus(t, resp, body, http.StatusNotFound, "NotFound")
+	alice.start("discovery")
+	for _, args := range [][]string{{"get", "--raw", "/apis"}, {"explain", "pod.spec.containers.image"}} {
+		if _, stderr, err := alice.kubectl(args...); err != nil {
+			t.Fatal(err, stderr)
+		}
+	}
+	alice.waitPassed("discovery", "openapi")
+	resp, body = alice.post(labhttp.APIPath+"/discovery/restart", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("restart: HTTP %d: %s", resp.StatusCode, body)
+	}
+	v := alice.view("discovery")
+	if v.Done || v.Runs != 1 || v.Steps[0].State != labhttp.StateCurrent || v.Steps[1].State != labhttp.StateTodo {
+		t.Fatalf("after doing it again: %+v", v)
+	}
+	// The old requests do not pass the new round.
+	alice.post(labhttp.APIPath+"/discovery/check", "")
+	if s := alice.state("discovery", "groups"); s != labhttp.StateCurrent {
+		t.Fatalf("the first round's request passed the second: %s", s)
+	}
+	resp, body = alice.get(labhttp.APIPath)
+	if !strings.Contains(body, `"id":"discovery"`) || !strings.Contains(body, `"runs":1`) {
+		t.Errorf("the list of labs: HTTP %d: %s", resp.StatusCode, body)
+	}
+	// The instructor's dashboard counts the lab finished.
+	if _, body := instructor(t, lab).get(labhttp.APIPath + "/dashboard"); !strings.Contains(body, `"labsDone":1`) {
+		t.Errorf("dashboard: %s", body)
+	}
+	anon := user{t: t, lab: lab}
+	resp, body = anon.post(labhttp.APIPath+"/discovery/restart", "")
+	wantStatus(t, resp, body, http.StatusUnauthorized, "Unauthorized")
+}
