@@ -78,7 +78,7 @@ type Step struct {
 	// (the resourceVersion of the BOOKMARK their own watch received), so
 	// the answer cannot be passed around the class. nil for steps
 	// checked from what happened on the server.
-	Answer func(env *Env, answer string) bool `json:"-"`
+	Answer Grade `json:"-"`
 	// Check decides from what happened; nil for answer steps.
 	Check Check `json:"-"`
 	// Views are the kubelab views (pipeline.View*) whose requests count
@@ -87,6 +87,15 @@ type Step struct {
 	// the inspector's access check) must not pass a step the student did
 	// not do.
 	Views []string `json:"-"`
+}
+
+// Grade says whether an answer is right, from what env says happened.
+type Grade func(ctx context.Context, env *Env, answer string) (bool, error)
+
+// sameForEveryone grades a concept question, whose right answer is the
+// same for the whole class.
+func sameForEveryone(right func(answer string) bool) Grade {
+	return func(_ context.Context, _ *Env, answer string) (bool, error) { return right(answer), nil }
 }
 
 // Choice is one option of a question step.
@@ -165,6 +174,9 @@ type World interface {
 	// WatchWindowStart is where the pods watch cache's window starts: a
 	// watch from an older resourceVersion gets 410 too old resource version.
 	WatchWindowStart(ctx context.Context) (int64, error)
+	// PodRevisions are the mod revisions etcd holds for the keys of the
+	// pods of ns (a pod's resourceVersion is its key's mod revision).
+	PodRevisions(ctx context.Context, ns string) ([]int64, error)
 	// IsCustomResource reports whether a CustomResourceDefinition stored
 	// in etcd defines resource in group.
 	IsCustomResource(ctx context.Context, group, resource string) (bool, error)

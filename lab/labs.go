@@ -188,8 +188,8 @@ func etcdLab() *Lab {
 			Do:      Text{"Open the etcd inspector in the lesson's etcd section and read the key of one of your pods.", "เปิด etcd inspector ในส่วน etcd ของบทเรียนแล้วอ่าน key ของ pod ตัวหนึ่งของคุณ"},
 			Command: "etcdctl get /registry/pods/NS/ssa-demo",
 			Hint:    Text{"Keys are /registry/<resource>/<namespace>/<name>.", "key มีรูปแบบ /registry/<resource>/<namespace>/<name>"},
-			How: Text{"etcdctl talks to etcd, not to the API server, so no trace of it can exist — that is the lesson's point. This step is checked from the browser's etcd inspector, which reads through kubelab and is traced; if you used etcdctl, the next question checks what you saw.",
-				"etcdctl คุยกับ etcd โดยตรง ไม่ผ่าน API server จึงไม่มี trace ใด ๆ เกิดขึ้น ซึ่งก็คือประเด็นของบทเรียน ขั้นนี้จึงตรวจจาก etcd inspector ในเบราว์เซอร์ซึ่งอ่านผ่าน kubelab และมี trace ถ้าคุณใช้ etcdctl คำถามถัดไปจะตรวจสิ่งที่คุณเห็น"},
+			How: Text{"etcdctl talks to etcd, not to the API server, so no trace of it can exist — that is the lesson's point. This step is checked from the browser's etcd inspector, which reads through kubelab and is traced; if you used etcdctl, the questions after it check what you saw.",
+				"etcdctl คุยกับ etcd โดยตรง ไม่ผ่าน API server จึงไม่มี trace ใด ๆ เกิดขึ้น ซึ่งก็คือประเด็นของบทเรียน ขั้นนี้จึงตรวจจาก etcd inspector ในเบราว์เซอร์ซึ่งอ่านผ่าน kubelab และมี trace ถ้าคุณใช้ etcdctl คำถามหลังจากนี้จะตรวจสิ่งที่คุณเห็น"},
 			// A value, which the inspector reads when a key is picked; not
 			// the key list, which it loads with the page.
 			Check: requested(path("/ui/etcd/value", false), code(200, 200)),
@@ -199,10 +199,21 @@ func etcdLab() *Lab {
 			Do:    Text{"Type the first four bytes of the stored value, as etcdctl or the inspector shows them.", "พิมพ์ 4 byte แรกของค่าที่เก็บไว้ ตามที่ etcdctl หรือ inspector แสดง"},
 			Hint:  Text{"Three letters and a zero byte, before the protobuf.", "ตัวอักษรสามตัวกับ byte ศูนย์หนึ่งตัว ก่อน protobuf"},
 			How:   Text{"Your answer is compared with the bytes every built-in object is stored with.", "คำตอบของคุณถูกเทียบกับ byte ที่ object ในตัวทุกชนิดถูกเก็บไว้"},
-			Answer: func(_ *Env, a string) bool {
+			Answer: sameForEveryone(func(a string) bool {
 				a = strings.TrimSpace(strings.Trim(strings.TrimSpace(a), `"'`))
 				return slices.ContainsFunc(prefixAnswers, func(p string) bool { return strings.EqualFold(a, p) })
-			},
+			}),
+		}, {
+			ID:    "mod-revision",
+			Title: Text{"At which revision was your pod last written?", "pod ของคุณถูกเขียนครั้งล่าสุดที่ revision ไหน"},
+			Do: Text{"Type the mod revision of one of your pods' keys, as etcd holds it now: the inspector shows it as modRevision, etcdctl get -w json as mod_revision.",
+				"พิมพ์ mod revision ของ key ของ pod ตัวหนึ่งของคุณ ตามที่ etcd เก็บอยู่ตอนนี้ inspector แสดงเป็น modRevision ส่วน etcdctl get -w json แสดงเป็น mod_revision"},
+			Command: "etcdctl get /registry/pods/NS/ssa-demo -w json | jq .kvs[0].mod_revision",
+			Hint: Text{"It is the revision of the etcd transaction that last wrote the key: the number the API returns as the pod's resourceVersion. If you changed the pod since you read it, read it again.",
+				"คือ revision ของ transaction ใน etcd ที่เขียน key นั้นครั้งล่าสุด ซึ่งเป็นเลขเดียวกับที่ API คืนมาเป็น resourceVersion ของ pod ถ้าคุณแก้ pod หลังจากอ่าน ให้อ่านใหม่"},
+			How: Text{"Your answer is compared with the mod revisions etcd holds now for the pods of your namespace: a number of your own namespace, not your neighbour's.",
+				"คำตอบของคุณถูกเทียบกับ mod revision ที่ etcd เก็บอยู่ตอนนี้สำหรับ pod ใน namespace ของคุณ ซึ่งเป็นเลขของ namespace คุณเอง ไม่ใช่ของเพื่อน"},
+			Answer: modRevisionAnswer,
 		}, {
 			ID:    "why-not",
 			Title: Text{"Why not read etcd in a controller?", "ทำไมไม่ควรให้ controller อ่าน etcd"},
@@ -214,7 +225,7 @@ func etcdLab() *Lab {
 				{"skips", Text{"Authentication, RBAC and the watch cache, and it returns protobuf", "authentication, RBAC และ watch cache อีกทั้งได้ protobuf กลับมา"}},
 				{"json", Text{"Only the JSON conversion", "แค่การแปลงเป็น JSON"}},
 			},
-			Answer: func(_ *Env, a string) bool { return a == "skips" },
+			Answer: sameForEveryone(func(a string) bool { return a == "skips" }),
 		}},
 	}
 }
@@ -299,7 +310,7 @@ EOF`,
 				{"crd-here", Text{"Custom resources are in this cluster's etcd; an aggregated API's data is in its own server's storage", "custom resource อยู่ใน etcd ของคลัสเตอร์นี้ ส่วนข้อมูลของ aggregated API อยู่ใน storage ของ server ตัวนั้นเอง"}},
 				{"agg-here", Text{"An aggregated API's data is in this cluster's etcd; custom resources are not", "ข้อมูลของ aggregated API อยู่ใน etcd ของคลัสเตอร์นี้ ส่วน custom resource ไม่ได้อยู่"}},
 			},
-			Answer: func(_ *Env, a string) bool { return a == "crd-here" },
+			Answer: sameForEveryone(func(a string) bool { return a == "crd-here" }),
 		}},
 	}
 }

@@ -15,7 +15,10 @@ import (
 type fakeWorld struct {
 	changed []string
 	crds    map[string]bool
+	revs    []int64
 }
+
+func (f fakeWorld) PodRevisions(context.Context, string) ([]int64, error) { return f.revs, nil }
 
 func (f fakeWorld) LabelChanges(context.Context, string, int64) ([]string, error) {
 	return f.changed, nil
@@ -56,7 +59,7 @@ func TestPersonalAnswers(t *testing.T) {
 			_, at := l.Step(c.step)
 			p := &Progress{User: "alice", Namespace: "alice", Labs: map[string]*LabProgress{c.lab: {Started: t0, StepStarted: t0, Step: at}}}
 			env := Env{User: "alice", Namespace: "alice", Watches: []Watch{c.w}}
-			right, err := Answer(l, p, c.step, c.answer, env, t0.Add(time.Minute), 10)
+			right, err := Answer(context.Background(), l, p, c.step, c.answer, env, t0.Add(time.Minute), 10)
 			if err != nil || right != c.want {
 				t.Errorf("right %v (%v), want %v", right, err, c.want)
 			}
@@ -66,7 +69,7 @@ func TestPersonalAnswers(t *testing.T) {
 	l := Find(labs, "bookmarks")
 	_, at := l.Step("bookmark-rv")
 	p := &Progress{User: "alice", Namespace: "alice", Labs: map[string]*LabProgress{"bookmarks": {Started: t0.Add(time.Hour), StepStarted: t0.Add(time.Hour), Step: at}}}
-	if right, _ := Answer(l, p, "bookmark-rv", "1234", Env{Namespace: "alice", Watches: []Watch{watch("", "1234", "")}}, t0.Add(2*time.Hour), 10); right {
+	if right, _ := Answer(context.Background(), l, p, "bookmark-rv", "1234", Env{Namespace: "alice", Watches: []Watch{watch("", "1234", "")}}, t0.Add(2*time.Hour), 10); right {
 		t.Error("a bookmark from before the lab answered it")
 	}
 }
@@ -206,5 +209,16 @@ func TestRelistIsAfterA410(t *testing.T) {
 				t.Errorf("passed %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// The mod revision question: a revision etcd holds for the student's own
+// pods, not a neighbour's.
+func TestModRevisionAnswer(t *testing.T) {
+	env := &Env{Namespace: "alice", World: fakeWorld{revs: []int64{812, 840}}}
+	for answer, want := range map[string]bool{"840": true, "mod_revision: 812": true, `"812"`: true, "813": false, "": false, "k8s": false} {
+		if right, err := modRevisionAnswer(context.Background(), env, answer); err != nil || right != want {
+			t.Errorf("%q: right %v (%v), want %v", answer, right, err, want)
+		}
 	}
 }

@@ -188,7 +188,7 @@ func stepEnv(env Env, lp *LabProgress, st *Step) Env {
 // Answer grades an answer to the current step of lab l against what env
 // says happened, passing it if it is right. It reports whether the
 // answer was right.
-func Answer(l *Lab, p *Progress, stepID, answer string, env Env, now time.Time, rev int64) (bool, error) {
+func Answer(ctx context.Context, l *Lab, p *Progress, stepID, answer string, env Env, now time.Time, rev int64) (bool, error) {
 	lp := p.Labs[l.ID]
 	if lp == nil || lp.Done(l) || l.Steps[lp.Step].ID != stepID {
 		return false, ErrNotCurrent
@@ -202,7 +202,11 @@ func Answer(l *Lab, p *Progress, stepID, answer string, env Env, now time.Time, 
 	}
 	lp.Tries[stepID]++
 	e := stepEnv(env, lp, st)
-	if !st.Answer(&e, answer) {
+	right, err := st.Answer(ctx, &e, answer)
+	if err != nil {
+		return false, err
+	}
+	if !right {
 		return false, nil
 	}
 	shown := answer

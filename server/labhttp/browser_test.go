@@ -94,7 +94,7 @@ func TestLabPageInTheBrowser(t *testing.T) {
 	browsertest.Do(t, ctx, "sign in with the admin's token", chromedp.SendKeys(chromedp.CSS(`input[name=token]`), token), chromedp.Submit(chromedp.CSS(`input[name=token]`)))
 	browsertest.WaitJS(t, ctx, "the class, live", `document.querySelector('tr[data-user="system:anonymous"]') !== null && document.querySelector(".dashboard .conn.live") !== null`)
 	row := browsertest.Eval[string](t, ctx, `document.querySelector('tr[data-user="system:anonymous"]').textContent`)
-	if !strings.Contains(row, "etcd") || !strings.Contains(row, "3/3") {
+	if !strings.Contains(row, "etcd") || !strings.Contains(row, "3/4") {
 		t.Errorf("dashboard row %q", row)
 	}
 	browsertest.Do(t, ctx, "dark mode", chromedp.Click(chromedp.CSS(`[data-theme-toggle]`)))

@@ -171,7 +171,15 @@ func (w *walk) actions() map[string]func() {
 		// etcd
 		"read-key": func() { w.u.inBrowser().get("/ui/etcd/value?key=/registry/pods/" + w.ns + "/ssa-demo") },
 		"prefix":   func() { w.answer("prefix", `k8s\x00`) },
-		"why-not":  func() { w.answer("why-not", "skips") },
+		"mod-revision": func() {
+			_, body := w.u.inBrowser().get("/ui/etcd/value?key=/registry/pods/" + w.ns + "/ssa-demo")
+			m := regexp.MustCompile(`"modRevision":(\d+)`).FindStringSubmatch(body)
+			if m == nil {
+				w.t.Fatalf("no modRevision in %s", body)
+			}
+			w.answer("mod-revision", m[1])
+		},
+		"why-not": func() { w.answer("why-not", "skips") },
 		// discovery
 		"groups":  func() { w.kubectl("get", "--raw", "/apis") },
 		"openapi": func() { w.kubectl("explain", "pod.spec.containers.image") },

@@ -225,7 +225,7 @@ func (s *service) answer(ctx context.Context, u pipeline.User, l *lab.Lab, step,
 		if err != nil {
 			return nil, err
 		}
-		if right, err = lab.Answer(l, p, step, answer, s.env(p), s.now(), rev); err != nil {
+		if right, err = lab.Answer(ctx, l, p, step, answer, s.env(p), s.now(), rev); err != nil {
 			return p, err
 		}
 		// A wrong answer is stored too: its try counts.

@@ -3,6 +3,7 @@ package labhttp_test
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,27 @@ func TestQuestionSteps(t *testing.T) {
 	}
 	if resp, body := alice.post(path, `{"answer":"k8s\\x00"}`); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"correct":true`) {
 		t.Fatalf("right answer: HTTP %d %s", resp.StatusCode, body)
+	}
+	// The mod revision of alice's own pod, as the inspector showed it;
+	// bob's is wrong for her.
+	bob := student(t, lab, "bob")
+	modRevision := func(u user) string {
+		_, body := u.inBrowser().get("/ui/etcd/value?key=/registry/pods/" + u.name + "/ssa-demo")
+		m := regexp.MustCompile(`"modRevision":(\d+)`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no modRevision in %s", body)
+		}
+		return m[1]
+	}
+	if _, stderr, err := bob.kubectl("-n", bob.name, "label", "pod", "ssa-demo", "by=bob"); err != nil {
+		t.Fatal(err, stderr)
+	}
+	revPath := labhttp.APIPath + "/etcd/steps/mod-revision/answer"
+	if _, body := alice.post(revPath, `{"answer":"`+modRevision(bob)+`"}`); !strings.Contains(body, `"correct":false`) {
+		t.Fatalf("bob's mod revision was right for alice: %s", body)
+	}
+	if _, body := alice.post(revPath, `{"answer":"`+modRevision(alice)+`"}`); !strings.Contains(body, `"correct":true`) {
+		t.Fatalf("alice's own mod revision was wrong: %s", body)
 	}
 	resp, body = alice.post(labhttp.APIPath+"/etcd/steps/why-not/answer", `{"answer":`)
 	wantStatus(t, resp, body, http.StatusBadRequest, "BadRequest")

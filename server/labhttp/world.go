@@ -67,6 +67,20 @@ func (w *world) WatchWindowStart(context.Context) (int64, error) {
 	return w.pods.Cache().Window().Start, nil
 }
 
+// PodRevisions reads the mod revisions of the keys of ns's pods.
+func (w *world) PodRevisions(ctx context.Context, ns string) ([]int64, error) {
+	prefix := storage.ResourcePrefix(schema.GroupResource{Resource: "pods"}, false) + "/" + ns + "/"
+	resp, err := w.etcd.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, err
+	}
+	revs := make([]int64, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		revs = append(revs, kv.ModRevision)
+	}
+	return revs, nil
+}
+
 // IsCustomResource looks for the CustomResourceDefinition of resource in
 // group where kube keeps it, under its name <resource>.<group>.
 func (w *world) IsCustomResource(ctx context.Context, group, resource string) (bool, error) {
