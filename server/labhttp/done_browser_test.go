@@ -100,3 +100,36 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 	browsertest.Do(t, ctx, "the lab again", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(lb.URL()+"/labs/discovery?lang=en"))
 	browsertest.WaitJS(t, ctx, "the first step passed again", `document.querySelector('li[data-step="groups"]')?.dataset.state === "passed" && document.querySelector('li[data-step="openapi"]').dataset.state === "current"`)
 }
+
+// A label that changed nothing stored: the watch lab's label step says,
+// live and in the student's language, that this is why it has not passed;
+// a label that changes something passes it and the reason goes.
+func TestLabSaysWhyALabelDidNotCount(t *testing.T) {
+	ctx := browsertest.Start(t)
+	lb := kubelabtest.Start(t)
+	browsertest.Do(t, ctx, "open the watch lab in Thai", chromedp.Navigate(lb.URL()+"/labs/watch?lang=th"))
+	browsertest.WaitJS(t, ctx, "the start button", `document.querySelector(".lab-start button") !== null`)
+	browsertest.Do(t, ctx, "start it", chromedp.Click(chromedp.CSS(".lab-start button")))
+	browsertest.WaitJS(t, ctx, "the first step current, live", `document.querySelector('li[data-step="watch-pods"]')?.dataset.state === "current" && document.querySelector(".lab-meta .conn.live") !== null`)
+	localKubectl(t, lb, "-n", "internals-demo", "label", "pod", "ssa-demo", "demo-round=why", "--overwrite")
+	localKubectl(t, lb, "get", "--raw", "/api/v1/namespaces/internals-demo/pods?watch=1&timeoutSeconds=1")
+	browsertest.WaitJS(t, ctx, "the label step current", `document.querySelector('li[data-step="modify"]').dataset.state === "current"`)
+	if !browsertest.Eval[bool](t, ctx, `document.querySelector('li[data-step="modify"] [data-why]').hidden`) {
+		t.Fatal("a reason shown before the student changed anything")
+	}
+	localKubectl(t, lb, "-n", "internals-demo", "patch", "pod", "ssa-demo", "--type=merge", "-p", `{"metadata":{"labels":{"demo-round":"why"}}}`)
+	browsertest.WaitJS(t, ctx, "why, in Thai", `!document.querySelector('li[data-step="modify"] [data-why]').hidden && document.querySelector('li[data-step="modify"] [data-why]').textContent.includes("ไม่ได้เปลี่ยนสิ่งที่เก็บไว้")`)
+	browsertest.Eval[bool](t, ctx, `(document.documentElement.dataset.theme = "dark", true)`)
+	browsertest.ScrollTo(t, ctx, `li[data-step="modify"]`)
+	browsertest.Shot(t, ctx, "lab-why-th-dark")
+
+	browsertest.Do(t, ctx, "English, on a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Navigate(lb.URL()+"/labs/watch?lang=en"))
+	browsertest.WaitJS(t, ctx, "why, in English", `document.querySelector('li[data-step="modify"] [data-why]')?.textContent.includes("changed nothing stored") && document.querySelector(".lab-meta .conn.live") !== null`)
+	browsertest.Eval[bool](t, ctx, `(document.documentElement.dataset.theme = "light", true)`)
+	browsertest.ScrollTo(t, ctx, `li[data-step="modify"]`)
+	noOverflow(t, ctx, "the reason on a phone")
+	browsertest.Shot(t, ctx, "lab-why-en-phone")
+
+	localKubectl(t, lb, "-n", "internals-demo", "label", "pod", "ssa-demo", "demo-round=changed", "--overwrite")
+	browsertest.WaitJS(t, ctx, "the label step passed, its reason gone", `document.querySelector('li[data-step="modify"]').dataset.state === "passed" && document.querySelector('li[data-step="modify"] [data-why]').hidden`)
+}
