@@ -1,6 +1,7 @@
 package labhttp_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -42,6 +43,7 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 	}
 	browsertest.ScrollTo(t, ctx, "[data-done-panel]")
 	browsertest.Shot(t, ctx, "lab-done-en")
+	accessible(t, ctx, "the done lab")
 
 	// Another lab, half done, for the index.
 	browsertest.Eval[bool](t, ctx, `(window.started = null, fetch("/kubelab/v1/labs/bookmarks/start", {method: "POST"}).then(r => window.started = r.status), true)`)
@@ -63,6 +65,7 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 	}
 	browsertest.ScrollTo(t, ctx, `.lab-card a[href^="/labs/bookmarks?"]`)
 	browsertest.Shot(t, ctx, "labs-progress-en")
+	accessible(t, ctx, "the index with progress")
 
 	// Thai, dark, on a phone.
 	browsertest.Do(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Navigate(lb.URL()+"/labs?lang=th"))
@@ -74,6 +77,7 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 	noOverflow(t, ctx, "the Thai labs index")
 	browsertest.ScrollTo(t, ctx, `.lab-card a[href^="/labs/bookmarks?"]`)
 	browsertest.Shot(t, ctx, "labs-progress-th-dark-phone")
+	accessible(t, ctx, "the Thai index, dark, on a phone")
 
 	browsertest.Do(t, ctx, "the done lab in Thai", chromedp.Navigate(lb.URL()+"/labs/discovery?lang=th"))
 	browsertest.WaitJS(t, ctx, "the done panel in Thai", `!document.querySelector("[data-done-panel]").hidden && document.querySelector("[data-done-panel] h2").textContent.includes("แล็บนี้เสร็จแล้ว")`)
@@ -81,6 +85,7 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 	browsertest.ScrollTo(t, ctx, "[data-done-panel]")
 	noOverflow(t, ctx, "the Thai done lab")
 	browsertest.Shot(t, ctx, "lab-done-th-dark-phone")
+	accessible(t, ctx, "the Thai done lab, dark, on a phone")
 
 	// Do it again: the steps start over, and count only what comes next.
 	browsertest.Do(t, ctx, "do it again", chromedp.Click(chromedp.CSS(".lab-restart button")))
@@ -122,6 +127,7 @@ func TestLabSaysWhyALabelDidNotCount(t *testing.T) {
 	browsertest.Eval[bool](t, ctx, `(document.documentElement.dataset.theme = "dark", true)`)
 	browsertest.ScrollTo(t, ctx, `li[data-step="modify"]`)
 	browsertest.Shot(t, ctx, "lab-why-th-dark")
+	accessible(t, ctx, "the reason, in Thai, dark")
 
 	browsertest.Do(t, ctx, "English, on a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Navigate(lb.URL()+"/labs/watch?lang=en"))
 	browsertest.WaitJS(t, ctx, "why, in English", `document.querySelector('li[data-step="modify"] [data-why]')?.textContent.includes("changed nothing stored") && document.querySelector(".lab-meta .conn.live") !== null`)
@@ -129,7 +135,17 @@ func TestLabSaysWhyALabelDidNotCount(t *testing.T) {
 	browsertest.ScrollTo(t, ctx, `li[data-step="modify"]`)
 	noOverflow(t, ctx, "the reason on a phone")
 	browsertest.Shot(t, ctx, "lab-why-en-phone")
+	accessible(t, ctx, "the reason on a phone")
 
 	localKubectl(t, lb, "-n", "internals-demo", "label", "pod", "ssa-demo", "demo-round=changed", "--overwrite")
 	browsertest.WaitJS(t, ctx, "the label step passed, its reason gone", `document.querySelector('li[data-step="modify"]').dataset.state === "passed" && document.querySelector('li[data-step="modify"] [data-why]').hidden`)
+}
+
+// accessible fails for axe-core's serious or critical violations on the
+// page as it is now.
+func accessible(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	for _, v := range browsertest.Axe(t, ctx) {
+		t.Errorf("%s: %s", what, v)
+	}
 }
