@@ -11,6 +11,7 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,23 @@ type Text struct {
 	EN string `json:"en"`
 	TH string `json:"th"`
 }
+
+// UnmarshalJSON also reads a bare string, as English: progress stored
+// before a field became bilingual (a step's evidence) still reads.
+func (t *Text) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		*t = Text{}
+		return json.Unmarshal(b, &t.EN)
+	}
+	type plain Text
+	return json.Unmarshal(b, (*plain)(t))
+}
+
+// plus is t followed by u, in each language.
+func (t Text) plus(u Text) Text { return Text{t.EN + u.EN, t.TH + u.TH} }
+
+// same is s in both languages: names, paths and numbers.
+func same(s string) Text { return Text{s, s} }
 
 // In is the text in lang, English when there is no translation.
 func (t Text) In(lang Lang) string {
@@ -115,7 +133,7 @@ type Result struct {
 	Passed bool
 	// Evidence says what proved it, for the student ("watch on pods in
 	// alice at 10:02:03").
-	Evidence string
+	Evidence Text
 	// Why says, when the step has not passed, what the student did that
 	// came close and why it did not count ("your last label changed
 	// nothing stored"); empty when there is nothing of theirs to explain.
@@ -276,16 +294,21 @@ func lastWatch(env *Env, t time.Time, match func(*Watch) bool) *Watch {
 	return nil
 }
 
-func describe(t *pipeline.Trace) string {
+// describe says what a traced request did, in both languages.
+func describe(t *pipeline.Trace) Text {
 	what := t.Verb + " " + t.Path
+	where := ""
 	if t.Resource != "" {
 		what = t.Verb + " " + t.Resource
 		if t.Name != "" {
 			what += "/" + t.Name
 		}
-		if t.Namespace != "" {
-			what += " in " + t.Namespace
-		}
+		where = t.Namespace
 	}
-	return what + " → HTTP " + strconv.Itoa(t.Code) + " at " + t.Time.Format(time.TimeOnly)
+	out := same(what)
+	if where != "" {
+		out = out.plus(Text{" in " + where, " ใน " + where})
+	}
+	code, at := strconv.Itoa(t.Code), t.Time.Format(time.TimeOnly)
+	return out.plus(Text{" → HTTP " + code + " at " + at, " → HTTP " + code + " เวลา " + at})
 }

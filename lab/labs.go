@@ -377,7 +377,7 @@ func anyOf(checks ...Check) Check {
 
 func watchOnPods(ctx context.Context, env *Env) (Result, error) {
 	if w := lastWatch(env, env.StepStarted, podsWatch(env)); w != nil {
-		return Result{Passed: true, Evidence: "watch on pods in " + w.Namespace + " opened at " + w.Time.Format("15:04:05")}, nil
+		return Result{Passed: true, Evidence: Text{"watch on pods in " + w.Namespace + " opened at " + w.Time.Format("15:04:05"), "watch pods ใน " + w.Namespace + " เปิดเมื่อ " + w.Time.Format("15:04:05")}}, nil
 	}
 	return requested(verb("watch"), resource("", "pods"), nsOf, code(200, 299))(ctx, env)
 }
@@ -393,7 +393,7 @@ func watchDelivered(typ string) Check {
 		if w == nil {
 			return Result{}, nil
 		}
-		return Result{Passed: true, Evidence: typ + " sent on your watch of pods in " + w.Namespace + " at " + w.Last[typ].Format("15:04:05")}, nil
+		return Result{Passed: true, Evidence: Text{typ + " sent on your watch of pods in " + w.Namespace + " at " + w.Last[typ].Format("15:04:05"), "server ส่ง " + typ + " บน watch pods ใน " + w.Namespace + " ของคุณ เวลา " + w.Last[typ].Format("15:04:05")}}, nil
 	}
 }
 
@@ -413,7 +413,7 @@ func labelChanged(ctx context.Context, env *Env) (Result, error) {
 	}
 	for _, t := range since(env.Traces, env.StepStarted) {
 		if slices.Contains(names, t.Name) && t.Namespace == env.Namespace && t.Resource == "pods" && (t.Verb == "patch" || t.Verb == "update") && t.Code < 300 {
-			return Result{Passed: true, Evidence: "labels or annotations of pod " + t.Name + " changed in etcd, by " + describe(&t)}, nil
+			return Result{Passed: true, Evidence: Text{"labels or annotations of pod " + t.Name + " changed in etcd, by ", "label หรือ annotation ของ pod " + t.Name + " ใน etcd เปลี่ยน โดย "}.plus(describe(&t))}, nil
 		}
 	}
 	when := own.Time.Format(time.TimeOnly)
@@ -431,7 +431,7 @@ func resumed(_ context.Context, env *Env) (Result, error) {
 	if w == nil {
 		return Result{}, nil
 	}
-	return Result{Passed: true, Evidence: "watch of pods in " + w.Namespace + " resumed from resourceVersion " + w.ResourceVersion}, nil
+	return Result{Passed: true, Evidence: Text{"watch of pods in " + w.Namespace + " resumed from resourceVersion " + w.ResourceVersion, "watch pods ใน " + w.Namespace + " resume จาก resourceVersion " + w.ResourceVersion}}, nil
 }
 
 // windowMoved passes once the pods watch cache's window has moved past
@@ -447,8 +447,11 @@ func windowMoved(ctx context.Context, env *Env) (Result, error) {
 	if err != nil || start <= env.StepRev {
 		return Result{}, err
 	}
-	return Result{Passed: true, Evidence: "the pods watch cache's window starts at resourceVersion " + strconv.FormatInt(start, 10) +
-		", past " + strconv.FormatInt(env.StepRev, 10) + " where this step began; your last change: " + describe(own)}, nil
+	from, began := strconv.FormatInt(start, 10), strconv.FormatInt(env.StepRev, 10)
+	return Result{Passed: true, Evidence: Text{
+		"the pods watch cache's window starts at resourceVersion " + from + ", past " + began + " where this step began; your last change: ",
+		"หน้าต่างของ watch cache ของ pods เริ่มที่ resourceVersion " + from + " เลย " + began + " ที่ขั้นนี้เริ่มแล้ว การเปลี่ยนครั้งล่าสุดของคุณ: ",
+	}.plus(describe(own))}, nil
 }
 
 // relistWithin is how soon after its 410 the timeline's watcher relists.
@@ -478,7 +481,7 @@ func relisted(_ context.Context, env *Env) (Result, error) {
 			return t.Source == pipeline.ViewTimeline && !t.Time.Before(gone) && t.Time.Sub(gone) <= relistWithin
 		}
 		if t := lastTrace(env, env.LabStarted, append(list, after)...); t != nil {
-			return Result{Passed: true, Evidence: "the timeline's watcher relisted after its 410: " + describe(t)}, nil
+			return Result{Passed: true, Evidence: Text{"the timeline's watcher relisted after its 410: ", "watcher ของ timeline list ใหม่หลังได้ 410: "}.plus(describe(t))}, nil
 		}
 	}
 	return Result{}, nil
@@ -489,7 +492,7 @@ func expired(_ context.Context, env *Env) (Result, error) {
 	if w == nil {
 		return Result{}, nil
 	}
-	return Result{Passed: true, Evidence: "410 Expired on your watch of " + w.Resource + " from resourceVersion " + w.ResourceVersion}, nil
+	return Result{Passed: true, Evidence: Text{"410 Expired on your watch of " + w.Resource + " from resourceVersion " + w.ResourceVersion, "410 Expired บน watch " + w.Resource + " ของคุณจาก resourceVersion " + w.ResourceVersion}}, nil
 }
 
 func admissionPatched(_ context.Context, env *Env) (Result, error) {
@@ -501,7 +504,7 @@ func admissionPatched(_ context.Context, env *Env) (Result, error) {
 		return Result{}, nil
 	}
 	r := record(t, pipeline.StageMutatingAdmission, pipeline.Mutate)
-	return Result{Passed: true, Evidence: describe(t) + "; " + r.Plugin + " patched " + string(r.Patch)}, nil
+	return Result{Passed: true, Evidence: describe(t).plus(Text{"; " + r.Plugin + " patched " + string(r.Patch), "; " + r.Plugin + " patch " + string(r.Patch)})}, nil
 }
 
 func rbacDenied(_ context.Context, env *Env) (Result, error) {
@@ -512,5 +515,5 @@ func rbacDenied(_ context.Context, env *Env) (Result, error) {
 	if t == nil {
 		return Result{}, nil
 	}
-	return Result{Passed: true, Evidence: describe(t) + "; authorization: deny"}, nil
+	return Result{Passed: true, Evidence: describe(t).plus(same("; authorization: deny"))}, nil
 }

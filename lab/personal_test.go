@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -83,7 +84,7 @@ func TestLabelStepSaysWhyNot(t *testing.T) {
 		return Env{User: "alice", Namespace: "alice", StepStarted: t0, LabStarted: t0, Traces: ts, World: fakeWorld{changed: changed}}
 	}
 	r, err := labelChanged(context.Background(), ptr(env([]string{"ssa-demo"}, patch)))
-	if err != nil || !r.Passed || !strings.Contains(r.Evidence, "ssa-demo") {
+	if err != nil || !r.Passed || !strings.Contains(r.Evidence.EN, "ssa-demo") || !strings.Contains(r.Evidence.TH, "ssa-demo") {
 		t.Errorf("a label that changed: %+v %v", r, err)
 	}
 	r, _ = labelChanged(context.Background(), ptr(env(nil, patch)))
@@ -159,8 +160,8 @@ func TestRestart(t *testing.T) {
 	}
 	p.Start(l, t0, 1)
 	lp := p.Labs["discovery"]
-	lp.pass(l, Result{Evidence: "a"}, t0.Add(time.Second), 2)
-	lp.pass(l, Result{Evidence: "b"}, t0.Add(2*time.Second), 3)
+	lp.pass(l, Result{Evidence: same("a")}, t0.Add(time.Second), 2)
+	lp.pass(l, Result{Evidence: same("b")}, t0.Add(2*time.Second), 3)
 	if !lp.Done(l) || !lp.Finished(l) {
 		t.Fatal("not done")
 	}
@@ -220,5 +221,22 @@ func TestModRevisionAnswer(t *testing.T) {
 		if right, err := modRevisionAnswer(context.Background(), env, answer); err != nil || right != want {
 			t.Errorf("%q: right %v (%v), want %v", answer, right, err, want)
 		}
+	}
+}
+
+// Evidence is in both languages; progress stored when it was a plain
+// English string still reads.
+func TestEvidenceInBothLanguages(t *testing.T) {
+	var p Passed
+	if err := json.Unmarshal([]byte(`{"at":"2026-12-01T10:00:00Z","evidence":"get /apis → HTTP 200 at 10:00:00"}`), &p); err != nil || p.Evidence.EN != "get /apis → HTTP 200 at 10:00:00" || p.Evidence.In(Thai) != p.Evidence.EN {
+		t.Errorf("old progress: %+v %v", p, err)
+	}
+	b, err := json.Marshal(Passed{At: t0, Evidence: Text{"x", "ก"}})
+	if err != nil || json.Unmarshal(b, &p) != nil || p.Evidence != (Text{"x", "ก"}) {
+		t.Errorf("round trip: %s %+v %v", b, p, err)
+	}
+	tr := trace(time.Second, "list", "pods", "alice", 200)
+	if d := describe(&tr); d.EN != "list pods in alice → HTTP 200 at 10:00:01" || d.TH != "list pods ใน alice → HTTP 200 เวลา 10:00:01" {
+		t.Errorf("describe: %+v", d)
 	}
 }

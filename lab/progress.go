@@ -55,7 +55,7 @@ type Run struct {
 // Passed records one passed step.
 type Passed struct {
 	At       time.Time `json:"at"`
-	Evidence string    `json:"evidence,omitempty"`
+	Evidence Text      `json:"evidence,omitzero"`
 }
 
 // Done reports whether every step of l is passed.
@@ -213,7 +213,7 @@ func Answer(ctx context.Context, l *Lab, p *Progress, stepID, answer string, env
 	if len(shown) > 40 {
 		shown = shown[:40] + "…"
 	}
-	lp.pass(l, Result{Evidence: "answered “" + shown + "”"}, now, rev)
+	lp.pass(l, Result{Evidence: Text{"answered “" + shown + "”", "ตอบว่า “" + shown + "”"}}, now, rev)
 	p.Updated = now
 	return true, nil
 }

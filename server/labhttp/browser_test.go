@@ -42,7 +42,7 @@ func TestLabPageInTheBrowser(t *testing.T) {
 	localKubectl(t, lab, "-n", "internals-demo", "get", "pods", "-o", "json")
 	browsertest.WaitJS(t, ctx, "the step checked off", `document.querySelector('li[data-step="list-rv"]').dataset.state === "passed" && document.querySelector('li[data-step="bookmark"]').dataset.state === "current"`)
 	evidence := browsertest.Eval[string](t, ctx, `document.querySelector('li[data-step="list-rv"] [data-evidence]').textContent`)
-	if !strings.Contains(evidence, "list pods in internals-demo") {
+	if !strings.Contains(evidence, "list pods ใน internals-demo") { // the evidence in the page's language
 		t.Errorf("evidence %q", evidence)
 	}
 	if got := browsertest.Eval[string](t, ctx, `document.querySelector("[data-count]").textContent`); !strings.Contains(got, "1") {

@@ -81,6 +81,9 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 
 	browsertest.Do(t, ctx, "the done lab in Thai", chromedp.Navigate(lb.URL()+"/labs/discovery?lang=th"))
 	browsertest.WaitJS(t, ctx, "the done panel in Thai", `!document.querySelector("[data-done-panel]").hidden && document.querySelector("[data-done-panel] h2").textContent.includes("แล็บนี้เสร็จแล้ว")`)
+	if proved := browsertest.Eval[string](t, ctx, `document.querySelector("[data-done-panel] .proved").textContent`); !strings.Contains(proved, "get /apis → HTTP 200 เวลา") {
+		t.Errorf("what was proved, in Thai: %q", proved)
+	}
 	browsertest.Eval[bool](t, ctx, `(document.documentElement.dataset.theme = "dark", true)`)
 	browsertest.ScrollTo(t, ctx, "[data-done-panel]")
 	noOverflow(t, ctx, "the Thai done lab")

@@ -127,7 +127,7 @@ func labView(labs []*lab.Lab, l *lab.Lab, p *lab.Progress, lang lab.Lang) LabVie
 			switch pass, ok := lp.Passed[st.ID]; {
 			case ok:
 				at := pass.At
-				sv.State, sv.Evidence, sv.PassedAt = StatePassed, pass.Evidence, &at
+				sv.State, sv.Evidence, sv.PassedAt = StatePassed, pass.Evidence.In(lang), &at
 			case i == lp.Step:
 				sv.State, sv.Why = StateCurrent, lp.Why.In(lang)
 			}
