@@ -99,6 +99,9 @@ type Step struct {
 	Answer Grade `json:"-"`
 	// Check decides from what happened; nil for answer steps.
 	Check Check `json:"-"`
+	// Open is the page (a path with an anchor) where a step that cannot
+	// be done from the terminal is done: the etcd inspector's steps.
+	Open string
 	// Views are the kubelab views (pipeline.View*) whose requests count
 	// for the step, besides the student's own clients: a view that sends
 	// requests by itself once its page is open (the timeline's lanes,

@@ -21,6 +21,8 @@ const (
 	LessonEtcd            = "/lesson/etcd#etcd"
 	LessonAggregation     = "/lesson/extending#aggregation"
 	LessonOpenAPI         = "/lesson/extending#openapi"
+	// Inspector is the etcd inspector, on the lesson's etcd page.
+	Inspector = "/lesson/etcd#insp-h"
 )
 
 // All returns the lesson's seven labs, in order, freshly built.
@@ -193,6 +195,7 @@ func etcdLab() *Lab {
 			// A value, which the inspector reads when a key is picked; not
 			// the key list, which it loads with the page.
 			Check: requested(path("/ui/etcd/value", false), code(200, 200)),
+			Open:  Inspector,
 		}, {
 			ID:    "prefix",
 			Title: Text{"What is the value's prefix?", "ค่านั้นขึ้นต้นด้วยอะไร"},
@@ -298,6 +301,7 @@ EOF`,
 			How: Text{"The inspector read, for you, the key of a custom resource in your namespace since this step began, and a pod's key of your namespace during this lab.",
 				"inspector อ่าน key ของ custom resource ใน namespace ของคุณให้คุณตั้งแต่ขั้นนี้เริ่ม และอ่าน key ของ pod ใน namespace ของคุณระหว่าง lab นี้"},
 			Check: jsonBesideProtobuf,
+			Open:  Inspector,
 			Views: []string{pipeline.ViewInspector},
 		}, {
 			ID:    "where",

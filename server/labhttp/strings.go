@@ -22,6 +22,7 @@ type uiText struct {
 	RequestsHelp, StudentNotFound                                                 string
 	// A lab's end, doing it again, and why a step waits.
 	LabDone, YouProved, NextLab, LastLab, DoAgain, DoAgainHelp, DoneBefore, WhyNot string
+	OpenIt                                                                         string
 }
 
 var texts = map[lab.Lang]uiText{
@@ -49,6 +50,7 @@ var texts = map[lab.Lang]uiText{
 		LabDone:         "Lab done", YouProved: "What you proved, from what the server saw:", NextLab: "Next lab", LastLab: "That was the last lab: back to all labs",
 		DoAgain: "Do it again", DoAgainHelp: "Starts this lab's steps over; they count only what you do from now on. That you finished it stays on record.",
 		DoneBefore: "Finished %d time(s) before.", WhyNot: "Not yet",
+		OpenIt: "This step is checked in the browser, not from the terminal: open the etcd inspector",
 	},
 	lab.Thai: {
 		Lang: "th", LabsTitle: "แล็บ", LabsIntro: "แล็บลงมือทำเจ็ดชุด ชุดละหนึ่งส่วนของบทเรียน ทุกขั้นตรวจจากสิ่งที่เกิดขึ้นจริงบน server ทั้ง trace ของ request ของคุณ event ของ watch ที่ server ส่งให้คุณ และ state ใน etcd ดังนั้นจะใช้ kubectl, curl หรือเบราว์เซอร์ก็นับเหมือนกัน",
@@ -74,6 +76,7 @@ var texts = map[lab.Lang]uiText{
 		LabDone:         "แล็บนี้เสร็จแล้ว", YouProved: "สิ่งที่คุณพิสูจน์ได้ จากสิ่งที่ server เห็น:", NextLab: "แล็บถัดไป", LastLab: "นี่คือแล็บสุดท้าย กลับไปที่แล็บทั้งหมด",
 		DoAgain: "ทำอีกครั้ง", DoAgainHelp: "เริ่มขั้นของแล็บนี้ใหม่ทั้งหมด โดยนับเฉพาะสิ่งที่คุณทำต่อจากนี้ บันทึกว่าคุณเคยทำเสร็จยังอยู่",
 		DoneBefore: "เคยทำเสร็จมาแล้ว %d ครั้ง", WhyNot: "ยังไม่ผ่าน",
+		OpenIt: "ขั้นนี้ตรวจจากเบราว์เซอร์ ไม่ใช่จากเทอร์มินัล: เปิด etcd inspector",
 	},
 }
 

@@ -60,8 +60,10 @@ type StepView struct {
 	Title   string `json:"title"`
 	Do      string `json:"do"`
 	Command string `json:"command,omitempty"`
-	Hint    string `json:"hint"`
-	How     string `json:"how"`
+	// Open is the page where a step the terminal cannot do is done.
+	Open string `json:"open,omitempty"`
+	Hint string `json:"hint"`
+	How  string `json:"how"`
 	// State is passed, current or todo.
 	State    string       `json:"state"`
 	Evidence string       `json:"evidence,omitempty"`
@@ -118,7 +120,7 @@ func labView(labs []*lab.Lab, l *lab.Lab, p *lab.Progress, lang lab.Lang) LabVie
 	for i := range l.Steps {
 		st := &l.Steps[i]
 		sv := StepView{ID: st.ID, Number: i + 1, Title: st.Title.In(lang), Do: st.Do.In(lang), Hint: st.Hint.In(lang), How: st.How.In(lang),
-			Command: strings.ReplaceAll(st.Command, "NS", p.Namespace), Question: st.IsQuestion(), State: StateTodo}
+			Command: strings.ReplaceAll(st.Command, "NS", p.Namespace), Open: st.Open, Question: st.IsQuestion(), State: StateTodo}
 		for _, c := range st.Choices {
 			sv.Choices = append(sv.Choices, ChoiceView{ID: c.ID, Text: c.Text.In(lang)})
 		}
