@@ -11,6 +11,7 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,23 @@ type Text struct {
 	EN string `json:"en"`
 	TH string `json:"th"`
 }
+
+// UnmarshalJSON also reads a bare string, as English: progress stored
+// before a field became bilingual (a step's evidence) still reads.
+func (t *Text) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		*t = Text{}
+		return json.Unmarshal(b, &t.EN)
+	}
+	type plain Text
+	return json.Unmarshal(b, (*plain)(t))
+}
+
+// plus is t followed by u, in each language.
+func (t Text) plus(u Text) Text { return Text{t.EN + u.EN, t.TH + u.TH} }
+
+// same is s in both languages: names, paths and numbers.
+func same(s string) Text { return Text{s, s} }
 
 // In is the text in lang, English when there is no translation.
 func (t Text) In(lang Lang) string {
@@ -73,17 +91,32 @@ type Step struct {
 	// Choices makes the step a question: the student picks one. Without
 	// choices but with Answer set, the student types the answer.
 	Choices []Choice
-	// Answer checks a typed or chosen answer; nil for steps checked from
-	// what happened on the server.
-	Answer func(answer string) bool `json:"-"`
+	// Answer checks a typed or chosen answer against what happened: a
+	// question asks, where it can, for what only this student can know
+	// (the resourceVersion of the BOOKMARK their own watch received), so
+	// the answer cannot be passed around the class. nil for steps
+	// checked from what happened on the server.
+	Answer Grade `json:"-"`
 	// Check decides from what happened; nil for answer steps.
 	Check Check `json:"-"`
+	// Open is the page (a path with an anchor) where a step that cannot
+	// be done from the terminal is done: the etcd inspector's steps.
+	Open string
 	// Views are the kubelab views (pipeline.View*) whose requests count
 	// for the step, besides the student's own clients: a view that sends
 	// requests by itself once its page is open (the timeline's lanes,
 	// the inspector's access check) must not pass a step the student did
 	// not do.
 	Views []string `json:"-"`
+}
+
+// Grade says whether an answer is right, from what env says happened.
+type Grade func(ctx context.Context, env *Env, answer string) (bool, error)
+
+// sameForEveryone grades a concept question, whose right answer is the
+// same for the whole class.
+func sameForEveryone(right func(answer string) bool) Grade {
+	return func(_ context.Context, _ *Env, answer string) (bool, error) { return right(answer), nil }
 }
 
 // Choice is one option of a question step.
@@ -103,7 +136,11 @@ type Result struct {
 	Passed bool
 	// Evidence says what proved it, for the student ("watch on pods in
 	// alice at 10:02:03").
-	Evidence string
+	Evidence Text
+	// Why says, when the step has not passed, what the student did that
+	// came close and why it did not count ("your last label changed
+	// nothing stored"); empty when there is nothing of theirs to explain.
+	Why Text
 }
 
 // Env is what a check sees: who, since when, and what happened.
@@ -140,9 +177,13 @@ type Watch struct {
 	// Source is the kubelab view that opened the watch for the student
 	// (pipeline.Trace.Source); empty for the student's own client.
 	Source string `json:"source,omitempty"`
-	// Expired is set when the stream ended with 410 Expired.
-	Expired bool `json:"expired,omitempty"`
-	Done    bool `json:"done,omitempty"`
+	// Bookmark is the resourceVersion of the last BOOKMARK sent.
+	Bookmark string `json:"bookmark,omitempty"`
+	// Expired is set when the stream ended with 410 Expired; Gone is
+	// the message it ended with ("too old resource version: 1 (107)").
+	Expired bool   `json:"expired,omitempty"`
+	Gone    string `json:"gone,omitempty"`
+	Done    bool   `json:"done,omitempty"`
 }
 
 // World reads the state the labs change. Its methods read etcd and the
@@ -154,6 +195,12 @@ type World interface {
 	// WatchWindowStart is where the pods watch cache's window starts: a
 	// watch from an older resourceVersion gets 410 too old resource version.
 	WatchWindowStart(ctx context.Context) (int64, error)
+	// PodRevisions are the mod revisions etcd holds for the keys of the
+	// pods of ns (a pod's resourceVersion is its key's mod revision).
+	PodRevisions(ctx context.Context, ns string) ([]int64, error)
+	// IsCustomResource reports whether a CustomResourceDefinition stored
+	// in etcd defines resource in group.
+	IsCustomResource(ctx context.Context, group, resource string) (bool, error)
 }
 
 // Find returns the lab with id, or nil.
@@ -250,16 +297,21 @@ func lastWatch(env *Env, t time.Time, match func(*Watch) bool) *Watch {
 	return nil
 }
 
-func describe(t *pipeline.Trace) string {
+// describe says what a traced request did, in both languages.
+func describe(t *pipeline.Trace) Text {
 	what := t.Verb + " " + t.Path
+	where := ""
 	if t.Resource != "" {
 		what = t.Verb + " " + t.Resource
 		if t.Name != "" {
 			what += "/" + t.Name
 		}
-		if t.Namespace != "" {
-			what += " in " + t.Namespace
-		}
+		where = t.Namespace
 	}
-	return what + " → HTTP " + strconv.Itoa(t.Code) + " at " + t.Time.Format(time.TimeOnly)
+	out := same(what)
+	if where != "" {
+		out = out.plus(Text{" in " + where, " ใน " + where})
+	}
+	code, at := strconv.Itoa(t.Code), t.Time.Format(time.TimeOnly)
+	return out.plus(Text{" → HTTP " + code + " at " + at, " → HTTP " + code + " เวลา " + at})
 }

@@ -142,24 +142,24 @@ func TestAdvanceAndAnswer(t *testing.T) {
 	if changed, _ := Advance(context.Background(), labs, p, Env{Traces: []pipeline.Trace{inspector}}, now, 12); changed {
 		t.Fatal("a question step passed without an answer")
 	}
-	if _, err := Answer(etcd, p, "why-not", "skips", now, 12); err != ErrNotCurrent {
+	if _, err := Answer(context.Background(), etcd, p, "why-not", "skips", Env{}, now, 12); err != ErrNotCurrent {
 		t.Errorf("answering ahead: %v", err)
 	}
-	if right, err := Answer(etcd, p, "prefix", "json", now, 12); right || err != nil {
+	if right, err := Answer(context.Background(), etcd, p, "prefix", "json", Env{}, now, 12); right || err != nil {
 		t.Errorf("wrong answer: %v %v", right, err)
 	}
 	for _, a := range []string{`k8s\x00`, "6b 38 73 00", ` "k8s\0" `} {
 		q := NewProgress("alice", "", "alice")
 		q.Start(etcd, t0, 10)
 		q.Labs["etcd"].Step = 1
-		if right, err := Answer(etcd, q, "prefix", a, now, 12); !right || err != nil {
+		if right, err := Answer(context.Background(), etcd, q, "prefix", a, Env{}, now, 12); !right || err != nil {
 			t.Errorf("%q: %v %v", a, right, err)
 		}
 	}
-	if right, _ := Answer(etcd, p, "prefix", `k8s\x00`, now, 13); !right || p.Labs["etcd"].Tries["prefix"] != 2 {
+	if right, _ := Answer(context.Background(), etcd, p, "prefix", `k8s\x00`, Env{}, now, 13); !right || p.Labs["etcd"].Tries["prefix"] != 2 {
 		t.Errorf("right answer: %v, tries %d", right, p.Labs["etcd"].Tries["prefix"])
 	}
-	if _, err := Answer(Find(labs, "discovery"), p, "groups", "x", now, 13); err != ErrNotCurrent {
+	if _, err := Answer(context.Background(), Find(labs, "discovery"), p, "groups", "x", Env{}, now, 13); err != ErrNotCurrent {
 		t.Errorf("a lab not started: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kubelab/kubelab/pipeline"
 )
@@ -20,6 +21,8 @@ const (
 	LessonEtcd            = "/lesson/etcd#etcd"
 	LessonAggregation     = "/lesson/extending#aggregation"
 	LessonOpenAPI         = "/lesson/extending#openapi"
+	// Inspector is the etcd inspector, on the lesson's etcd page.
+	Inspector = "/lesson/etcd#insp-h"
 )
 
 // All returns the lesson's seven labs, in order, freshly built.
@@ -49,8 +52,10 @@ func watchLab() *Lab {
 			Command: "kubectl -n NS label pod ssa-demo demo-round=$(date +%s) --overwrite",
 			Hint: Text{"$(date +%s) makes a new value each time, so the command always changes what is stored. If kubectl printed \"not labeled\", the label already had that value: nothing changed in etcd, no MODIFIED was sent, and that is why the step has not passed; use a new value. kubectl annotate works too, and so does the lesson's Run it live button with a new value.",
 				"$(date +%s) ให้ค่าใหม่ทุกครั้ง คำสั่งจึงเปลี่ยนสิ่งที่เก็บไว้เสมอ ถ้า kubectl พิมพ์ว่า \"not labeled\" แปลว่า label มีค่านั้นอยู่แล้ว: ใน etcd ไม่มีอะไรเปลี่ยน ไม่มี MODIFIED ถูกส่ง ขั้นนี้จึงยังไม่ผ่าน ให้ใช้ค่าใหม่ ใช้ kubectl annotate ก็ได้ หรือกดปุ่ม Run it live ในบทเรียนด้วยค่าใหม่"},
-			How:   Text{"etcd holds a pod of your namespace whose labels or annotations differ from what they were when this step began.", "ใน etcd มี pod ใน namespace ของคุณที่ label หรือ annotation ต่างจากตอนที่ขั้นนี้เริ่ม"},
+			How: Text{"A change of yours to a pod of your namespace left etcd holding labels or annotations different from what they were when this step began. A change to the value a label already had stores nothing, and does not count (kubectl label then prints \"not labeled\" and sends nothing).",
+				"การเปลี่ยนของคุณกับ pod ใน namespace ของคุณทำให้ label หรือ annotation ใน etcd ต่างจากตอนที่ขั้นนี้เริ่ม การตั้ง label เป็นค่าที่มันมีอยู่แล้วไม่ได้เก็บอะไรใหม่จึงไม่นับ (kubectl label จะพิมพ์ \"not labeled\" และไม่ส่งอะไรไปเลย)"},
 			Check: labelChanged,
+			Views: runItLive,
 		}, {
 			ID:    "see-modified",
 			Title: Text{"See it arrive", "เห็นมันมาถึง"},
@@ -88,6 +93,17 @@ func bookmarksLab() *Lab {
 			How:     Text{"The server sent you a BOOKMARK event on a watch of pods in your namespace.", "server ส่ง event BOOKMARK ให้คุณบน watch ของ pods ใน namespace ของคุณ"},
 			Check:   watchDelivered("BOOKMARK"),
 			Views:   runItLive,
+		}, {
+			ID:    "bookmark-rv",
+			Title: Text{"Which resourceVersion did your BOOKMARK carry?", "BOOKMARK ของคุณพา resourceVersion อะไรมา"},
+			Do: Text{"Type the resourceVersion of the BOOKMARK your watch received. It is yours alone: the revision the server had reached when it sent it to you.",
+				"พิมพ์ resourceVersion ของ BOOKMARK ที่ watch ของคุณได้รับ ค่านี้เป็นของคุณคนเดียว คือ revision ที่ server ไปถึงตอนส่งมันให้คุณ"},
+			Hint: Text{"It is the BOOKMARK event's object.metadata.resourceVersion, the only field it carries besides its kind. Any BOOKMARK sent on your own watches in this lab counts.",
+				"อยู่ที่ object.metadata.resourceVersion ของ event BOOKMARK ซึ่งเป็น field เดียวที่มันมีนอกจาก kind ทุก BOOKMARK ที่ส่งมาบน watch ของคุณเองใน lab นี้นับหมด"},
+			How: Text{"Your answer is compared with the resourceVersions of the BOOKMARKs the server sent on your watches of your pods since the lab began.",
+				"คำตอบของคุณถูกเทียบกับ resourceVersion ของ BOOKMARK ที่ server ส่งบน watch pod ของคุณตั้งแต่เริ่ม lab นี้"},
+			Answer: bookmarkAnswer,
+			Views:  runItLive,
 		}, {
 			ID:      "resume",
 			Title:   Text{"Resume from a resourceVersion", "resume จาก resourceVersion"},
@@ -129,14 +145,26 @@ func goneLab() *Lab {
 			Check:   expired,
 			Views:   timelineOrRunItLive,
 		}, {
+			ID:    "window-start",
+			Title: Text{"Where did the window start?", "หน้าต่างเริ่มที่ไหน"},
+			Do: Text{"Read the 410 your watch got, too old resource version: X (Y), and type Y: where the watch cache's window started when it refused you.",
+				"อ่าน 410 ที่ watch ของคุณได้รับ too old resource version: X (Y) แล้วพิมพ์ Y คือจุดที่หน้าต่างของ watch cache เริ่มตอนที่มันปฏิเสธคุณ"},
+			Hint: Text{"X is the resourceVersion you asked for; Y is the oldest one the cache could still serve from, minus one. Every later watch can get a different Y: type the one yours got.",
+				"X คือ resourceVersion ที่คุณขอ ส่วน Y คือ resourceVersion เก่าสุดที่ cache ยังให้บริการได้ ลบหนึ่ง watch แต่ละครั้งอาจได้ Y ต่างกัน ให้พิมพ์ค่าที่ watch ของคุณได้"},
+			How: Text{"Your answer is compared with the Y of the 410 messages the server sent on your own watches since the lab began.",
+				"คำตอบของคุณถูกเทียบกับ Y ในข้อความ 410 ที่ server ส่งบน watch ของคุณเองตั้งแต่เริ่ม lab นี้"},
+			Answer: windowStartAnswer,
+			Views:  timelineOrRunItLive,
+		}, {
 			ID:      "relist",
 			Title:   Text{"Relist", "list ใหม่"},
 			Do:      Text{"Do what a Reflector does after a 410: list again, and note the new resourceVersion to watch from.", "ทำแบบที่ Reflector ทำหลังได้ 410 คือ list ใหม่ แล้วจด resourceVersion ใหม่ไว้ watch ต่อ"},
 			Command: "kubectl get --raw /api/v1/namespaces/NS/pods | jq -r .metadata.resourceVersion",
 			Hint:    Text{"A fresh list is always servable; only old revisions are gone. (kubectl get -o json wraps the items in a List of its own, without the server's resourceVersion: read the raw list.)", "list ใหม่อ่านได้เสมอ ที่หายไปมีแค่ revision เก่า (kubectl get -o json ห่อ item ไว้ใน List ของตัวเองที่ไม่มี resourceVersion ของ server จึงต้องอ่าน list ดิบ)"},
-			How:     Text{"After the 410, the server answered a list of pods in your namespace.", "หลังได้ 410 server ตอบ list pod ใน namespace ของคุณ"},
-			Check:   requested(verb("list"), resource("", "pods"), nsOf, code(200, 299)),
-			Views:   timelineOrRunItLive,
+			How: Text{"After the 410, the server answered a list of pods in your namespace: from your own client, or from the timeline's watcher relisting the moment its resume got 410 (the timeline's lists when its page opens do not count).",
+				"หลังได้ 410 server ตอบ list pod ใน namespace ของคุณ จาก client ของคุณเอง หรือจาก watcher ของ timeline ที่ list ใหม่ทันทีที่การ resume ได้ 410 (การ list ของ timeline ตอนเปิดหน้าไม่นับ)"},
+			Check: relisted,
+			Views: timelineOrRunItLive,
 		}},
 	}
 }
@@ -165,21 +193,33 @@ func etcdLab() *Lab {
 				"เปิด etcd inspector ในหน้า etcd ของบทเรียน (/lesson/etcd#insp-h) แล้วอ่าน key ของ pod ตัวหนึ่งของคุณ ขั้นนี้ผ่านได้จาก inspector เท่านั้น เพราะ etcdctl ไม่ทิ้ง trace ใด ๆ ไว้ที่ API server บน kubelab ของคุณเอง etcdctl แสดง byte เดียวกัน ส่วนในห้องเรียน นักเรียนเข้าถึง etcd ไม่ได้"},
 			Command: "etcdctl get /registry/pods/NS/ssa-demo",
 			Hint:    Text{"Keys are /registry/<resource>/<namespace>/<name>.", "key มีรูปแบบ /registry/<resource>/<namespace>/<name>"},
-			How: Text{"etcdctl talks to etcd, not to the API server, so no trace of it can exist — that is the lesson's point. This step is checked from the browser's etcd inspector, which reads through kubelab and is traced; if you used etcdctl, the next question checks what you saw.",
-				"etcdctl คุยกับ etcd โดยตรง ไม่ผ่าน API server จึงไม่มี trace ใด ๆ เกิดขึ้น ซึ่งก็คือประเด็นของบทเรียน ขั้นนี้จึงตรวจจาก etcd inspector ในเบราว์เซอร์ซึ่งอ่านผ่าน kubelab และมี trace ถ้าคุณใช้ etcdctl คำถามถัดไปจะตรวจสิ่งที่คุณเห็น"},
+			How: Text{"etcdctl talks to etcd, not to the API server, so no trace of it can exist — that is the lesson's point. This step is checked from the browser's etcd inspector, which reads through kubelab and is traced; if you used etcdctl, the questions after it check what you saw.",
+				"etcdctl คุยกับ etcd โดยตรง ไม่ผ่าน API server จึงไม่มี trace ใด ๆ เกิดขึ้น ซึ่งก็คือประเด็นของบทเรียน ขั้นนี้จึงตรวจจาก etcd inspector ในเบราว์เซอร์ซึ่งอ่านผ่าน kubelab และมี trace ถ้าคุณใช้ etcdctl คำถามหลังจากนี้จะตรวจสิ่งที่คุณเห็น"},
 			// A value, which the inspector reads when a key is picked; not
 			// the key list, which it loads with the page.
 			Check: requested(path("/ui/etcd/value", false), code(200, 200)),
+			Open:  Inspector,
 		}, {
 			ID:    "prefix",
 			Title: Text{"What is the value's prefix?", "ค่านั้นขึ้นต้นด้วยอะไร"},
 			Do:    Text{"Type the first four bytes of the stored value, as etcdctl or the inspector shows them.", "พิมพ์ 4 byte แรกของค่าที่เก็บไว้ ตามที่ etcdctl หรือ inspector แสดง"},
 			Hint:  Text{"Three letters and a zero byte, before the protobuf.", "ตัวอักษรสามตัวกับ byte ศูนย์หนึ่งตัว ก่อน protobuf"},
 			How:   Text{"Your answer is compared with the bytes every built-in object is stored with.", "คำตอบของคุณถูกเทียบกับ byte ที่ object ในตัวทุกชนิดถูกเก็บไว้"},
-			Answer: func(a string) bool {
+			Answer: sameForEveryone(func(a string) bool {
 				a = strings.TrimSpace(strings.Trim(strings.TrimSpace(a), `"'`))
 				return slices.ContainsFunc(prefixAnswers, func(p string) bool { return strings.EqualFold(a, p) })
-			},
+			}),
+		}, {
+			ID:    "mod-revision",
+			Title: Text{"At which revision was your pod last written?", "pod ของคุณถูกเขียนครั้งล่าสุดที่ revision ไหน"},
+			Do: Text{"Type the mod revision of one of your pods' keys, as etcd holds it now: the inspector shows it as modRevision, etcdctl get -w json as mod_revision.",
+				"พิมพ์ mod revision ของ key ของ pod ตัวหนึ่งของคุณ ตามที่ etcd เก็บอยู่ตอนนี้ inspector แสดงเป็น modRevision ส่วน etcdctl get -w json แสดงเป็น mod_revision"},
+			Command: "etcdctl get /registry/pods/NS/ssa-demo -w json | jq .kvs[0].mod_revision",
+			Hint: Text{"It is the revision of the etcd transaction that last wrote the key: the number the API returns as the pod's resourceVersion. If you changed the pod since you read it, read it again.",
+				"คือ revision ของ transaction ใน etcd ที่เขียน key นั้นครั้งล่าสุด ซึ่งเป็นเลขเดียวกับที่ API คืนมาเป็น resourceVersion ของ pod ถ้าคุณแก้ pod หลังจากอ่าน ให้อ่านใหม่"},
+			How: Text{"Your answer is compared with the mod revisions etcd holds now for the pods of your namespace: a number of your own namespace, not your neighbour's.",
+				"คำตอบของคุณถูกเทียบกับ mod revision ที่ etcd เก็บอยู่ตอนนี้สำหรับ pod ใน namespace ของคุณ ซึ่งเป็นเลขของ namespace คุณเอง ไม่ใช่ของเพื่อน"},
+			Answer: modRevisionAnswer,
 		}, {
 			ID:    "why-not",
 			Title: Text{"Why not read etcd in a controller?", "ทำไมไม่ควรให้ controller อ่าน etcd"},
@@ -191,7 +231,7 @@ func etcdLab() *Lab {
 				{"skips", Text{"Authentication, RBAC and the watch cache, and it returns protobuf", "authentication, RBAC และ watch cache อีกทั้งได้ protobuf กลับมา"}},
 				{"json", Text{"Only the JSON conversion", "แค่การแปลงเป็น JSON"}},
 			},
-			Answer: func(a string) bool { return a == "skips" },
+			Answer: sameForEveryone(func(a string) bool { return a == "skips" }),
 		}},
 	}
 }
@@ -228,7 +268,7 @@ func extendLab() *Lab {
 	return &Lab{
 		ID:     "extend",
 		Title:  Text{"CRD versus aggregated API", "CRD กับ aggregated API"},
-		Intro:  Text{"kubelab serves both kinds of extension: metrics.k8s.io through an APIService (another server, its own storage) and CRDs from its own etcd.", "kubelab มีส่วนขยายทั้งสองแบบ: metrics.k8s.io ผ่าน APIService (server อีกตัวที่มี storage ของตัวเอง) และ CRD ที่เก็บใน etcd ของตัวเอง"},
+		Intro:  Text{"kubelab serves both kinds of extension: metrics.k8s.io through an APIService (another server, its own storage) and CRDs from its own etcd, where a custom resource is stored as JSON beside the built-in kinds' protobuf.", "kubelab มีส่วนขยายทั้งสองแบบ: metrics.k8s.io ผ่าน APIService (server อีกตัวที่มี storage ของตัวเอง) และ CRD ที่เก็บใน etcd ของตัวเอง โดย custom resource ถูกเก็บเป็น JSON คู่กับ protobuf ของ kind ในตัว"},
 		Lesson: LessonAggregation,
 		Steps: []Step{{
 			ID:      "metrics",
@@ -243,6 +283,31 @@ func extendLab() *Lab {
 				requested(path("/apis/metrics.k8s.io", true), code(200, 299)),
 			),
 		}, {
+			ID:    "custom-resource",
+			Title: Text{"Make a custom resource", "สร้าง custom resource"},
+			Do: Text{"Make one object of a kind a CRD defines, in your namespace: the lesson's etcd page defines the kind Note (notes.lab.example.com). In a class, your instructor defines it and you create the Note.",
+				"สร้าง object หนึ่งตัวของ kind ที่ CRD กำหนด ใน namespace ของคุณ หน้า etcd ของบทเรียนกำหนด kind ชื่อ Note (notes.lab.example.com) ไว้ ถ้าเรียนในห้อง ผู้สอนจะสร้าง CRD ให้ คุณสร้าง Note เอง"},
+			Command: `kubectl -n NS create -f - <<'EOF'
+{"apiVersion": "lab.example.com/v1", "kind": "Note", "metadata": {"name": "hello"}, "spec": {"text": "stored as JSON"}}
+EOF`,
+			Hint: Text{"kubectl get crd lists the kinds CRDs define here; kubectl api-resources shows them beside the built-in ones.",
+				"kubectl get crd แสดง kind ที่ CRD กำหนดไว้ ส่วน kubectl api-resources แสดงมันคู่กับ kind ในตัว"},
+			How: Text{"The server stored an object you created in your namespace, of a resource that a CustomResourceDefinition in etcd defines.",
+				"server เก็บ object ที่คุณสร้างใน namespace ของคุณ ซึ่งเป็น resource ที่ CustomResourceDefinition ใน etcd กำหนดไว้"},
+			Check: customResourceCreated,
+		}, {
+			ID:    "json-beside-protobuf",
+			Title: Text{"JSON beside protobuf, in the inspector", "JSON คู่กับ protobuf ใน inspector"},
+			Do: Text{"In the etcd inspector on the lesson's etcd page, open your custom resource's key, then one of your pods': the first is plain JSON, the second starts with k8s and a zero byte.",
+				"ใน etcd inspector ของหน้า etcd ในบทเรียน เปิด key ของ custom resource ของคุณ แล้วเปิด key ของ pod ตัวหนึ่ง ตัวแรกเป็น JSON ธรรมดา ตัวที่สองขึ้นต้นด้วย k8s และ byte ศูนย์"},
+			Hint: Text{"Type your custom resource's prefix in the inspector's filter, such as /registry/lab.example.com/notes/ followed by your namespace. etcdctl reaches etcd without kubelab, so only the inspector can be checked.",
+				"พิมพ์ prefix ของ custom resource ของคุณในช่องกรองของ inspector เช่น /registry/lab.example.com/notes/ ตามด้วย namespace ของคุณ etcdctl คุยกับ etcd โดยไม่ผ่าน kubelab จึงตรวจได้จาก inspector เท่านั้น"},
+			How: Text{"The inspector read, for you, the key of a custom resource in your namespace since this step began, and a pod's key of your namespace during this lab.",
+				"inspector อ่าน key ของ custom resource ใน namespace ของคุณให้คุณตั้งแต่ขั้นนี้เริ่ม และอ่าน key ของ pod ใน namespace ของคุณระหว่าง lab นี้"},
+			Check: jsonBesideProtobuf,
+			Open:  Inspector,
+			Views: []string{pipeline.ViewInspector},
+		}, {
 			ID:    "where",
 			Title: Text{"Where does each one's data live?", "ข้อมูลของแต่ละแบบอยู่ที่ไหน"},
 			Do:    Text{"Pick the true sentence.", "เลือกประโยคที่ถูก"},
@@ -253,7 +318,7 @@ func extendLab() *Lab {
 				{"crd-here", Text{"Custom resources are in this cluster's etcd; an aggregated API's data is in its own server's storage", "custom resource อยู่ใน etcd ของคลัสเตอร์นี้ ส่วนข้อมูลของ aggregated API อยู่ใน storage ของ server ตัวนั้นเอง"}},
 				{"agg-here", Text{"An aggregated API's data is in this cluster's etcd; custom resources are not", "ข้อมูลของ aggregated API อยู่ใน etcd ของคลัสเตอร์นี้ ส่วน custom resource ไม่ได้อยู่"}},
 			},
-			Answer: func(a string) bool { return a == "crd-here" },
+			Answer: sameForEveryone(func(a string) bool { return a == "crd-here" }),
 		}},
 	}
 }
@@ -322,7 +387,7 @@ func anyOf(checks ...Check) Check {
 
 func watchOnPods(ctx context.Context, env *Env) (Result, error) {
 	if w := lastWatch(env, env.StepStarted, podsWatch(env)); w != nil {
-		return Result{Passed: true, Evidence: "watch on pods in " + w.Namespace + " opened at " + w.Time.Format("15:04:05")}, nil
+		return Result{Passed: true, Evidence: Text{"watch on pods in " + w.Namespace + " opened at " + w.Time.Format("15:04:05"), "watch pods ใน " + w.Namespace + " เปิดเมื่อ " + w.Time.Format("15:04:05")}}, nil
 	}
 	return requested(verb("watch"), resource("", "pods"), nsOf, code(200, 299))(ctx, env)
 }
@@ -338,16 +403,34 @@ func watchDelivered(typ string) Check {
 		if w == nil {
 			return Result{}, nil
 		}
-		return Result{Passed: true, Evidence: typ + " sent on your watch of pods in " + w.Namespace + " at " + w.Last[typ].Format("15:04:05")}, nil
+		return Result{Passed: true, Evidence: Text{typ + " sent on your watch of pods in " + w.Namespace + " at " + w.Last[typ].Format("15:04:05"), "server ส่ง " + typ + " บน watch pods ใน " + w.Namespace + " ของคุณ เวลา " + w.Last[typ].Format("15:04:05")}}, nil
 	}
 }
 
+// labelChanged passes when a write of the student's own to a pod of
+// their namespace changed that pod's labels or annotations in etcd. A
+// write that changed nothing stored (a label set to the value it had)
+// does not pass, and the step says so.
 func labelChanged(ctx context.Context, env *Env) (Result, error) {
+	writes := func(t *pipeline.Trace) bool { return t.Name != "" }
+	own := lastTrace(env, env.StepStarted, verb("patch", "update"), resource("", "pods"), inNamespace(env.Namespace), code(200, 299), writes)
+	if own == nil {
+		return Result{}, nil
+	}
 	names, err := env.World.LabelChanges(ctx, env.Namespace, env.StepRev)
-	if err != nil || len(names) == 0 {
+	if err != nil {
 		return Result{}, err
 	}
-	return Result{Passed: true, Evidence: "labels or annotations of pod " + strings.Join(names, ", ") + " changed in etcd"}, nil
+	for _, t := range since(env.Traces, env.StepStarted) {
+		if slices.Contains(names, t.Name) && t.Namespace == env.Namespace && t.Resource == "pods" && (t.Verb == "patch" || t.Verb == "update") && t.Code < 300 {
+			return Result{Passed: true, Evidence: Text{"labels or annotations of pod " + t.Name + " changed in etcd, by ", "label หรือ annotation ของ pod " + t.Name + " ใน etcd เปลี่ยน โดย "}.plus(describe(&t))}, nil
+		}
+	}
+	when := own.Time.Format(time.TimeOnly)
+	return Result{Why: Text{
+		"Your last change, " + own.Verb + " pods/" + own.Name + " at " + when + ", changed nothing stored: the pod already had those labels and annotations, so etcd kept the same resourceVersion and no watch saw a MODIFIED. Set a value the pod does not have yet.",
+		"การเปลี่ยนครั้งล่าสุดของคุณ " + own.Verb + " pods/" + own.Name + " เวลา " + when + " ไม่ได้เปลี่ยนสิ่งที่เก็บไว้เลย เพราะ pod มี label และ annotation ค่านั้นอยู่แล้ว etcd จึงคง resourceVersion เดิมและไม่มี watch ไหนเห็น MODIFIED ให้ตั้งค่าที่ pod ยังไม่มี",
+	}}, nil
 }
 
 func resumed(_ context.Context, env *Env) (Result, error) {
@@ -358,7 +441,7 @@ func resumed(_ context.Context, env *Env) (Result, error) {
 	if w == nil {
 		return Result{}, nil
 	}
-	return Result{Passed: true, Evidence: "watch of pods in " + w.Namespace + " resumed from resourceVersion " + w.ResourceVersion}, nil
+	return Result{Passed: true, Evidence: Text{"watch of pods in " + w.Namespace + " resumed from resourceVersion " + w.ResourceVersion, "watch pods ใน " + w.Namespace + " resume จาก resourceVersion " + w.ResourceVersion}}, nil
 }
 
 // windowMoved passes once the pods watch cache's window has moved past
@@ -374,8 +457,44 @@ func windowMoved(ctx context.Context, env *Env) (Result, error) {
 	if err != nil || start <= env.StepRev {
 		return Result{}, err
 	}
-	return Result{Passed: true, Evidence: "the pods watch cache's window starts at resourceVersion " + strconv.FormatInt(start, 10) +
-		", past " + strconv.FormatInt(env.StepRev, 10) + " where this step began; your last change: " + describe(own)}, nil
+	from, began := strconv.FormatInt(start, 10), strconv.FormatInt(env.StepRev, 10)
+	return Result{Passed: true, Evidence: Text{
+		"the pods watch cache's window starts at resourceVersion " + from + ", past " + began + " where this step began; your last change: ",
+		"หน้าต่างของ watch cache ของ pods เริ่มที่ resourceVersion " + from + " เลย " + began + " ที่ขั้นนี้เริ่มแล้ว การเปลี่ยนครั้งล่าสุดของคุณ: ",
+	}.plus(describe(own))}, nil
+}
+
+// relistWithin is how soon after its 410 the timeline's watcher relists.
+const relistWithin = 10 * time.Second
+
+// relisted passes on a list of the student's pods after the 410: one of
+// their own (or Run it live's) since the step began, or the timeline's
+// watcher relisting on the 410 its resume got. The timeline also lists
+// whenever its page opens, so only a list of its right after one of its
+// watches got 410 counts.
+func relisted(_ context.Context, env *Env) (Result, error) {
+	list := []TraceMatch{verb("list"), resource("", "pods"), inNamespace(env.Namespace), code(200, 299)}
+	notTimeline := func(t *pipeline.Trace) bool { return t.Source != pipeline.ViewTimeline }
+	if t := lastTrace(env, env.StepStarted, append(list, notTimeline)...); t != nil {
+		return Result{Passed: true, Evidence: describe(t)}, nil
+	}
+	isPods := podsWatch(env)
+	for _, w := range env.Watches {
+		if w.Source != pipeline.ViewTimeline || !w.Expired || !isPods(&w) || w.Time.Before(env.LabStarted) {
+			continue
+		}
+		gone := w.Last["ERROR"]
+		if gone.IsZero() {
+			gone = w.Time // refused before it started: a plain 410 Status
+		}
+		after := func(t *pipeline.Trace) bool {
+			return t.Source == pipeline.ViewTimeline && !t.Time.Before(gone) && t.Time.Sub(gone) <= relistWithin
+		}
+		if t := lastTrace(env, env.LabStarted, append(list, after)...); t != nil {
+			return Result{Passed: true, Evidence: Text{"the timeline's watcher relisted after its 410: ", "watcher ของ timeline list ใหม่หลังได้ 410: "}.plus(describe(t))}, nil
+		}
+	}
+	return Result{}, nil
 }
 
 func expired(_ context.Context, env *Env) (Result, error) {
@@ -383,7 +502,7 @@ func expired(_ context.Context, env *Env) (Result, error) {
 	if w == nil {
 		return Result{}, nil
 	}
-	return Result{Passed: true, Evidence: "410 Expired on your watch of " + w.Resource + " from resourceVersion " + w.ResourceVersion}, nil
+	return Result{Passed: true, Evidence: Text{"410 Expired on your watch of " + w.Resource + " from resourceVersion " + w.ResourceVersion, "410 Expired บน watch " + w.Resource + " ของคุณจาก resourceVersion " + w.ResourceVersion}}, nil
 }
 
 func admissionPatched(_ context.Context, env *Env) (Result, error) {
@@ -395,7 +514,7 @@ func admissionPatched(_ context.Context, env *Env) (Result, error) {
 		return Result{}, nil
 	}
 	r := record(t, pipeline.StageMutatingAdmission, pipeline.Mutate)
-	return Result{Passed: true, Evidence: describe(t) + "; " + r.Plugin + " patched " + string(r.Patch)}, nil
+	return Result{Passed: true, Evidence: describe(t).plus(Text{"; " + r.Plugin + " patched " + string(r.Patch), "; " + r.Plugin + " patch " + string(r.Patch)})}, nil
 }
 
 func rbacDenied(_ context.Context, env *Env) (Result, error) {
@@ -406,5 +525,5 @@ func rbacDenied(_ context.Context, env *Env) (Result, error) {
 	if t == nil {
 		return Result{}, nil
 	}
-	return Result{Passed: true, Evidence: describe(t) + "; authorization: deny"}, nil
+	return Result{Passed: true, Evidence: describe(t).plus(same("; authorization: deny"))}, nil
 }

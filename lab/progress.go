@@ -37,16 +37,33 @@ type LabProgress struct {
 	StepRev int64             `json:"stepRev"`
 	Passed  map[string]Passed `json:"passed,omitempty"`
 	Tries   map[string]int    `json:"tries,omitempty"`
+	// Why is what the current step's check said of the student's near
+	// miss (Result.Why), shown beside the step until it passes.
+	Why Text `json:"why,omitzero"`
+	// Runs are the earlier times the student finished the lab, before
+	// doing it again: the steps start over, the record of having done it
+	// stays.
+	Runs []Run `json:"runs,omitempty"`
+}
+
+// Run is one finished way through a lab.
+type Run struct {
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
 }
 
 // Passed records one passed step.
 type Passed struct {
 	At       time.Time `json:"at"`
-	Evidence string    `json:"evidence,omitempty"`
+	Evidence Text      `json:"evidence,omitzero"`
 }
 
 // Done reports whether every step of l is passed.
 func (p *LabProgress) Done(l *Lab) bool { return p != nil && p.Step >= len(l.Steps) }
+
+// Finished reports whether the student has ever finished l: now, or
+// before doing it again.
+func (p *LabProgress) Finished(l *Lab) bool { return p.Done(l) || (p != nil && len(p.Runs) > 0) }
 
 // ErrNotFound is a Store's answer for a student with no progress yet.
 var ErrNotFound = errors.New("no lab progress")
@@ -87,6 +104,27 @@ func (p *Progress) Start(l *Lab, now time.Time, rev int64) bool {
 	return changed
 }
 
+// ErrNotStarted answers a restart of a lab the student has not begun.
+var ErrNotStarted = errors.New("that lab is not started")
+
+// Restart begins lab l again at now and revision rev: every step is to
+// do again, checked only from what the student does from now on. A
+// finished way through it is kept in Runs; an unfinished one is dropped,
+// as it proved nothing yet.
+func (p *Progress) Restart(l *Lab, now time.Time, rev int64) error {
+	old := p.Labs[l.ID]
+	if old == nil {
+		return ErrNotStarted
+	}
+	runs := old.Runs
+	if old.Done(l) {
+		runs = append(runs, Run{Started: old.Started, Finished: old.StepStarted})
+	}
+	p.Labs[l.ID] = &LabProgress{Started: now, StepStarted: now, StepRev: rev, Passed: map[string]Passed{}, Runs: runs}
+	p.Current, p.Updated = l.ID, now
+	return nil
+}
+
 // pass marks the current step passed; the next one begins now.
 func (lp *LabProgress) pass(l *Lab, r Result, now time.Time, rev int64) {
 	if lp.Passed == nil {
@@ -94,7 +132,7 @@ func (lp *LabProgress) pass(l *Lab, r Result, now time.Time, rev int64) {
 	}
 	lp.Passed[l.Steps[lp.Step].ID] = Passed{At: now, Evidence: r.Evidence}
 	lp.Step++
-	lp.StepStarted, lp.StepRev = now, rev
+	lp.StepStarted, lp.StepRev, lp.Why = now, rev, Text{}
 }
 
 // Advance runs the current step's check of every started lab that is not
@@ -113,15 +151,16 @@ func Advance(ctx context.Context, labs []*Lab, p *Progress, env Env, now time.Ti
 			if st.Check == nil {
 				break
 			}
-			e := env
-			e.LabStarted, e.StepStarted, e.StepRev = lp.Started, lp.StepStarted, lp.StepRev
-			e.Traces, e.Watches = countable(env.Traces, env.Watches, st.Views)
+			e := stepEnv(env, lp, st)
 			r, err := st.Check(ctx, &e)
 			if err != nil {
 				errs = append(errs, err)
 				break
 			}
 			if !r.Passed {
+				if lp.Why != r.Why {
+					lp.Why, changed = r.Why, true
+				}
 				break
 			}
 			lp.pass(l, r, now, rev)
@@ -137,9 +176,19 @@ var ErrNotCurrent = errors.New("that step is not the current one")
 // ErrNotQuestion answers an answer to a step that is checked from what happened.
 var ErrNotQuestion = errors.New("that step is checked from what happens on the server, not from an answer")
 
-// Answer grades an answer to the current step of lab l, passing it if it
-// is right. It reports whether the answer was right.
-func Answer(l *Lab, p *Progress, stepID, answer string, now time.Time, rev int64) (bool, error) {
+// stepEnv is what the current step of a lab sees of env: its own times,
+// and only the traces and watches that may count for it.
+func stepEnv(env Env, lp *LabProgress, st *Step) Env {
+	e := env
+	e.LabStarted, e.StepStarted, e.StepRev = lp.Started, lp.StepStarted, lp.StepRev
+	e.Traces, e.Watches = countable(env.Traces, env.Watches, st.Views)
+	return e
+}
+
+// Answer grades an answer to the current step of lab l against what env
+// says happened, passing it if it is right. It reports whether the
+// answer was right.
+func Answer(ctx context.Context, l *Lab, p *Progress, stepID, answer string, env Env, now time.Time, rev int64) (bool, error) {
 	lp := p.Labs[l.ID]
 	if lp == nil || lp.Done(l) || l.Steps[lp.Step].ID != stepID {
 		return false, ErrNotCurrent
@@ -152,14 +201,19 @@ func Answer(l *Lab, p *Progress, stepID, answer string, now time.Time, rev int64
 		lp.Tries = map[string]int{}
 	}
 	lp.Tries[stepID]++
-	if !st.Answer(answer) {
+	e := stepEnv(env, lp, st)
+	right, err := st.Answer(ctx, &e, answer)
+	if err != nil {
+		return false, err
+	}
+	if !right {
 		return false, nil
 	}
 	shown := answer
 	if len(shown) > 40 {
 		shown = shown[:40] + "…"
 	}
-	lp.pass(l, Result{Evidence: "answered “" + shown + "”"}, now, rev)
+	lp.pass(l, Result{Evidence: Text{"answered “" + shown + "”", "ตอบว่า “" + shown + "”"}}, now, rev)
 	p.Updated = now
 	return true, nil
 }

@@ -46,6 +46,7 @@ func (h *handlers) routeAPI(e *echo.Echo) {
 	g.GET("/:lab", h.apiView)
 	g.POST("/:lab/start", h.apiStart)
 	g.POST("/:lab/check", h.apiCheck)
+	g.POST("/:lab/restart", h.apiRestart)
 	g.POST("/:lab/steps/:step/answer", h.apiAnswer)
 }
 
@@ -117,6 +118,28 @@ func (h *handlers) apiCheck(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, labView(h.svc.labs, l, p, langOf(c)))
+}
+
+// apiRestart starts a lab's steps over: "Do it again".
+func (h *handlers) apiRestart(c echo.Context) error {
+	l, err := h.labOf(c)
+	if err != nil {
+		return err
+	}
+	p, err := h.restart(c, l)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, labView(h.svc.labs, l, p, langOf(c)))
+}
+
+// restart starts lab l over, mapping the lab package's errors to Statuses.
+func (h *handlers) restart(c echo.Context, l *lab.Lab) (*lab.Progress, error) {
+	p, err := h.svc.restart(c.Request().Context(), userOf(c), l)
+	if errors.Is(err, lab.ErrNotFound) || errors.Is(err, lab.ErrNotStarted) {
+		return nil, apierrors.NewConflict(labsResource, l.ID, fmt.Errorf("lab %q is not started: there is nothing to do again", l.ID))
+	}
+	return p, err
 }
 
 func (h *handlers) apiAnswer(c echo.Context) error {

@@ -42,7 +42,7 @@ func TestLabPageInTheBrowser(t *testing.T) {
 	localKubectl(t, lab, "-n", "internals-demo", "get", "pods", "-o", "json")
 	browsertest.WaitJS(t, ctx, "the step checked off", `document.querySelector('li[data-step="list-rv"]').dataset.state === "passed" && document.querySelector('li[data-step="bookmark"]').dataset.state === "current"`)
 	evidence := browsertest.Eval[string](t, ctx, `document.querySelector('li[data-step="list-rv"] [data-evidence]').textContent`)
-	if !strings.Contains(evidence, "list pods in internals-demo") {
+	if !strings.Contains(evidence, "list pods ใน internals-demo") { // the evidence in the page's language
 		t.Errorf("evidence %q", evidence)
 	}
 	if got := browsertest.Eval[string](t, ctx, `document.querySelector("[data-count]").textContent`); !strings.Contains(got, "1") {
@@ -67,12 +67,19 @@ func TestLabPageInTheBrowser(t *testing.T) {
 	// page the start led to (no start button, its own live connection), or
 	// the fetch below may leave from a page being unloaded and be lost.
 	browsertest.WaitJS(t, ctx, "the etcd lab started", `document.querySelector(".lab-start button") === null && document.querySelector('li[data-step="read-key"]')?.dataset.state === "current" && document.querySelector(".lab-meta .conn.live") !== null`)
+	// The inspector's step cannot be done from the terminal: it says so,
+	// and links to the inspector.
+	if href := browsertest.Eval[string](t, ctx, `document.querySelector('li[data-step="read-key"] .step-open a')?.getAttribute("href") || ""`); href != "/lesson/etcd?lang=en#insp-h" {
+		t.Errorf("the inspector's link: %q", href)
+	}
 	browsertest.Eval[bool](t, ctx, `(fetch("/ui/etcd/value?key=/registry/pods/internals-demo/ssa-demo"), true)`)
 	browsertest.WaitJS(t, ctx, "the inspector step checked", `document.querySelector('li[data-step="prefix"]').dataset.state === "current" && !document.querySelector('li[data-step="prefix"] form').hidden`)
 	browsertest.Do(t, ctx, "answer", chromedp.SendKeys(chromedp.CSS(`li[data-step="prefix"] input[name=answer]`), `k8s\x00`), chromedp.Submit(chromedp.CSS(`li[data-step="prefix"] form`)))
 	browsertest.WaitJS(t, ctx, "the answer graded", `document.querySelector('li[data-step="prefix"]')?.dataset.state === "passed" && document.querySelector('li[data-step="prefix"] .notice.ok') !== null`)
 	browsertest.Shot(t, ctx, "lab-en-question")
 
+	browsertest.Do(t, ctx, "the inspector's link", chromedp.Navigate(lab.URL()+"/lesson/etcd?lang=en#insp-h"))
+	browsertest.WaitJS(t, ctx, "the inspector", `document.getElementById("insp-h")?.closest("[data-live=inspector]") !== null`)
 	browsertest.Do(t, ctx, "the lesson links to the lab", chromedp.Navigate(lab.URL()+"/lesson/resource-version#bookmarks"))
 	browsertest.WaitJS(t, ctx, "the lab link", `document.querySelector('#bookmarks + .lab-link a[href="/labs/bookmarks"]') !== null`)
 	browsertest.Eval[bool](t, ctx, `(document.querySelector("#bookmarks").scrollIntoView({block: "start"}), window.scrollBy(0, -90), true)`)
@@ -94,7 +101,7 @@ func TestLabPageInTheBrowser(t *testing.T) {
 	browsertest.Do(t, ctx, "sign in with the admin's token", chromedp.SendKeys(chromedp.CSS(`input[name=token]`), token), chromedp.Submit(chromedp.CSS(`input[name=token]`)))
 	browsertest.WaitJS(t, ctx, "the class, live", `document.querySelector('tr[data-user="system:anonymous"]') !== null && document.querySelector(".dashboard .conn.live") !== null`)
 	row := browsertest.Eval[string](t, ctx, `document.querySelector('tr[data-user="system:anonymous"]').textContent`)
-	if !strings.Contains(row, "etcd") || !strings.Contains(row, "3/3") {
+	if !strings.Contains(row, "etcd") || !strings.Contains(row, "3/4") {
 		t.Errorf("dashboard row %q", row)
 	}
 	browsertest.Do(t, ctx, "dark mode", chromedp.Click(chromedp.CSS(`[data-theme-toggle]`)))

@@ -149,7 +149,7 @@ func (h *handlers) addProgress(v *ClassView, r *StudentRow, p *lab.Progress, now
 		r.Updated = &at
 	}
 	for _, l := range h.svc.labs {
-		if p.Labs[l.ID].Done(l) {
+		if p.Labs[l.ID].Finished(l) {
 			r.LabsDone++
 		}
 	}

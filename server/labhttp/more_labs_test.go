@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,10 +48,21 @@ func TestMoreLabsWithKubectlAndEtcdctl(t *testing.T) {
 		alice.waitPassed("bookmarks", "list-rv")
 		// The lab's command: a watch from "" ends its initial events with
 		// the annotated bookmark at once, as kube-apiserver 1.37's does.
-		if out := kubectl("get", "--raw", "/api/v1/namespaces/"+ns+"/pods?watch=1&timeoutSeconds=3&allowWatchBookmarks=true"); !strings.Contains(out, `"BOOKMARK"`) || !strings.Contains(out, `"k8s.io/initial-events-end":"true"`) {
+		out := kubectl("get", "--raw", "/api/v1/namespaces/"+ns+"/pods?watch=1&timeoutSeconds=3&allowWatchBookmarks=true")
+		if !strings.Contains(out, `"k8s.io/initial-events-end":"true"`) {
 			t.Fatalf("no initial-events-end bookmark in %s", out)
 		}
+		bookmark := bookmarkRV(t, out)
 		alice.waitPassed("bookmarks", "bookmark")
+		// Only the resourceVersion the server sent alice's own watch.
+		answer := labhttp.APIPath + "/bookmarks/steps/bookmark-rv/answer"
+		wrong, _ := strconv.Atoi(bookmark)
+		if _, body := alice.post(answer, `{"answer":"`+strconv.Itoa(wrong+1000)+`"}`); !strings.Contains(body, `"correct":false`) {
+			t.Fatalf("another number was right: %s", body)
+		}
+		if _, body := alice.post(answer, `{"answer":"`+bookmark+`"}`); !strings.Contains(body, `"correct":true`) {
+			t.Fatalf("the bookmark's resourceVersion %s was wrong: %s", bookmark, body)
+		}
 		kubectl("get", "--raw", "/api/v1/namespaces/"+ns+"/pods?watch=1&resourceVersion="+rv+"&timeoutSeconds=1")
 		alice.waitPassed("bookmarks", "resume")
 	})
@@ -101,6 +115,15 @@ func TestMoreLabsWithKubectlAndEtcdctl(t *testing.T) {
 			t.Fatalf("no 410: %s", out)
 		}
 		alice.waitPassed("gone", "gone")
+		// Y of alice's own 410, not X.
+		m := regexp.MustCompile(`too old resource version: (\d+) \((\d+)\)`).FindStringSubmatch(out)
+		answer := labhttp.APIPath + "/gone/steps/window-start/answer"
+		if _, body := alice.post(answer, `{"answer":"`+m[1]+`"}`); !strings.Contains(body, `"correct":false`) {
+			t.Fatalf("X was taken for Y: %s", body)
+		}
+		if _, body := alice.post(answer, `{"answer":"`+m[2]+`"}`); !strings.Contains(body, `"correct":true`) {
+			t.Fatalf("Y %s was wrong: %s", m[2], body)
+		}
 		kubectl("get", "--raw", "/api/v1/namespaces/"+ns+"/pods")
 		alice.waitPassed("gone", "relist")
 	})
@@ -113,15 +136,115 @@ func TestMoreLabsWithKubectlAndEtcdctl(t *testing.T) {
 		alice.waitPassed("discovery", "openapi")
 	})
 
-	t.Run("OK the aggregated API", func(t *testing.T) {
+	t.Run("OK the aggregated API and a custom resource", func(t *testing.T) {
 		alice.start("extend")
 		kubectl("get", "--raw", "/apis/metrics.k8s.io/v1beta1")
 		alice.waitPassed("extend", "metrics")
+		// The instructor defines the kind and lets students edit it, as
+		// the edit role's aggregation does for any kind.
+		defineNotes(t, lab)
+		note := filepath.Join(t.TempDir(), "note.json")
+		os.WriteFile(note, []byte(`{"apiVersion": "lab.example.com/v1", "kind": "Note", "metadata": {"name": "hello"}, "spec": {"text": "stored as JSON"}}`), 0o600)
+		// A built-in kind is not a custom resource.
+		kubectl("-n", ns, "create", "configmap", "not-custom")
+		alice.post(labhttp.APIPath+"/extend/check", "")
+		if s := alice.state("extend", "custom-resource"); s != labhttp.StateCurrent {
+			t.Fatalf("a ConfigMap passed the custom resource step: %s", s)
+		}
+		kubectl("-n", ns, "create", "-f", note)
+		if st := alice.waitPassed("extend", "custom-resource"); !strings.Contains(st.Evidence, "notes.lab.example.com") {
+			t.Errorf("evidence %q", st.Evidence)
+		}
+		// Read with kubectl, it is not the inspector's view of etcd.
+		kubectl("-n", ns, "get", "notes", "hello", "-o", "json")
+		crKey := "/registry/lab.example.com/notes/" + ns + "/hello"
+		resp, body := alice.inBrowser().get("/ui/etcd/value?key=" + crKey)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"apiPath":"/apis/lab.example.com/v1/namespaces/`+ns+`/notes/hello"`) {
+			t.Fatalf("the inspector on %s: HTTP %d: %s", crKey, resp.StatusCode, body)
+		}
+		var value struct {
+			Raw       []byte
+			PrefixLen int
+		}
+		if json.Unmarshal([]byte(body), &value) != nil || !strings.HasPrefix(string(value.Raw), `{"apiVersion":"lab.example.com/v1"`) || value.PrefixLen != 0 {
+			t.Errorf("the custom resource is not stored as JSON: %s", body)
+		}
+		alice.post(labhttp.APIPath+"/extend/check", "")
+		st := alice.view("extend").Steps[2]
+		if st.State != labhttp.StateCurrent || !strings.Contains(st.Why, "pods") {
+			t.Fatalf("JSON without protobuf beside it: %+v", st)
+		}
+		alice.inBrowser().get("/ui/etcd/value?key=/registry/pods/" + ns + "/ssa-demo")
+		if st := alice.waitPassed("extend", "json-beside-protobuf"); !strings.Contains(st.Evidence, "notes/hello (JSON)") || !strings.Contains(st.Evidence, "pods/ssa-demo") {
+			t.Errorf("evidence %q", st.Evidence)
+		}
 		if resp, body := alice.post("/kubelab/v1/labs/extend/steps/where/answer", `{"answer":"crd-here"}`); !strings.Contains(body, `"correct":true`) {
 			t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
 		}
 		if v := alice.view("extend"); !v.Done {
 			t.Errorf("not done: %+v", v)
 		}
+	})
+}
+
+// bookmarkRV is the resourceVersion of the last BOOKMARK in a watch's
+// output, one JSON event a line.
+func bookmarkRV(t *testing.T, out string) string {
+	t.Helper()
+	rv := ""
+	for _, line := range strings.Split(out, "\n") {
+		var ev struct {
+			Type   string
+			Object struct {
+				Metadata struct{ ResourceVersion string }
+			}
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "BOOKMARK" {
+			rv = ev.Object.Metadata.ResourceVersion
+		}
+	}
+	if rv == "" {
+		t.Fatalf("no bookmark in %s", out)
+	}
+	return rv
+}
+
+// notesCRD is the lesson's Note kind, and a ClusterRole that lets every
+// holder of the edit role (each student, in their namespace) use it.
+const notesCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: notes.lab.example.com}
+spec:
+  group: lab.example.com
+  scope: Namespaced
+  names: {plural: notes, singular: note, kind: Note}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {text: {type: string}}}}}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: notes-edit
+  labels: {rbac.authorization.k8s.io/aggregate-to-edit: "true"}
+rules:
+- apiGroups: [lab.example.com]
+  resources: [notes]
+  verbs: [create, get, list, watch, update, patch, delete]
+`
+
+// defineNotes applies notesCRD as the admin, and waits until it is served.
+func defineNotes(t *testing.T, lab *kubelabtest.Lab) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "notes.yaml")
+	os.WriteFile(f, []byte(notesCRD), 0o600)
+	if _, stderr, err := clitest.Run(t, clitest.Kubectl(t), "--kubeconfig", lab.KubeconfigPath(), "apply", "-f", f); err != nil {
+		t.Fatalf("apply the CRD: %v %s", err, stderr)
+	}
+	kubelabtest.Eventually(t, "notes served", func() (bool, error) {
+		_, _, err := clitest.Run(t, clitest.Kubectl(t), "--kubeconfig", lab.KubeconfigPath(), "get", "--raw", "/apis/lab.example.com/v1/notes")
+		return err == nil, nil
 	})
 }

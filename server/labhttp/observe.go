@@ -79,20 +79,34 @@ func (w *watches) add(x *lab.Watch) {
 	w.changed(x.User)
 }
 
-// saw records events of x's stream; it reports the types it had not seen.
-func (w *watches) saw(x *lab.Watch, types []string, expired bool) {
+// seen is what one write of a watch stream carried.
+type seen struct {
+	types []string
+	// bookmark is the resourceVersion of the last BOOKMARK in it.
+	bookmark string
+	// gone is the message of a 410 in it, or "" for none.
+	gone    string
+	expired bool
+}
+
+// saw records events of x's stream; it tells whoever follows the user
+// when something new was seen.
+func (w *watches) saw(x *lab.Watch, s seen) {
 	now := time.Now()
 	w.mu.Lock()
 	news := false
-	for _, t := range types {
+	for _, t := range s.types {
 		if x.Events[t] == 0 {
 			news = true
 		}
 		x.Events[t]++
 		x.Last[t] = now
 	}
-	if expired && !x.Expired {
-		x.Expired, news = true, true
+	if s.bookmark != "" && s.bookmark != x.Bookmark {
+		x.Bookmark, news = s.bookmark, true
+	}
+	if s.expired && !x.Expired {
+		x.Expired, x.Gone, news = true, s.gone, true
 	}
 	w.mu.Unlock()
 	if news {
@@ -193,12 +207,25 @@ type eventSniffer struct {
 }
 
 var (
-	typeField = []byte(`{"type":"`)
-	gone      = []byte(`"code":410`)
+	typeField   = []byte(`{"type":"`)
+	rvField     = []byte(`"resourceVersion":"`)
+	gone        = []byte(`"code":410`)
+	messageText = []byte(`"message":"`)
 )
 
 func (s *eventSniffer) Write(b []byte) (int, error) {
-	var types []string
+	if got := sniff(b); len(got.types) > 0 || got.expired {
+		s.w.saw(s.x, got)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// sniff reads the events in one write of a JSON watch stream: their
+// types, a BOOKMARK's resourceVersion, and a 410's message. A 410 comes
+// as an ERROR event in a stream, or as a plain Status when the watch is
+// refused before it starts.
+func sniff(b []byte) seen {
+	var out seen
 	rest := b
 	for {
 		i := bytes.Index(rest, typeField)
@@ -210,14 +237,38 @@ func (s *eventSniffer) Write(b []byte) (int, error) {
 		if j < 0 || j > 16 {
 			break
 		}
-		types = append(types, string(rest[:j]))
+		typ := string(rest[:j])
+		out.types = append(out.types, typ)
+		if typ == "BOOKMARK" {
+			event := rest
+			if k := bytes.Index(event, typeField); k >= 0 {
+				event = event[:k]
+			}
+			if rv := stringField(event, rvField); rv != "" {
+				out.bookmark = rv
+			}
+		}
 	}
-	// A 410 comes as an ERROR event in a stream, or as a plain Status
-	// when the watch is refused before it starts.
-	if expired := bytes.Contains(b, gone); len(types) > 0 || expired {
-		s.w.saw(s.x, types, expired)
+	if bytes.Contains(b, gone) {
+		out.expired, out.gone = true, stringField(b, messageText)
 	}
-	return s.ResponseWriter.Write(b)
+	return out
+}
+
+// stringField is the value of the first JSON string field named by
+// field (`"name":"`) in b, as written: the fields read here
+// (resourceVersions, kube's 410 message) hold nothing JSON escapes.
+func stringField(b, field []byte) string {
+	i := bytes.Index(b, field)
+	if i < 0 {
+		return ""
+	}
+	v := b[i+len(field):]
+	j := bytes.IndexByte(v, '"')
+	if j < 0 || j > 512 {
+		return ""
+	}
+	return string(v[:j])
 }
 
 // Flush passes flushes through: a watch is flushed event by event.

@@ -26,6 +26,7 @@ func (h *handlers) routePages(e *echo.Echo) {
 	g.GET("/:lab", h.labPage)
 	g.POST("/:lab/start", h.startPage)
 	g.POST("/:lab/check", h.checkPage)
+	g.POST("/:lab/restart", h.restartPage)
 	g.POST("/:lab/answer", h.answerPage)
 }
 
@@ -93,6 +94,17 @@ func (h *handlers) startPage(c echo.Context) error {
 		return h.pageError(c, err, PagesPath)
 	}
 	if _, err := h.svc.start(c.Request().Context(), userOf(c), l); err != nil {
+		return h.pageError(c, err, PagesPath+"/"+l.ID)
+	}
+	return back(c, PagesPath+"/"+l.ID)
+}
+
+func (h *handlers) restartPage(c echo.Context) error {
+	l, err := h.labOf(c)
+	if err != nil {
+		return h.pageError(c, err, PagesPath)
+	}
+	if _, err := h.restart(c, l); err != nil {
 		return h.pageError(c, err, PagesPath+"/"+l.ID)
 	}
 	return back(c, PagesPath+"/"+l.ID)

@@ -159,9 +159,7 @@ func (s *service) checkOnce(ctx context.Context, user string) (*lab.Progress, er
 	if err != nil {
 		return nil, err
 	}
-	env := lab.Env{User: user, Namespace: p.Namespace, Traces: s.traces.Recent(user, tracesPerCheck),
-		Watches: s.watches.snapshot(user), World: s.world}
-	changed, cerr := lab.Advance(ctx, s.labs, p, env, s.now(), rev)
+	changed, cerr := lab.Advance(ctx, s.labs, p, s.env(p), s.now(), rev)
 	if changed {
 		if err := s.store.Put(ctx, p); err != nil {
 			return nil, err
@@ -169,6 +167,12 @@ func (s *service) checkOnce(ctx context.Context, user string) (*lab.Progress, er
 		s.changed(p)
 	}
 	return p, cerr
+}
+
+// env is what happened for p's student: their recent traces and watches.
+func (s *service) env(p *lab.Progress) lab.Env {
+	return lab.Env{User: p.User, Namespace: p.Namespace, Traces: s.traces.Recent(p.User, tracesPerCheck),
+		Watches: s.watches.snapshot(p.User), World: s.world}
 }
 
 // progress reads user's progress; a student with none gets an empty one.
@@ -221,7 +225,7 @@ func (s *service) answer(ctx context.Context, u pipeline.User, l *lab.Lab, step,
 		if err != nil {
 			return nil, err
 		}
-		if right, err = lab.Answer(l, p, step, answer, s.now(), rev); err != nil {
+		if right, err = lab.Answer(ctx, l, p, step, answer, s.env(p), s.now(), rev); err != nil {
 			return p, err
 		}
 		// A wrong answer is stored too: its try counts.
@@ -232,4 +236,32 @@ func (s *service) answer(ctx context.Context, u pipeline.User, l *lab.Lab, step,
 		return p, nil
 	})
 	return right, p, err
+}
+
+// restart begins lab l again for u: its steps start over from now.
+func (s *service) restart(ctx context.Context, u pipeline.User, l *lab.Lab) (*lab.Progress, error) {
+	unlock := s.lock(u.Name)
+	_, err := retry(func() (*lab.Progress, error) {
+		p, err := s.store.Get(ctx, u.Name)
+		if err != nil {
+			return nil, err
+		}
+		rev, err := s.world.revision(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Restart(l, s.now(), rev); err != nil {
+			return nil, err
+		}
+		if err := s.store.Put(ctx, p); err != nil {
+			return nil, err
+		}
+		s.changed(p)
+		return p, nil
+	})
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	return s.check(ctx, u.Name)
 }

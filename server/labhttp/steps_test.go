@@ -3,6 +3,7 @@ package labhttp_test
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,10 @@ func TestWatchLabWithKubectl(t *testing.T) {
 	if s := alice.state("watch", "watch-pods"); s != labhttp.StateCurrent {
 		t.Fatalf("a list passed the watch step: %s", s)
 	}
+	// The label the next steps will set, set already.
+	if _, stderr, err := alice.kubectl("-n", alice.name, "label", "pod", "ssa-demo", "demo-round=one", "--overwrite"); err != nil {
+		t.Fatal(err, stderr)
+	}
 	alice.kubectlBackground("-n", alice.name, "get", "pods", "--watch", "--output-watch-events")
 	alice.waitPassed("watch", "watch-pods")
 	// Reading is not changing.
@@ -40,7 +45,22 @@ func TestWatchLabWithKubectl(t *testing.T) {
 	if s := alice.state("watch", "modify"); s != labhttp.StateCurrent {
 		t.Fatalf("a read passed the MODIFIED step: %s", s)
 	}
-	if _, stderr, err := alice.kubectl("-n", alice.name, "label", "pod", "ssa-demo", "demo-round=one", "--overwrite"); err != nil {
+	// The same value again changes nothing stored: the step says so.
+	// (kubectl label sees that itself, says "not labeled" and sends
+	// nothing; kubectl patch sends it, and the server stores nothing.)
+	if _, stderr, err := alice.kubectl("-n", alice.name, "patch", "pod", "ssa-demo", "--type=merge", "-p", `{"metadata":{"labels":{"demo-round":"one"}}}`); err != nil {
+		t.Fatal(err, stderr)
+	}
+	var why string
+	kubelabtest.Eventually(t, "why the label did not count", func() (bool, error) {
+		st := alice.view("watch").Steps[1]
+		why = st.Why
+		return st.State == labhttp.StateCurrent && strings.Contains(why, "changed nothing stored"), nil
+	})
+	if !strings.Contains(why, "pods/ssa-demo") {
+		t.Errorf("why %q", why)
+	}
+	if _, stderr, err := alice.kubectl("-n", alice.name, "label", "pod", "ssa-demo", "demo-round=two", "--overwrite"); err != nil {
 		t.Fatal(err, stderr)
 	}
 	if st := alice.waitPassed("watch", "modify"); !strings.Contains(st.Evidence, "ssa-demo") {
@@ -131,6 +151,27 @@ func TestQuestionSteps(t *testing.T) {
 	if resp, body := alice.post(path, `{"answer":"k8s\\x00"}`); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"correct":true`) {
 		t.Fatalf("right answer: HTTP %d %s", resp.StatusCode, body)
 	}
+	// The mod revision of alice's own pod, as the inspector showed it;
+	// bob's is wrong for her.
+	bob := student(t, lab, "bob")
+	modRevision := func(u user) string {
+		_, body := u.inBrowser().get("/ui/etcd/value?key=/registry/pods/" + u.name + "/ssa-demo")
+		m := regexp.MustCompile(`"modRevision":(\d+)`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no modRevision in %s", body)
+		}
+		return m[1]
+	}
+	if _, stderr, err := bob.kubectl("-n", bob.name, "label", "pod", "ssa-demo", "by=bob"); err != nil {
+		t.Fatal(err, stderr)
+	}
+	revPath := labhttp.APIPath + "/etcd/steps/mod-revision/answer"
+	if _, body := alice.post(revPath, `{"answer":"`+modRevision(bob)+`"}`); !strings.Contains(body, `"correct":false`) {
+		t.Fatalf("bob's mod revision was right for alice: %s", body)
+	}
+	if _, body := alice.post(revPath, `{"answer":"`+modRevision(alice)+`"}`); !strings.Contains(body, `"correct":true`) {
+		t.Fatalf("alice's own mod revision was wrong: %s", body)
+	}
 	resp, body = alice.post(labhttp.APIPath+"/etcd/steps/why-not/answer", `{"answer":`)
 	wantStatus(t, resp, body, http.StatusBadRequest, "BadRequest")
 	resp, body = alice.post(labhttp.APIPath+"/etcd/steps/why-not/answer", `{"answer":"skips","extra":1}`)
@@ -168,4 +209,47 @@ func TestPipelineLabDenialByImpersonation(t *testing.T) {
 	if st := admin.waitPassed("pipeline", "deny"); !strings.Contains(st.Evidence, "403") {
 		t.Errorf("evidence %q", st.Evidence)
 	}
+}
+
+// Doing a lab again through the API: a lab finished stays on record, its
+// steps start over and count only what comes after; a lab not started, or
+// not served, is a clear Status.
+func TestDoItAgain(t *testing.T) {
+	lab := kubelabtest.Start(t, classroomMode)
+	alice := student(t, lab, "alice")
+	resp, body := alice.post(labhttp.APIPath+"/discovery/restart", "")
+	wantStatus(t, resp, body, http.StatusConflict, "Conflict")
+	resp, body = alice.post(labhttp.APIPath+"/nope/restart", "")
+	wantStatus(t, resp, body, http.StatusNotFound, "NotFound")
+	alice.start("discovery")
+	for _, args := range [][]string{{"get", "--raw", "/apis"}, {"explain", "pod.spec.containers.image"}} {
+		if _, stderr, err := alice.kubectl(args...); err != nil {
+			t.Fatal(err, stderr)
+		}
+	}
+	alice.waitPassed("discovery", "openapi")
+	resp, body = alice.post(labhttp.APIPath+"/discovery/restart", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("restart: HTTP %d: %s", resp.StatusCode, body)
+	}
+	v := alice.view("discovery")
+	if v.Done || v.Runs != 1 || v.Steps[0].State != labhttp.StateCurrent || v.Steps[1].State != labhttp.StateTodo {
+		t.Fatalf("after doing it again: %+v", v)
+	}
+	// The old requests do not pass the new round.
+	alice.post(labhttp.APIPath+"/discovery/check", "")
+	if s := alice.state("discovery", "groups"); s != labhttp.StateCurrent {
+		t.Fatalf("the first round's request passed the second: %s", s)
+	}
+	resp, body = alice.get(labhttp.APIPath)
+	if !strings.Contains(body, `"id":"discovery"`) || !strings.Contains(body, `"runs":1`) {
+		t.Errorf("the list of labs: HTTP %d: %s", resp.StatusCode, body)
+	}
+	// The instructor's dashboard counts the lab finished.
+	if _, body := instructor(t, lab).get(labhttp.APIPath + "/dashboard"); !strings.Contains(body, `"labsDone":1`) {
+		t.Errorf("dashboard: %s", body)
+	}
+	anon := user{t: t, lab: lab}
+	resp, body = anon.post(labhttp.APIPath+"/discovery/restart", "")
+	wantStatus(t, resp, body, http.StatusUnauthorized, "Unauthorized")
 }

@@ -20,6 +20,9 @@ type uiText struct {
 	Details, StudentOf, ClassLink, StepsHeading, RequestsHeading, AttemptsHeading string
 	NoRequests, NoAttempts, NoLabs, AttemptN, Score, When, Request, Code, Joined  string
 	RequestsHelp, StudentNotFound                                                 string
+	// A lab's end, doing it again, and why a step waits.
+	LabDone, YouProved, NextLab, LastLab, DoAgain, DoAgainHelp, DoneBefore, WhyNot string
+	OpenIt                                                                         string
 }
 
 var texts = map[lab.Lang]uiText{
@@ -44,6 +47,10 @@ var texts = map[lab.Lang]uiText{
 		NoLabs: "No lab started yet.", AttemptN: "Attempt %d", Score: "Score", When: "When", Request: "Request", Code: "Status", Joined: "Joined",
 		RequestsHelp:    "The student's most recent requests to the API server, newest first, as the tracer recorded them.",
 		StudentNotFound: "No student of that name has joined, started a lab or taken a quiz.",
+		LabDone:         "Lab done", YouProved: "What you proved, from what the server saw:", NextLab: "Next lab", LastLab: "That was the last lab: back to all labs",
+		DoAgain: "Do it again", DoAgainHelp: "Starts this lab's steps over; they count only what you do from now on. That you finished it stays on record.",
+		DoneBefore: "Finished %d time(s) before.", WhyNot: "Not yet",
+		OpenIt: "This step is checked in the browser, not from the terminal: open the etcd inspector",
 	},
 	lab.Thai: {
 		Lang: "th", LabsTitle: "แล็บ", LabsIntro: "แล็บลงมือทำเจ็ดชุด ชุดละหนึ่งส่วนของบทเรียน ทุกขั้นตรวจจากสิ่งที่เกิดขึ้นจริงบน server ทั้ง trace ของ request ของคุณ event ของ watch ที่ server ส่งให้คุณ และ state ใน etcd ดังนั้นจะใช้ kubectl, curl หรือเบราว์เซอร์ก็นับเหมือนกัน",
@@ -66,6 +73,10 @@ var texts = map[lab.Lang]uiText{
 		NoLabs: "ยังไม่ได้เริ่มแล็บ", AttemptN: "ครั้งที่ %d", Score: "คะแนน", When: "เมื่อ", Request: "request", Code: "สถานะ", Joined: "เข้าร่วม",
 		RequestsHelp:    "request ล่าสุดของนักเรียนที่ส่งถึง API server เรียงจากใหม่ไปเก่า ตามที่ tracer บันทึกไว้",
 		StudentNotFound: "ไม่มีนักเรียนชื่อนี้ที่เข้าร่วม เริ่มแล็บ หรือทำแบบทดสอบ",
+		LabDone:         "แล็บนี้เสร็จแล้ว", YouProved: "สิ่งที่คุณพิสูจน์ได้ จากสิ่งที่ server เห็น:", NextLab: "แล็บถัดไป", LastLab: "นี่คือแล็บสุดท้าย กลับไปที่แล็บทั้งหมด",
+		DoAgain: "ทำอีกครั้ง", DoAgainHelp: "เริ่มขั้นของแล็บนี้ใหม่ทั้งหมด โดยนับเฉพาะสิ่งที่คุณทำต่อจากนี้ บันทึกว่าคุณเคยทำเสร็จยังอยู่",
+		DoneBefore: "เคยทำเสร็จมาแล้ว %d ครั้ง", WhyNot: "ยังไม่ผ่าน",
+		OpenIt: "ขั้นนี้ตรวจจากเบราว์เซอร์ ไม่ใช่จากเทอร์มินัล: เปิด etcd inspector",
 	},
 }
 

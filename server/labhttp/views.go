@@ -20,6 +20,8 @@ type LabSummary struct {
 	Passed  int    `json:"passed"`
 	Started bool   `json:"started"`
 	Done    bool   `json:"done"`
+	// Runs is how often the student finished the lab before doing it again.
+	Runs int `json:"runs,omitempty"`
 }
 
 // LabList is the answer to GET /kubelab/v1/labs.
@@ -47,6 +49,8 @@ type LabView struct {
 	Current    int        `json:"current"`
 	Steps      []StepView `json:"steps"`
 	Lang       lab.Lang   `json:"lang"`
+	// Runs is how often the student finished the lab before doing it again.
+	Runs int `json:"runs,omitempty"`
 }
 
 // StepView is one step: what to do and whether it is done.
@@ -56,8 +60,10 @@ type StepView struct {
 	Title   string `json:"title"`
 	Do      string `json:"do"`
 	Command string `json:"command,omitempty"`
-	Hint    string `json:"hint"`
-	How     string `json:"how"`
+	// Open is the page where a step the terminal cannot do is done.
+	Open string `json:"open,omitempty"`
+	Hint string `json:"hint"`
+	How  string `json:"how"`
 	// State is passed, current or todo.
 	State    string       `json:"state"`
 	Evidence string       `json:"evidence,omitempty"`
@@ -65,6 +71,9 @@ type StepView struct {
 	Question bool         `json:"question,omitempty"`
 	Choices  []ChoiceView `json:"choices,omitempty"`
 	Tries    int          `json:"tries,omitempty"`
+	// Why says why the current step has not passed, when the student did
+	// something close (a label that changed nothing stored).
+	Why string `json:"why,omitempty"`
 }
 
 // ChoiceView is one option of a question step.
@@ -94,7 +103,7 @@ func listView(labs []*lab.Lab, p *lab.Progress, lang lab.Lang) LabList {
 	for i, l := range labs {
 		s := LabSummary{ID: l.ID, Number: i + 1, Title: l.Title.In(lang), Intro: l.Intro.In(lang), Lesson: l.Lesson, Steps: len(l.Steps)}
 		if lp := p.Labs[l.ID]; lp != nil {
-			s.Started, s.Passed, s.Done = true, min(lp.Step, len(l.Steps)), lp.Done(l)
+			s.Started, s.Passed, s.Done, s.Runs = true, min(lp.Step, len(l.Steps)), lp.Done(l), len(lp.Runs)
 		}
 		out.Items = append(out.Items, s)
 	}
@@ -106,12 +115,12 @@ func labView(labs []*lab.Lab, l *lab.Lab, p *lab.Progress, lang lab.Lang) LabVie
 		Lesson: l.Lesson, Namespace: p.Namespace, Lang: lang}
 	lp := p.Labs[l.ID]
 	if lp != nil {
-		v.Started, v.Done, v.Current = true, lp.Done(l), lp.Step
+		v.Started, v.Done, v.Current, v.Runs = true, lp.Done(l), lp.Step, len(lp.Runs)
 	}
 	for i := range l.Steps {
 		st := &l.Steps[i]
 		sv := StepView{ID: st.ID, Number: i + 1, Title: st.Title.In(lang), Do: st.Do.In(lang), Hint: st.Hint.In(lang), How: st.How.In(lang),
-			Command: strings.ReplaceAll(st.Command, "NS", p.Namespace), Question: st.IsQuestion(), State: StateTodo}
+			Command: strings.ReplaceAll(st.Command, "NS", p.Namespace), Open: st.Open, Question: st.IsQuestion(), State: StateTodo}
 		for _, c := range st.Choices {
 			sv.Choices = append(sv.Choices, ChoiceView{ID: c.ID, Text: c.Text.In(lang)})
 		}
@@ -120,9 +129,9 @@ func labView(labs []*lab.Lab, l *lab.Lab, p *lab.Progress, lang lab.Lang) LabVie
 			switch pass, ok := lp.Passed[st.ID]; {
 			case ok:
 				at := pass.At
-				sv.State, sv.Evidence, sv.PassedAt = StatePassed, pass.Evidence, &at
+				sv.State, sv.Evidence, sv.PassedAt = StatePassed, pass.Evidence.In(lang), &at
 			case i == lp.Step:
-				sv.State = StateCurrent
+				sv.State, sv.Why = StateCurrent, lp.Why.In(lang)
 			}
 		}
 		v.Steps = append(v.Steps, sv)

@@ -8,6 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubelab/kubelab/lab"
 	"github.com/kubelab/kubelab/storage"
@@ -65,6 +66,44 @@ func (w *world) LabelChanges(ctx context.Context, ns string, rev int64) ([]strin
 func (w *world) WatchWindowStart(context.Context) (int64, error) {
 	return w.pods.Cache().Window().Start, nil
 }
+
+// PodRevisions reads the mod revisions of the keys of ns's pods.
+func (w *world) PodRevisions(ctx context.Context, ns string) ([]int64, error) {
+	prefix := storage.ResourcePrefix(schema.GroupResource{Resource: "pods"}, false) + "/" + ns + "/"
+	resp, err := w.etcd.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, err
+	}
+	revs := make([]int64, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		revs = append(revs, kv.ModRevision)
+	}
+	return revs, nil
+}
+
+// IsCustomResource looks for the CustomResourceDefinition of resource in
+// group where kube keeps it, under its name <resource>.<group>.
+func (w *world) IsCustomResource(ctx context.Context, group, resource string) (bool, error) {
+	if group == "" || resource == "" {
+		return false, nil
+	}
+	key, err := storage.ObjectKey(crdPrefix, crdResource, false, storage.Key{Name: resource + "." + group})
+	if err != nil {
+		// Not a name a CRD could have.
+		return false, nil
+	}
+	resp, err := w.etcd.Get(ctx, key, clientv3.WithCountOnly())
+	if err != nil {
+		return false, err
+	}
+	return resp.Count > 0, nil
+}
+
+// crdPrefix is where CustomResourceDefinitions are stored.
+var (
+	crdResource = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+	crdPrefix   = storage.ResourcePrefix(crdResource, true)
+)
 
 // revision is etcd's current revision.
 func (w *world) revision(ctx context.Context) (int64, error) {

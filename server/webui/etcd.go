@@ -157,10 +157,13 @@ func (u *UI) apiPath(key string) string {
 	for _, r := range u.API.Registry().All() {
 		// A version stored as another (events.k8s.io/v1 events are core
 		// events in etcd) is not where its keys' objects come from.
-		if r.Kind == "" || r.Codec != nil || !strings.HasPrefix(rest, r.Name+"/") {
+		// Custom resources (and a few built-in kinds) keep their group
+		// in the key: /registry/<group>/<resource>/...
+		prefix := strings.TrimPrefix(storage.ResourcePrefix(r.GroupResource(), r.Custom || r.GroupInKey), storage.RootPrefix) + "/"
+		if r.Kind == "" || r.Codec != nil || !strings.HasPrefix(rest, prefix) {
 			continue
 		}
-		parts := strings.Split(strings.TrimPrefix(rest, r.Name+"/"), "/")
+		parts := strings.Split(strings.TrimPrefix(rest, prefix), "/")
 		base := "/api/" + r.GroupVersion.Version
 		if r.GroupVersion.Group != "" {
 			base = "/apis/" + r.GroupVersion.Group + "/" + r.GroupVersion.Version

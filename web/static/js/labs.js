@@ -19,6 +19,8 @@ function showLab(el, lab) {
     const li = el.querySelector(`li[data-step="${CSS.escape(st.id)}"]`);
     if (!li) continue;
     if (st.state === "passed") passed++;
+    // Why a step waits can change while its state does not.
+    showText(li.querySelector("[data-why]"), st.why);
     if (li.dataset.state === st.state) continue;
     li.dataset.state = st.state;
     li.className = "step " + st.state;
@@ -26,11 +28,9 @@ function showLab(el, lab) {
     if (label) label.textContent = label.dataset[st.state] || st.state;
     const mark = li.querySelector(".step-mark");
     if (mark) mark.textContent = st.state === "passed" ? "✓" : String(st.number);
-    const ev = li.querySelector("[data-evidence]");
-    if (ev) {
-      ev.querySelector("span").textContent = st.evidence || "";
-      ev.hidden = !st.evidence;
-    }
+    showText(li.querySelector("[data-evidence]"), st.evidence);
+    const proof = el.querySelector(`[data-proof="${CSS.escape(st.id)}"] .evidence`);
+    if (proof) proof.textContent = st.evidence || "";
     const form = li.querySelector("form.step-answer");
     if (form) form.hidden = st.state !== "current";
   }
@@ -38,7 +38,31 @@ function showLab(el, lab) {
   if (bar) bar.value = passed;
   const count = el.querySelector("[data-count]");
   if (count) count.textContent = count.dataset.template.replace("%d", passed).replace("%d", lab.steps.length);
-  el.dataset.done = lab.done ? "true" : "false";
+  showDone(el, lab.done);
+}
+
+// showText fills a "label: text" line, hidden while there is no text.
+function showText(line, text) {
+  if (!line) return;
+  line.querySelector("span").textContent = text || "";
+  line.hidden = !text;
+}
+
+// showDone shows the lab's end when its last step passes, and moves the
+// reader there once: the moment is the page's news.
+function showDone(el, done) {
+  const was = el.dataset.done === "true";
+  el.dataset.done = done ? "true" : "false";
+  const panel = el.querySelector("[data-done-panel]");
+  const check = el.querySelector("form.lab-check");
+  if (check) check.hidden = done;
+  if (!panel) return;
+  panel.hidden = !done;
+  if (done && !was && el.dataset.doneSeen !== "true") {
+    el.dataset.doneSeen = "true";
+    panel.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    panel.querySelector("h2")?.focus({ preventScroll: true });
+  }
 }
 
 /**
