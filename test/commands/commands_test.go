@@ -8,15 +8,19 @@ package commands_test
 
 import (
 	"context"
+	"encoding/json"
 	"html"
 	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/lab"
 	"github.com/kubelab/kubelab/server"
@@ -233,7 +237,7 @@ func runLesson(t *testing.T, r *reader) {
 		if mark := e.pageMark(r, c.lang); reason != "" && (mark == "" || !strings.Contains(pages[url], html.EscapeString(mark))) {
 			t.Errorf("the page %s does not mark %q as a command that cannot run here (want %q)", url, c.line, mark)
 		}
-		if onLabSteps[line] || ran[line] {
+		if (onLabSteps[line] && !e.lessonNeeds) || ran[line] {
 			continue // run on its lab step, or already
 		}
 		ran[line] = true
@@ -255,6 +259,9 @@ func runLab(t *testing.T, parent *reader, l *lab.Lab) {
 		check(t, r, "kubectl -n "+r.ns+" label pod ssa-demo demo-round=unchanged --overwrite", expectation{output: []string{`^pod/ssa-demo labeled\n$`}},
 			r.start("kubectl -n "+r.ns+" label pod ssa-demo demo-round=unchanged --overwrite", 0).wait())
 	}
+	if l.ID == "extend" {
+		notesForTheClass(t, r)
+	}
 	v := r.labView(l.ID, "POST", "/start", "")
 	var background []*running
 	var backgroundChecks []func()
@@ -265,9 +272,29 @@ func runLab(t *testing.T, parent *reader, l *lab.Lab) {
 			t.Fatalf("step %d is %s on the page, %s in the lab", i, sv.ID, s.ID)
 		}
 		if s.IsQuestion() {
+			// A question may come with a command that shows the student
+			// their answer (etcd's mod revision of their pod).
+			if s.Command != "" {
+				e := expectations[s.Command]
+				line := strings.ReplaceAll(s.Command, "NS", r.ns)
+				if e.cannotRun(r) == "" {
+					out := check(t, r, line, e, r.start(line, e.timeout).wait())
+					if e.capture != "" {
+						vars[e.capture] = strings.TrimSpace(out)
+					}
+				}
+			}
 			answer, ok := answers[l.ID+"/"+s.ID]
 			if !ok {
 				t.Fatalf("no answer for question %s/%s", l.ID, s.ID)
+			}
+			if name, personal := strings.CutPrefix(answer, "$"); personal {
+				if answer, ok = vars[name]; !ok && name == "MODREV" {
+					// In a class, the inspector shows it.
+					answer = inspectorModRevision(t, r, "/registry/pods/"+r.ns+"/ssa-demo")
+				} else if !ok {
+					t.Fatalf("%s/%s: the student's own %s was never shown to them", l.ID, s.ID, name)
+				}
 			}
 			code, body := r.do("POST", labhttp.APIPath+"/"+l.ID+"/steps/"+s.ID+"/answer", `{"answer":`+strconv.Quote(answer)+`}`)
 			if code != http.StatusOK || !strings.Contains(body, `"correct":true`) {
@@ -276,6 +303,12 @@ func runLab(t *testing.T, parent *reader, l *lab.Lab) {
 			continue
 		}
 		if s.Command == "" {
+			if s.Open == lab.Inspector {
+				// Checked in the browser's inspector, as the step says:
+				// the custom resource's key, then a pod's.
+				inspectorRead(t, r, "/registry/lab.example.com/notes/"+r.ns+"/hello")
+				inspectorRead(t, r, "/registry/pods/"+r.ns+"/ssa-demo")
+			}
 			r.waitPassed(l.ID, s.ID)
 			continue
 		}
@@ -315,6 +348,11 @@ func runLab(t *testing.T, parent *reader, l *lab.Lab) {
 			if e.capture != "" {
 				vars[e.capture] = strings.TrimSpace(out)
 			}
+			for name, pattern := range e.extract {
+				if m := regexp.MustCompile(pattern).FindStringSubmatch(out); m != nil {
+					vars[name] = m[1]
+				}
+			}
 		}
 		if e.passVia != nil {
 			// The step says it cannot pass from the terminal; its command
@@ -337,6 +375,67 @@ func runLab(t *testing.T, parent *reader, l *lab.Lab) {
 	if v := r.labView(l.ID, "GET", "", ""); !v.Done {
 		t.Errorf("lab %s not done: %+v", l.ID, v)
 	}
+}
+
+// notesForTheClass is what the README asks of an instructor before the
+// extend lab, done as the admin: the lesson's Note CRD, and a ClusterRole
+// aggregated into edit so that each student may create Notes in their
+// namespace. In local mode the reader is cluster-admin and applies the
+// CRD the same way.
+func notesForTheClass(t *testing.T, r *reader) {
+	t.Helper()
+	const role = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: lab-notes-edit
+  labels: {rbac.authorization.k8s.io/aggregate-to-edit: "true"}
+rules:
+- apiGroups: [lab.example.com]
+  resources: [notes]
+  verbs: [get, list, watch, create, update, patch, delete]
+`
+	crd := strings.TrimSuffix(strings.TrimPrefix(crdApply, "kubectl apply -f - <<'EOF'\n"), "\nEOF")
+	for _, manifest := range []string{crd, role} {
+		cmd := exec.Command(clitest.Kubectl(t), "--kubeconfig", r.lab.KubeconfigPath(), "apply", "-f", "-")
+		cmd.Stdin = strings.NewReader(manifest)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the instructor's kubectl apply: %v: %s", err, out)
+		}
+	}
+	// The CRD is served once it is established.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		cmd := exec.Command(clitest.Kubectl(t), "--kubeconfig", r.lab.KubeconfigPath(), "get", "--raw", "/apis/lab.example.com/v1")
+		if cmd.Run() == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Note CRD is not served")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// inspectorRead reads key in the etcd inspector, as the student's browser does.
+func inspectorRead(t *testing.T, r *reader, key string) string {
+	t.Helper()
+	code, body := r.do("GET", "/ui/etcd/value?key="+url.QueryEscape(key), "")
+	if code != http.StatusOK {
+		t.Fatalf("the inspector's read of %s: HTTP %d: %.300s", key, code, body)
+	}
+	return body
+}
+
+// inspectorModRevision is the mod revision the inspector shows for key.
+func inspectorModRevision(t *testing.T, r *reader, key string) string {
+	t.Helper()
+	var v struct {
+		ModRevision int64 `json:"modRevision"`
+	}
+	if err := json.Unmarshal([]byte(inspectorRead(t, r, key)), &v); err != nil || v.ModRevision == 0 {
+		t.Fatalf("the inspector's mod revision of %s: %v", key, err)
+	}
+	return strconv.FormatInt(v.ModRevision, 10)
 }
 
 // check asserts a command's exit status and output, and returns its output.

@@ -24,8 +24,12 @@ type expectation struct {
 	// next steps are done, and checks its output at the lab's end.
 	background bool
 	// capture names a placeholder of a later step's command (RV) that
-	// this command's output fills in, as the student copies it.
+	// this command's output fills in, as the student copies it; extract
+	// names values the student reads off the output (a bookmark's
+	// resourceVersion, a 410's Y), each the first group of its pattern,
+	// for a later question ("$NAME" in answers).
 	capture string
+	extract map[string]string
 	// notOnKubelab is why the command cannot run on kubelab at all, and
 	// etcdInClass marks an etcdctl command, which a student in a class
 	// cannot run: they have no access to etcd. Each page marks both.
@@ -38,6 +42,9 @@ type expectation struct {
 	// passVia passes a step that cannot pass from the terminal the way
 	// the step says: in the browser.
 	passVia func(t *testing.T, r *reader)
+	// lessonNeeds runs a lesson command that is also a lab step's in the
+	// lesson too: a later command of the lesson reads what it makes.
+	lessonNeeds bool
 }
 
 // cannotRun is why the command is skipped for r, or "".
@@ -142,7 +149,7 @@ var expectations = map[string]expectation{
 	"etcdctl --endpoints=127.0.0.1:2379 get /registry/pods/internals-demo/ssa-demo --print-value-only | head -c 24 | od -c": {etcdInClass: true,
 		output: []string{`^0000000 +k +8 +s +\\0 `}},
 	crdApply:  {instructorInClass: true, output: []string{`^customresourcedefinition.apiextensions.k8s.io/notes.lab.example.com created\n$`}},
-	noteApply: {instructorInClass: true, output: []string{`^note.lab.example.com/hello created\n$`}},
+	noteApply: {instructorInClass: true, lessonNeeds: true, output: []string{`^note.lab.example.com/hello created\n$`}},
 	"etcdctl --endpoints=127.0.0.1:2379 get /registry/lab.example.com/notes/internals-demo/hello": {etcdInClass: true,
 		output: []string{`^/registry/lab.example.com/notes/NS/hello\n\{"apiVersion":"lab.example.com/v1","kind":"Note",.*"spec":\{"text":"stored as JSON"\}\}\n`}},
 
@@ -162,14 +169,20 @@ var expectations = map[string]expectation{
 	"kubectl -n NS label pod ssa-demo demo-round=$(date +%s) --overwrite":            {output: []string{`^pod/ssa-demo labeled\n$`}},
 	"kubectl get --raw /api/v1/namespaces/NS/pods | jq -r .metadata.resourceVersion": {output: []string{`^[1-9][0-9]*\n$`}, capture: "RV"},
 	`kubectl get --raw "/api/v1/namespaces/NS/pods?watch=1&timeoutSeconds=6&allowWatchBookmarks=true"`: {output: []string{
-		`(?m)^\{"type":"ADDED","object":\{"kind":"Pod"`, `(?m)^\{"type":"BOOKMARK","object":\{"apiVersion":"v1","kind":"Pod","metadata":\{"annotations":\{"k8s.io/initial-events-end":"true"\},"resourceVersion":"[1-9][0-9]*"\}\}\}$`}},
+		`(?m)^\{"type":"ADDED","object":\{"kind":"Pod"`, `(?m)^\{"type":"BOOKMARK","object":\{"apiVersion":"v1","kind":"Pod","metadata":\{"annotations":\{"k8s.io/initial-events-end":"true"\},"resourceVersion":"[1-9][0-9]*"\}\}\}$`},
+		extract: map[string]string{"BOOKMARK_RV": `"type":"BOOKMARK".*"resourceVersion":"([0-9]+)"`}},
 	`kubectl get --raw "/api/v1/namespaces/NS/pods?watch=1&resourceVersion=RV&timeoutSeconds=6"`: {output: []string{`^$`}},
 	// The lesson's form of the gone lab's window command, which runs on
 	// that lab's step.
 	strings.ReplaceAll(goneWindow, "NS", web.DemoNamespace): {output: []string{`^(pod/ssa-demo labeled\n){121}$`}},
 	goneWindow: {output: []string{`^(pod/ssa-demo labeled\n){121}$`}},
 	`kubectl get --raw "/api/v1/namespaces/NS/pods?watch=1&resourceVersion=1&timeoutSeconds=6"`: {output: []string{
-		`"message":"too old resource version: 1 \([1-9][0-9]*\)","reason":"Expired","code":410`}},
+		`"message":"too old resource version: 1 \([1-9][0-9]*\)","reason":"Expired","code":410`},
+		extract: map[string]string{"GONE_Y": `too old resource version: 1 \(([0-9]+)\)`}},
+	"etcdctl get /registry/pods/NS/ssa-demo -w json | jq .kvs[0].mod_revision": {etcdInClass: true, output: []string{`^[1-9][0-9]*\n$`}, capture: "MODREV"},
+	// The extend lab's custom resource: in a class, the instructor has
+	// applied the CRD and let students' edit role create Notes.
+	strings.ReplaceAll(noteApply, web.DemoNamespace, "NS"):                       {output: []string{`^note.lab.example.com/hello created\n$`}},
 	"etcdctl get /registry/pods/NS/ssa-demo":                                     {etcdInClass: true, output: []string{`^/registry/pods/NS/ssa-demo\nk8s\x00\n`}, passVia: inspector},
 	"kubectl explain pod.spec.containers.image":                                  {output: []string{`(?m)^FIELD: image <string>$`}},
 	"kubectl get --raw /apis/metrics.k8s.io/v1beta1 | jq -r '.resources[].name'": {output: []string{`^namespacemetrics\n$`}},
@@ -192,4 +205,8 @@ var answers = map[string]string{
 	"etcd/prefix":  `k8s\x00`,
 	"etcd/why-not": "skips",
 	"extend/where": "crd-here",
+	// What only that student can know, read off their own output.
+	"bookmarks/bookmark-rv": "$BOOKMARK_RV",
+	"gone/window-start":     "$GONE_Y",
+	"etcd/mod-revision":     "$MODREV",
 }
