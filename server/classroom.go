@@ -416,16 +416,5 @@ func wantsJSON(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "application/json")
 }
 
-// pageLang is the page's language: ?lang=, then the lang cookie, then English.
-func pageLang(c echo.Context) string {
-	lang := c.QueryParam("lang")
-	if lang == "" {
-		if ck, err := c.Cookie("lang"); err == nil {
-			lang = ck.Value
-		}
-	}
-	if lang == "th" {
-		return "th"
-	}
-	return "en"
-}
+// pageLang is the page's language, by the site's one rule (web.LangOf).
+func pageLang(c echo.Context) string { return web.LangOf(c.Request()) }

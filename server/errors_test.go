@@ -121,3 +121,43 @@ func TestUnknownPageIsAPageForBrowsers(t *testing.T) {
 		}
 	}
 }
+
+// Every page picks its language by the same rule: a Thai browser gets
+// Thai everywhere, the cookie overrides the browser, and ?lang= both.
+func TestEveryPageFollowsOneLanguageRule(t *testing.T) {
+	s, _ := startServer(t)
+	ts := httptest.NewServer(s.Echo())
+	defer ts.Close()
+	langOf := func(path, cookie, accept string) string {
+		t.Helper()
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.Header.Set("Accept", "text/html")
+		req.Header.Set("Accept-Language", accept)
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: "lang", Value: cookie})
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		_, rest, ok := strings.Cut(string(b), `<html lang="`)
+		if !ok {
+			t.Fatalf("%s: HTTP %d, no <html lang>: %.200s", path, resp.StatusCode, b)
+		}
+		lang, _, _ := strings.Cut(rest, `"`)
+		return lang
+	}
+	for _, page := range []string{"/lesson/gone", "/lab", "/labs", "/labs/watch", "/quiz", "/quiz/spot-the-bug", "/terminal", "/no-such-page"} {
+		for _, c := range []struct{ query, cookie, accept, want string }{
+			{"", "", "th-TH,th;q=0.9", "th"},
+			{"", "en", "th-TH,th;q=0.9", "en"},
+			{"?lang=th", "en", "en-US", "th"},
+		} {
+			if got := langOf(page+c.query, c.cookie, c.accept); got != c.want {
+				t.Errorf("%s%s with cookie %q and Accept-Language %q: lang %q, want %q", page, c.query, c.cookie, c.accept, got, c.want)
+			}
+		}
+	}
+}

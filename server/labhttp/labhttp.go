@@ -29,6 +29,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/web"
 )
 
 // Paths of the JSON API and the pages.
@@ -191,13 +192,5 @@ func isInstructor(u pipeline.User) bool {
 	return u.InGroup(classroom.InstructorGroup) || u.InGroup(pipeline.SystemPrivilegedGroup)
 }
 
-// langOf: ?lang= first, then the lang cookie, then English.
-func langOf(c echo.Context) lab.Lang {
-	if l := c.QueryParam("lang"); l != "" {
-		return lab.ParseLang(l)
-	}
-	if ck, err := c.Cookie("lang"); err == nil {
-		return lab.ParseLang(ck.Value)
-	}
-	return lab.English
-}
+// langOf is the page's language, by the site's one rule (web.LangOf).
+func langOf(c echo.Context) lab.Lang { return lab.ParseLang(web.LangOf(c.Request())) }

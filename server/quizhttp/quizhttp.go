@@ -26,6 +26,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/quiz/etcdstore"
+	"github.com/kubelab/kubelab/web"
 )
 
 // ClassGroupPrefix marks the group that names a student's class (see
@@ -142,16 +143,8 @@ func classOf(u pipeline.User) string {
 	return ""
 }
 
-// langOf: ?lang= first, then the lang cookie, then English.
-func langOf(c echo.Context) quiz.Lang {
-	if l := c.QueryParam("lang"); l != "" {
-		return quiz.ParseLang(l)
-	}
-	if ck, err := c.Cookie("lang"); err == nil {
-		return quiz.ParseLang(ck.Value)
-	}
-	return quiz.English
-}
+// langOf is the page's language, by the site's one rule (web.LangOf).
+func langOf(c echo.Context) quiz.Lang { return quiz.ParseLang(web.LangOf(c.Request())) }
 
 // canSeeAttempt: a student sees their own attempts; graders see all.
 func canSeeAttempt(u pipeline.User, a *quiz.Attempt) bool {

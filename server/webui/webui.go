@@ -72,10 +72,6 @@ type UI struct {
 	events  eventCache
 }
 
-// LangCookie remembers the reader's language, for every page of the site
-// (the quiz reads it too).
-const LangCookie = "lang"
-
 // Install adds the web UI's routes to e; API requests made for the browser
 // are served by e itself.
 func Install(e *echo.Echo, d Deps) (*UI, error) {
@@ -144,23 +140,8 @@ func Render(c echo.Context, status int, component templ.Component) error {
 	return component.Render(c.Request().Context(), c.Response())
 }
 
-// Lang is the reader's language: the remembered choice, else the
-// browser's preference, else English.
-func Lang(r *http.Request) string {
-	if ck, err := r.Cookie(LangCookie); err == nil {
-		return web.NormalizeLang(ck.Value)
-	}
-	for _, part := range strings.Split(r.Header.Get("Accept-Language"), ",") {
-		tag, _, _ := strings.Cut(strings.TrimSpace(part), ";")
-		base, _, _ := strings.Cut(tag, "-")
-		for _, l := range web.Langs {
-			if strings.EqualFold(base, l) {
-				return l
-			}
-		}
-	}
-	return web.Langs[0]
-}
+// Lang is the reader's language, by the site's one rule (web.LangOf).
+func Lang(r *http.Request) string { return web.LangOf(r) }
 
 // signedIn refuses an anonymous user in classroom mode with kube's 401,
 // before a live view is opened.
@@ -227,7 +208,7 @@ func (u *UI) NotFound(c echo.Context) error {
 // reader was on (only ever a page of this site).
 func (u *UI) setLang(c echo.Context) error {
 	lang := web.NormalizeLang(c.QueryParam("to"))
-	c.SetCookie(&http.Cookie{Name: LangCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, HttpOnly: true})
+	c.SetCookie(&http.Cookie{Name: web.LangCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, HttpOnly: true})
 	back := "/lesson/"
 	if ref, err := url.Parse(c.Request().Referer()); err == nil && ref.Host == c.Request().Host {
 		back = web.LocalPath(ref.Path)
