@@ -1,7 +1,9 @@
 // The etcd inspector: keys under /registry, a value's raw bytes as hex with
 // the k8s\0 prefix marked, its protobuf fields decoded, and the JSON the API
 // returns for the same object.
-import { h } from "./live.js";
+import { h, lang } from "./live.js";
+
+const W = lang === "th" ? { bytes: "byte", prefix: "prefix k8s\\x00" } : { bytes: "bytes", prefix: "the k8s\\x00 prefix" };
 
 const hex2 = (b) => b.toString(16).padStart(2, "0");
 
@@ -57,7 +59,7 @@ export function initInspector(root) {
     const r = await fetch("/ui/etcd/value?key=" + encodeURIComponent(key), { credentials: "same-origin" });
     const data = await r.json();
     if (!r.ok) { title.textContent = data.message || r.statusText; return; }
-    title.textContent = `${data.key}  ·  mod_revision ${data.modRevision}  ·  ${data.size} bytes`;
+    title.textContent = `${data.key}  ·  mod_revision ${data.modRevision}  ·  ${data.size} ${W.bytes}`;
     bytes = Uint8Array.from(atob(data.raw), (c) => c.charCodeAt(0));
     cells = [];
     const rows = [];
@@ -73,7 +75,7 @@ export function initInspector(root) {
     }
     hexEl.replaceChildren(...rows);
     const parts = [];
-    if (data.prefixLen) parts.push(h("p", { class: "prefix-note" }, `bytes 0…${data.prefixLen}: the k8s\\x00 prefix`));
+    if (data.prefixLen) parts.push(h("p", { class: "prefix-note" }, `${W.bytes} 0…${data.prefixLen}: ${W.prefix}`));
     if (data.apiVersion || data.kind) parts.push(h("p", null, `runtime.Unknown → ${data.apiVersion} ${data.kind}`));
     if (data.decodeError) parts.push(h("p", { class: "ev-ERROR" }, data.decodeError));
     parts.push(fieldTree(data.fields || []));
