@@ -14,13 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
-// TableSpec is how kubectl's `get` prints a kind: the columns after NAME,
-// and each object's cells for them.
-type TableSpec struct {
-	Columns []metav1.TableColumnDefinition
-	Cells   func(obj runtime.Object, now time.Time) []any
-}
-
 var nameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name",
 	Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]}
 
