@@ -23,7 +23,7 @@ import (
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/pipeline/authn"
-	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/web"
 )
 
@@ -63,7 +63,7 @@ func (s *Server) newClass() *classroom.Class {
 			if err := s.claimStudentNamespace(ctx, st.Name); err != nil {
 				return err
 			}
-			if err := kubeapi.Seed(ctx, s.echo, asInternal, append(studentRequests(st.Name), studentQuota(st.Name))); err != nil {
+			if err := s.api.Registry().Make(registry.WithUser(ctx, provisioner), append(studentSeeds(st.Name), studentQuota(st.Name))); err != nil {
 				return err
 			}
 			return s.waitForAccess(ctx, st.User(), st.Name)

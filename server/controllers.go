@@ -15,8 +15,20 @@ import (
 	"github.com/kubelab/kubelab/controller/rootca"
 	"github.com/kubelab/kubelab/controller/serviceaccount"
 	"github.com/kubelab/kubelab/controller/serviceip"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage/etcd3"
+)
+
+// kubelab's own components, as the trace and RBAC see them. Each writes
+// through the registry as its identity, as kube's components write
+// through the API server with theirs.
+var (
+	// provisioner makes a joining student's namespace and world.
+	provisioner = registry.Controller("classroom-provisioner")
+	// seeder makes the lesson's demo objects, at first start and on a
+	// lab's reset.
+	seeder = registry.Controller("lesson-seeder")
 )
 
 // startControllers runs what kube-controller-manager would for the

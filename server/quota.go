@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubelab/kubelab/pipeline/admission"
 	"github.com/kubelab/kubelab/pipeline/informer"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/etcd3"
@@ -32,10 +33,10 @@ var studentQuotaHard = map[string]string{
 	string(admission.StoredBytes): "16Mi",
 }
 
-// studentQuota is the request that gives namespace its ResourceQuota. It
-// goes through the API like the rest of provisioning; the student's
-// edit role may read it but not change it.
-func studentQuota(namespace string) kubeapi.SeedRequest {
+// studentQuota gives namespace its ResourceQuota. It goes through the
+// registry like the rest of provisioning; the student's edit role may
+// read it but not change it.
+func studentQuota(namespace string) registry.Seed {
 	body, _ := json.Marshal(map[string]any{
 		"apiVersion": "v1", "kind": "ResourceQuota",
 		"metadata": map[string]any{"name": StudentQuotaName, "annotations": map[string]string{
@@ -43,7 +44,8 @@ func studentQuota(namespace string) kubeapi.SeedRequest {
 		}},
 		"spec": map[string]any{"hard": studentQuotaHard},
 	})
-	return kubeapi.SeedRequest{Method: "POST", Path: "/api/v1/namespaces/" + namespace + "/resourcequotas", ContentType: "application/json", Body: string(body)}
+	return registry.Seed{Resource: corev1.SchemeGroupVersion.WithResource("resourcequotas"), Namespace: namespace,
+		FieldManager: kubeapi.SeedFieldManager, Manifest: string(body)}
 }
 
 // quotaStore is the ResourceQuota plugin's and controller's access to

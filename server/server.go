@@ -37,6 +37,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/quiz/etcdstore"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/adaptive"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/labhttp"
@@ -291,7 +292,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 		api.Stop()
 		return err
 	}
-	if err := api.SeedDemo(ctx, s.echo, asInternal); err != nil {
+	if err := api.SeedDemo(registry.WithUser(ctx, seeder)); err != nil {
 		api.Stop()
 		return err
 	}
