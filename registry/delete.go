@@ -170,10 +170,15 @@ func (s *Store) terminateNamespace(ctx context.Context, k storage.Key, pre *stor
 }
 
 // Finished says whether an object marked for deletion may now go: no
-// finalizer left and its grace period given up.
+// finalizer left (a namespace's spec.finalizers included) and its grace
+// period given up.
 func Finished(obj runtime.Object) bool {
 	m, err := meta.Accessor(obj)
 	if err != nil || m.GetDeletionTimestamp() == nil || len(m.GetFinalizers()) > 0 {
+		return false
+	}
+	// A namespace is held by its spec's finalizers too.
+	if ns, ok := obj.(*corev1.Namespace); ok && len(ns.Spec.Finalizers) > 0 {
 		return false
 	}
 	g := m.GetDeletionGracePeriodSeconds()

@@ -97,7 +97,7 @@ func (unstructuredCreater) New(kind schema.GroupVersionKind) (runtime.Object, er
 }
 
 func (f *fieldManagers) forSubresource(sub string) *managedfields.FieldManager {
-	if sub == "status" {
+	if sub == "status" && f.status != nil {
 		return f.status
 	}
 	return f.main

@@ -38,7 +38,7 @@ var errNoIdentity = errors.New("registry: a call with no user (use WithUser, or 
 func (s *Store) begin(ctx context.Context, verb, subresource string, k storage.Key, dryRun bool) (*op, error) {
 	p := s.reg.stages()
 	o := &op{p: p, ctx: ctx, dryRun: dryRun}
-	if req, ok := ctx.Value(requestKey{}).(handled); ok {
+	if req, ok := ctx.Value(requestKey{}).(handled); ok && req.attrs != nil {
 		a := *req.attrs
 		o.trace, o.attrs = req.trace, &a
 		if o.trace == nil {

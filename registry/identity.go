@@ -38,6 +38,9 @@ type userKey struct{}
 // Controller, Node); work done for a signed-in user (a lab's reset) is
 // done as that user, so RBAC decides what it may touch.
 func WithUser(ctx context.Context, u pipeline.User) context.Context {
+	// A call made while serving a request (admission charging a quota) is
+	// the caller's own, not part of the request being served.
+	ctx = context.WithValue(ctx, requestKey{}, handled{})
 	return context.WithValue(ctx, userKey{}, u)
 }
 

@@ -81,7 +81,10 @@ type Server struct {
 	// cache has read etcd.
 	pipelineReady, storageInitialized atomic.Bool
 	ipRepair                          *serviceip.Repair
-	logs                              *logcheck.Watcher
+	// startControllersLater starts the controllers over the caches
+	// buildPipeline made, once the system objects exist.
+	startControllersLater func()
+	logs                  *logcheck.Watcher
 	// nsCache is admission's namespace cache; with the authorizer's
 	// caches, what kube calls the API server's informers.
 	nsCache *admission.NamespaceCache
@@ -292,6 +295,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 		api.Stop()
 		return err
 	}
+	s.startControllersLater()
 	if err := api.SeedDemo(registry.WithUser(ctx, seeder)); err != nil {
 		api.Stop()
 		return err

@@ -25,7 +25,7 @@ func BuiltinResources() []*Resource {
 			Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}, ShortNames: []string{"ns"},
 			New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
 			Attrs: namespaceAttrs, Table: namespaceTable, HasStatus: true,
-			Default: defaultNamespace, Validate: validateNamespace,
+			Default: defaultNamespace, Validate: validateNamespace, PrepareForCreate: prepareNamespaceForCreate,
 		},
 		{
 			GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true,
