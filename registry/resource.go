@@ -3,6 +3,7 @@ package registry
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,6 +41,9 @@ type Resource struct {
 	Default func(obj runtime.Object)
 	// Validate checks kind-specific rules beyond object metadata; old is nil on create.
 	Validate func(obj, old runtime.Object) field.ErrorList
+	// ValidateName checks metadata.name; nil means a DNS subdomain, as
+	// most kinds' (RBAC's kinds and APIServices take a path segment).
+	ValidateName validation.ValidateNameFunc
 	// PrepareForCreate resets what a client may not set, e.g. a pod's status.
 	PrepareForCreate func(obj runtime.Object)
 	// PrepareForUpdate does the same on every update and patch, before

@@ -6,7 +6,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -84,8 +83,8 @@ func (s *Store) validate(obj, old runtime.Object) error {
 	}
 	r := s.Resource
 	nameFn := validation.NameIsDNSSubdomain
-	if r.GroupVersion.Group == "rbac.authorization.k8s.io" {
-		nameFn = path.ValidatePathSegmentName
+	if r.ValidateName != nil {
+		nameFn = r.ValidateName
 	}
 	errs := validation.ValidateObjectMetaAccessor(m, r.Namespaced, nameFn, field.NewPath("metadata"))
 	if old != nil {

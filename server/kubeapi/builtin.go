@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -84,6 +85,8 @@ func rbacResource(name, singular, kind string, namespaced bool, newObj, newList 
 	r := &Resource{
 		GroupVersion: rbacV1, Name: name, SingularName: singular, Kind: kind, Namespaced: namespaced,
 		Verbs: readWrite, New: newObj, NewList: newList, Table: table,
+		// RBAC's names are path segments (system:controller:x), as in kube.
+		ValidateName: path.ValidatePathSegmentName,
 	}
 	if strings.HasSuffix(kind, "Binding") {
 		r.Validate = validateBinding
