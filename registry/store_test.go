@@ -16,7 +16,7 @@ import (
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/embedetcd"
+	"github.com/kubelab/kubelab/storage/storagetest"
 )
 
 // traces keeps what the pipeline publishes.
@@ -62,11 +62,7 @@ const mallory = "mallory"
 // with a pipeline that authorizes (denying mallory) and records traces.
 func fixture(t *testing.T) (*registry.Registry, *traces) {
 	t.Helper()
-	m, err := embedetcd.Start(embedetcd.Config{DataDir: t.TempDir(), UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Stop)
+	m := storagetest.StartEtcd(t)
 	reg, err := registry.New(registry.Config{Client: m.Client(), Resources: kubeapi.BuiltinResources()})
 	if err != nil {
 		t.Fatal(err)
