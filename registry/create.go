@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apiserver/pkg/storage/names"
 
 	"github.com/kubelab/kubelab/storage"
 )
@@ -75,7 +75,7 @@ func (s *Store) beginCreate(o *op, obj runtime.Object) error {
 		return err
 	}
 	if m.GetName() == "" && m.GetGenerateName() != "" {
-		m.SetName(GenerateName(m.GetGenerateName()))
+		m.SetName(names.SimpleNameGenerator.GenerateName(m.GetGenerateName()))
 	}
 	FillObjectMetaSystemFields(m)
 	m.SetResourceVersion("")
@@ -124,15 +124,4 @@ func (s *Store) checkNamespace(o *op, m metav1.Object) error {
 		return apierrors.NewBadRequest("the namespace of the object must be given")
 	}
 	return nil
-}
-
-// GenerateName appends five random characters to a generateName prefix,
-// from apimachinery's alphabet without vowels, as kube's
-// names.SimpleNameGenerator does.
-func GenerateName(prefix string) string {
-	const maxName, suffix = 63, 5
-	if len(prefix) > maxName-suffix {
-		prefix = prefix[:maxName-suffix]
-	}
-	return prefix + utilrand.String(suffix)
 }
