@@ -55,7 +55,8 @@ func (s *Store) begin(ctx context.Context, verb, subresource string, k storage.K
 			return nil, apierrors.NewInternalError(errNoIdentity)
 		}
 	}
-	o.attrs = s.attributes(u, verb, subresource, k, dryRun)
+	o.attrs = s.Resource.Attributes(u, verb, subresource, k, dryRun)
+	o.attrs.Path = s.path(k, subresource)
 	o.trace = &pipeline.Trace{ID: pipeline.NewTraceID(), Time: time.Now(), Records: make([]pipeline.Record, 0, 8)}
 	o.trace.Describe(o.attrs)
 	o.own = pipeline.OperationFor(verb) != ""
@@ -64,26 +65,6 @@ func (s *Store) begin(ctx context.Context, verb, subresource string, k storage.K
 		return nil, err
 	}
 	return o, nil
-}
-
-// attributes describe an in-process call as authorization and admission
-// see it, with the path the same call would have over HTTP.
-func (s *Store) attributes(u pipeline.User, verb, subresource string, k storage.Key, dryRun bool) *pipeline.Attributes {
-	r := s.Resource
-	a := &pipeline.Attributes{
-		User: u, Verb: verb, Operation: pipeline.OperationFor(verb), IsResourceRequest: true,
-		Path: s.path(k, subresource), APIGroup: r.GroupVersion.Group, APIVersion: r.GroupVersion.Version,
-		Resource: r.Name, Subresource: subresource, Namespace: k.Namespace, Name: k.Name,
-		Kind: r.GroupVersionKind(), DryRun: dryRun,
-	}
-	if !r.Namespaced {
-		a.Namespace = ""
-	}
-	// As in kube-apiserver, a namespace object's own namespace is its name.
-	if r.isNamespace() && k.Name != "" {
-		a.Namespace = k.Name
-	}
-	return a
 }
 
 // path is the URL of k over HTTP, for the trace.

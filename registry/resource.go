@@ -116,6 +116,25 @@ func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
 	return r.GroupVersion.WithResource(r.Name)
 }
 
+// Attributes describe a call of verb on k as authorization and admission
+// see it. As in kube-apiserver, a namespace object's own namespace is its
+// name. Path is left to the caller.
+func (r *Resource) Attributes(u pipeline.User, verb, subresource string, k storage.Key, dryRun bool) *pipeline.Attributes {
+	a := &pipeline.Attributes{
+		User: u, Verb: verb, Operation: pipeline.OperationFor(verb), IsResourceRequest: true,
+		APIGroup: r.GroupVersion.Group, APIVersion: r.GroupVersion.Version,
+		Resource: r.Name, Subresource: subresource, Namespace: k.Namespace, Name: k.Name,
+		Kind: r.GroupVersionKind(), DryRun: dryRun,
+	}
+	if !r.Namespaced {
+		a.Namespace = ""
+	}
+	if r.isNamespace() && k.Name != "" {
+		a.Namespace = k.Name
+	}
+	return a
+}
+
 // attrs is the resource's selectable labels and fields.
 func (r *Resource) attrs() storage.AttrFunc {
 	if r.Attrs == nil {

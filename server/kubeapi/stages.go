@@ -48,17 +48,10 @@ func (s stages) authorizePath(r *http.Request) error {
 }
 
 // attributes describes a resource request as authorization and admission
-// see it. As in kube-apiserver, a namespace object's own namespace is its name.
+// see it: the registry's attributes of the call, at the request's path.
 func (r *request) attributes() *pipeline.Attributes {
-	a := &pipeline.Attributes{
-		User: r.stages.user, Verb: r.info.Verb, Operation: pipeline.OperationFor(r.info.Verb), IsResourceRequest: true,
-		Path: r.c.Request().URL.Path, APIGroup: r.res.GroupVersion.Group, APIVersion: r.res.GroupVersion.Version,
-		Resource: r.res.Name, Subresource: r.info.Subresource, Namespace: r.info.Namespace, Name: r.info.Name,
-		Kind: r.res.GroupVersionKind(), DryRun: r.dryRun(),
-	}
-	if r.res.Name == "namespaces" && r.info.Name != "" {
-		a.Namespace = r.info.Name
-	}
+	a := r.res.Attributes(r.stages.user, r.info.Verb, r.info.Subresource, r.key(), r.dryRun())
+	a.Path = r.c.Request().URL.Path
 	return a
 }
 
