@@ -14,7 +14,6 @@ import (
 
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/registry"
-	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/storagetest"
 )
@@ -63,7 +62,7 @@ const mallory = "mallory"
 func fixture(t *testing.T) (*registry.Registry, *traces) {
 	t.Helper()
 	m := storagetest.StartEtcd(t)
-	reg, err := registry.New(registry.Config{Client: m.Client(), Resources: kubeapi.BuiltinResources()})
+	reg, err := registry.New(registry.Config{Client: m.Client(), Resources: registry.BuiltinResources()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -222,7 +222,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 // Its watches end when shutdown begins, so they do not hold it up.
 func (s *Server) installAPI(ctx context.Context) error {
 	// The access reviews ask the authorizer, which exists once the stores do.
-	resources := append(kubeapi.BuiltinResources(), kubeapi.AccessReviewResources(
+	resources := append(registry.BuiltinResources(), kubeapi.AccessReviewResources(
 		func(u pipeline.User, spec authorizationv1.SelfSubjectAccessReviewSpec) authorizationv1.SubjectAccessReviewStatus {
 			return rbac.AccessReview(s.authz, u, spec)
 		},

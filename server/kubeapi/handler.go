@@ -38,7 +38,7 @@ type Config struct {
 	// TypeConverter gives server-side apply the kinds' schemas; nil falls
 	// back to schemas deduced from the objects (lists then merge atomically).
 	TypeConverter managedfields.TypeConverter
-	// Resources defaults to BuiltinResources.
+	// Resources defaults to registry.BuiltinResources.
 	Resources []*Resource
 	Logger    *slog.Logger
 }
@@ -60,7 +60,7 @@ type API struct {
 // New opens the registry: a store (and so a watch cache) for every resource.
 func New(cfg Config) (*API, error) {
 	if cfg.Resources == nil {
-		cfg.Resources = BuiltinResources()
+		cfg.Resources = registry.BuiltinResources()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -206,7 +206,7 @@ func (r *request) respond(code int, obj runtime.Object) error {
 	}
 	switch out.as {
 	case "Table":
-		t, err := toTable(r.res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: resourceVersionOf(obj)}, includeObject(r.query("includeObject")), false)
+		t, err := r.res.ConvertToTable([]runtime.Object{obj}, metav1.ListMeta{ResourceVersion: resourceVersionOf(obj)}, includeObject(r.query("includeObject")), false)
 		if err != nil {
 			return err
 		}

@@ -53,7 +53,7 @@ func (r *request) list() error {
 	}
 	switch out.as {
 	case "Table":
-		t, err := toTable(r.res, res.Items, listMeta, includeObject(r.query("includeObject")), false)
+		t, err := r.res.ConvertToTable(res.Items, listMeta, includeObject(r.query("includeObject")), false)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package kubeapi
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -13,6 +14,9 @@ var (
 	Scheme = registry.Scheme
 	Codecs = registry.Codecs
 )
+
+// coreV1 is the core group's version, in which Status errors are written.
+var coreV1 = corev1.SchemeGroupVersion
 
 // metaGV is meta.k8s.io/v1, home of Table and PartialObjectMetadata.
 var metaGV = schema.GroupVersion{Group: metav1.GroupName, Version: "v1"}
