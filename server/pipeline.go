@@ -81,6 +81,7 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	s.OnShutdown(func(context.Context) { stopCaches() })
 	s.authz.Start(cachesCtx)
 	quotas := startQuotas(cachesCtx, api, s.log)
+	s.quotas = quotas
 	// The controllers start once the system objects exist (startKeepers):
 	// what they write is admitted, and admission refuses objects in a
 	// namespace that does not exist yet (the node's lease's).

@@ -84,7 +84,9 @@ type Server struct {
 	// startControllersLater starts the controllers over the caches
 	// buildPipeline made, once the system objects exist.
 	startControllersLater func()
-	logs                  *logcheck.Watcher
+	// quotas are the ResourceQuotas' index, for provisioning to wait on.
+	quotas *quotaStore
+	logs   *logcheck.Watcher
 	// nsCache is admission's namespace cache; with the authorizer's
 	// caches, what kube calls the API server's informers.
 	nsCache *admission.NamespaceCache
