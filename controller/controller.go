@@ -90,3 +90,7 @@ func (f feeder) Upsert(obj runtime.Object) {
 }
 
 func (f feeder) Remove(obj runtime.Object) { f.Upsert(obj) }
+
+// FieldManager is the manager kube-controller-manager's writes record in
+// managedFields.
+const FieldManager = "kube-controller-manager"

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // EnsureFunc makes sure one active namespace has what the controller keeps
@@ -23,7 +23,7 @@ type EnsureFunc func(ctx context.Context, namespace string) error
 // and again whenever that object in it changes or goes. A namespace being
 // deleted is left alone.
 type PerNamespace struct {
-	namespaces *etcd3.Store
+	namespaces *registry.Store
 	ensure     EnsureFunc
 	loop       *Loop
 	feeds      []interface{ Run(context.Context) }
@@ -31,7 +31,7 @@ type PerNamespace struct {
 
 // NewPerNamespace watches namespaces and the objects named objectName in
 // objects.
-func NewPerNamespace(name string, namespaces, objects *etcd3.Store, objectName string, ensure EnsureFunc, log *slog.Logger) *PerNamespace {
+func NewPerNamespace(name string, namespaces, objects *registry.Store, objectName string, ensure EnsureFunc, log *slog.Logger) *PerNamespace {
 	p := &PerNamespace{namespaces: namespaces, ensure: ensure}
 	p.loop = New(name, p.sync, log)
 	p.feeds = []interface{ Run(context.Context) }{
@@ -41,7 +41,7 @@ func NewPerNamespace(name string, namespaces, objects *etcd3.Store, objectName s
 			}
 			return "", false
 		}, p.loop),
-		Feed(objects.Resource().Resource, objects, func(obj runtime.Object) (string, bool) {
+		Feed(objects.Resource.Name, objects, func(obj runtime.Object) (string, bool) {
 			if m, err := meta.Accessor(obj); err == nil && m.GetName() == objectName {
 				return m.GetNamespace(), true
 			}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,8 +24,9 @@ import (
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/pipeline/admission"
 	"github.com/kubelab/kubelab/pipeline/authn"
-	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/web"
 )
 
@@ -63,7 +66,10 @@ func (s *Server) newClass() *classroom.Class {
 			if err := s.claimStudentNamespace(ctx, st.Name); err != nil {
 				return err
 			}
-			if err := kubeapi.Seed(ctx, s.echo, asInternal, append(studentRequests(st.Name), studentQuota(st.Name))); err != nil {
+			if err := s.api.Registry().Make(registry.WithUser(ctx, provisioner), append(studentSeeds(st.Name), studentQuota(st.Name))); err != nil {
+				return err
+			}
+			if err := s.waitForQuota(ctx, st.Name); err != nil {
 				return err
 			}
 			return s.waitForAccess(ctx, st.User(), st.Name)
@@ -79,6 +85,44 @@ func (s *Server) displayNames(ctx context.Context) (map[string]string, error) {
 		return nil, nil
 	}
 	return s.class.DisplayNames(ctx)
+}
+
+// waitForQuota returns once the quota controller has counted what the new
+// namespace holds: its quota's status is what the controller would write
+// now. Until then the student's first requests would race the controller's
+// writes (and kube's quota admission refuses requests while a quota's
+// status is unknown); after, the namespace is quiet until the student acts.
+func (s *Server) waitForQuota(ctx context.Context, namespace string) error {
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	for {
+		settled, err := s.quotaSettled(ctx, namespace)
+		if err != nil || settled {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the ResourceQuota of %s was not counted: %w", namespace, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Server) quotaSettled(ctx context.Context, namespace string) (bool, error) {
+	quotas, err := s.quotas.unindexed().Quotas(ctx, namespace)
+	if err != nil {
+		return false, err
+	}
+	for _, q := range quotas {
+		used, err := admission.QuotaUsed(ctx, quotaUsage{api: s.api}, namespace, q.Spec.Hard)
+		if err != nil {
+			return false, err
+		}
+		if !apiequality.Semantic.DeepEqual(used, q.Status.Used) || !apiequality.Semantic.DeepEqual(q.Spec.Hard, q.Status.Hard) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // waitForAccess returns once the authorizer's cache has the new student's

@@ -15,58 +15,76 @@ import (
 	"github.com/kubelab/kubelab/controller/rootca"
 	"github.com/kubelab/kubelab/controller/serviceaccount"
 	"github.com/kubelab/kubelab/controller/serviceip"
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
-	"github.com/kubelab/kubelab/storage/etcd3"
+)
+
+// kubelab's own components, as the trace and RBAC see them. Each writes
+// through the registry as its identity, as kube's components write
+// through the API server with theirs.
+var (
+	// provisioner makes a joining student's namespace and world.
+	provisioner = registry.Controller("classroom-provisioner")
+	// seeder makes the lesson's demo objects, at first start and on a
+	// lab's reset.
+	seeder = registry.Controller("lesson-seeder")
 )
 
 // startControllers runs what kube-controller-manager would for the
 // resources kubelab serves (namespace deletion, default service accounts,
 // the root CA's ConfigMap, garbage collection by owner references), kube-
-// apiserver's service-IP repair and,
-// unless turned off, the simulated node. They stop with ctx. Several
-// replicas may run them at once: every write they make is conditional, so
-// they cannot fight.
+// apiserver's service-IP repair and, unless turned off, the simulated
+// node. Each acts through the registry as its own identity, so its writes
+// are admitted, validated and traced as kube's components' are. They stop
+// with ctx. Several replicas may run them at once: every write they make
+// is conditional, so they cannot fight.
 func (s *Server) startControllers(ctx context.Context, api *kubeapi.API, quotas *quotaStore) {
-	namespaces, _ := api.Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
-	accounts, _ := api.Store(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
-	configMaps, _ := api.Store(corev1.SchemeGroupVersion.WithResource("configmaps"))
-	services, _ := api.Store(corev1.SchemeGroupVersion.WithResource("services"))
-	events, _ := api.Store(corev1.SchemeGroupVersion.WithResource("events"))
-	s.ipRepair = serviceip.New(serviceip.Config{Services: services, Events: events, Logger: s.log})
-	controllers := []interface{ Run(context.Context) }{
-		namespace.New(namespaces, api.NamespacedStores, s.log),
-		serviceaccount.New(namespaces, accounts, s.log),
-		rootca.New(namespaces, configMaps, s.pki.CertPEM(), s.log),
-		garbagecollector.New(garbagecollector.Config{Stores: api.Stores, Resolve: ownerStore(api), Logger: s.log}),
-		s.ipRepair,
-		resourcequota.New(api.NamespacedStores(), quotas.unindexed(), quotaUsage{api: api}, s.log),
+	reg := api.Registry()
+	store := func(gvr schema.GroupVersionResource) *registry.Store {
+		st, _ := reg.Store(gvr)
+		return st
+	}
+	core := corev1.SchemeGroupVersion
+	namespaces, accounts, configMaps := store(core.WithResource("namespaces")), store(core.WithResource("serviceaccounts")), store(core.WithResource("configmaps"))
+	s.ipRepair = serviceip.New(serviceip.Config{Services: store(core.WithResource("services")), Events: store(core.WithResource("events")), Logger: s.log})
+	type run = func(context.Context)
+	controllers := []struct {
+		as  pipeline.User
+		run run
+	}{
+		{registry.Controller("namespace-controller"), namespace.New(namespaces, reg.NamespacedStores, s.log).Run},
+		{registry.Controller("service-account-controller"), serviceaccount.New(namespaces, accounts, s.log).Run},
+		{registry.Controller("root-ca-cert-publisher"), rootca.New(namespaces, configMaps, s.pki.CertPEM(), s.log).Run},
+		{registry.Controller("generic-garbage-collector"), garbagecollector.New(garbagecollector.Config{Stores: reg.Stores, Resolve: ownerStore(reg), Logger: s.log}).Run},
+		// The service-IP repair loop is kube-apiserver's own.
+		{registry.APIServer, s.ipRepair.Run},
+		{registry.Controller("resourcequota-controller"), resourcequota.New(reg.NamespacedStores(), quotas.unindexed(), quotaUsage{api: api}, s.log).Run},
 	}
 	if s.cfg.SimulatedNode {
-		nodes, _ := api.Store(corev1.SchemeGroupVersion.WithResource("nodes"))
-		pods, _ := api.Store(corev1.SchemeGroupVersion.WithResource("pods"))
-		leases, _ := api.Store(coordinationv1.SchemeGroupVersion.WithResource("leases"))
-		controllers = append(controllers, kubelet.New(kubelet.Config{Nodes: nodes, Pods: pods, Leases: leases, StartDelay: s.cfg.PodStartDelay, Logger: s.log}))
+		node := kubelet.New(kubelet.Config{Nodes: store(core.WithResource("nodes")), Pods: store(core.WithResource("pods")),
+			Leases: store(coordinationv1.SchemeGroupVersion.WithResource("leases")), StartDelay: s.cfg.PodStartDelay, Logger: s.log})
+		controllers = append(controllers, struct {
+			as  pipeline.User
+			run run
+		}{registry.Node(kubelet.NodeName), node.Run})
 	}
 	for _, c := range controllers {
-		s.background.Add(1)
-		go func() {
-			defer s.background.Done()
-			c.Run(ctx)
-		}()
+		s.background.Go(func() { c.run(registry.WithUser(ctx, c.as)) })
 	}
 }
 
 // ownerStore finds the store of an owner reference's kind: the resource
 // of that group and kind served now, at any version (they share a store).
-func ownerStore(api *kubeapi.API) garbagecollector.Resolver {
-	return func(apiVersion, kind string) (*etcd3.Store, bool) {
+func ownerStore(reg *registry.Registry) garbagecollector.Resolver {
+	return func(apiVersion, kind string) (*registry.Store, bool) {
 		gv, err := schema.ParseGroupVersion(apiVersion)
 		if err != nil {
 			return nil, false
 		}
-		for _, r := range api.Registry().All() {
+		for _, r := range reg.All() {
 			if r.GroupVersion.Group == gv.Group && r.Kind == kind && !strings.Contains(r.Name, "/") {
-				return api.Store(r.GroupVersion.WithResource(r.Name))
+				return reg.Store(r.GroupVersion.WithResource(r.Name))
 			}
 		}
 		return nil, false

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/aggregator"
 	"github.com/kubelab/kubelab/server/crd"
 	"github.com/kubelab/kubelab/server/kubeapi"
@@ -56,7 +57,7 @@ func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) (err e
 	}
 	x.agg.Start()
 	s.OnShutdown(func(context.Context) { x.agg.Stop() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(registry.WithUser(context.Background(), registry.APIServer), 30*time.Second)
 	defer cancel()
 	if err := x.agg.Register(ctx, &apiregistrationv1.APIService{
 		ObjectMeta: metav1.ObjectMeta{Name: metricsapi.GroupVersion.Version + "." + metricsapi.GroupVersion.Group},

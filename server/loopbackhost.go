@@ -21,8 +21,7 @@ import (
 func loopbackHostOnly(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		// kubelab's own requests (seeding) come from no network at all.
-		if _, internal := inProcessUser(r); internal || isLoopbackHost(requestHost(r.Host)) {
+		if isLoopbackHost(requestHost(r.Host)) {
 			return next(c)
 		}
 		msg := fmt.Sprintf("kubelab in local mode answers only requests for localhost, 127.0.0.1 or [::1], not %q: a web page whose name is made to resolve to this machine must not reach an API where everyone is cluster-admin. Open http://127.0.0.1 with kubelab's port, or start kubelab with --local-mode-admin-on-network", r.Host)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,8 +15,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
@@ -23,6 +24,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/pipeline/rbac"
 	"github.com/kubelab/kubelab/pipeline/trace"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/handoff"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
@@ -40,9 +42,6 @@ var (
 	GraderUser     = pipeline.User{Name: "kubelab-grader", Groups: []string{classroom.GraderGroup, pipeline.AllAuthenticated}}
 )
 
-// systemUser is who kubelab's own requests (seeding the demo) act as.
-var systemUser = pipeline.User{Name: "system:kubelab", Groups: []string{pipeline.SystemPrivilegedGroup, pipeline.AllAuthenticated}}
-
 // syncTimeout bounds how long start-up waits for the RBAC and namespace
 // caches to read etcd.
 const syncTimeout = 30 * time.Second
@@ -59,12 +58,20 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	bindings, clusterBindings := store(rbacv1.SchemeGroupVersion, "rolebindings"), store(rbacv1.SchemeGroupVersion, "clusterrolebindings")
 	namespaces := store(corev1.SchemeGroupVersion, "namespaces")
 
+	// The trace bus comes first: kube-apiserver's own writes at start
+	// (the bootstrap policy) are traced like any other, before RBAC and
+	// admission exist to stand in their way.
+	s.traces = trace.NewBus(trace.Config{})
+	api.SetPipeline(&pipeline.Pipeline{Traces: s.traces})
 	startCtx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	if err := rbac.EnsureBootstrapPolicy(startCtx, clusterRoles, clusterBindings); err != nil {
+	asAPIServer := registry.WithUser(startCtx, registry.APIServer)
+	reg := api.Registry()
+	if err := rbac.EnsureBootstrapPolicy(asAPIServer, creator(reg, rbacv1.SchemeGroupVersion.WithResource("clusterroles")),
+		creator(reg, rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"))); err != nil {
 		return nil, err
 	}
-	if err := setLocalModeBinding(startCtx, clusterBindings, !s.cfg.Classroom); err != nil {
+	if err := setLocalModeBinding(asAPIServer, reg, !s.cfg.Classroom); err != nil {
 		return nil, err
 	}
 	s.authz = rbac.New(rbac.Sources{Roles: roles, RoleBindings: bindings, ClusterRoles: clusterRoles, ClusterRoleBindings: clusterBindings}, s.log)
@@ -74,7 +81,11 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	s.OnShutdown(func(context.Context) { stopCaches() })
 	s.authz.Start(cachesCtx)
 	quotas := startQuotas(cachesCtx, api, s.log)
-	s.startControllers(cachesCtx, api, quotas)
+	s.quotas = quotas
+	// The controllers start once the system objects exist (startKeepers):
+	// what they write is admitted, and admission refuses objects in a
+	// namespace that does not exist yet (the node's lease's).
+	s.startControllersLater = func() { s.startControllers(cachesCtx, api, quotas) }
 	nsCache := admission.NewNamespaceCache(namespaces, namespaces)
 	nsCache.Start(cachesCtx)
 	s.nsCache = nsCache
@@ -90,7 +101,6 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*pipeline
 	if s.cfg.GraderToken != "" {
 		static.AddToken(s.cfg.GraderToken, GraderUser)
 	}
-	s.traces = trace.NewBus(trace.Config{})
 	s.authn = authn.New(authn.Config{Static: static, Store: authn.NewEtcdTokens(s.etcd.Client())})
 	return &pipeline.Pipeline{
 		Authn: s.authn,
@@ -160,9 +170,6 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 // endpoints (reset, labs, quizzes, kubeconfig, traces, pages, websockets)
 // act on and mint for the user who authenticated, so they refuse it.
 func (s *Server) authenticate(p *pipeline.Pipeline, tr *pipeline.Trace, r *http.Request) (authenticated, user pipeline.User, err error) {
-	if user, ok := inProcessUser(r); ok {
-		return user, user, nil
-	}
 	if authenticated, err = p.Authenticate(tr, r); err != nil {
 		return pipeline.User{}, pipeline.User{}, err
 	}
@@ -252,35 +259,6 @@ func responseCode(c echo.Context, err error) int {
 	return http.StatusInternalServerError
 }
 
-type (
-	internalKey struct{}
-	actingKey   struct{}
-)
-
-// asInternal marks a request made by kubelab itself, in-process: no client
-// can set a context value, so no client can pass for it.
-func asInternal(r *http.Request) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), internalKey{}, true))
-}
-
-// actingFor marks in-process requests kubelab makes for u, whom the front
-// door has authenticated already (a reset's deletes): they are u's
-// requests, authorized by RBAC and traced as u's, as from u's kubectl.
-func actingFor(u pipeline.User) func(*http.Request) *http.Request {
-	return func(r *http.Request) *http.Request {
-		return r.WithContext(context.WithValue(r.Context(), actingKey{}, u))
-	}
-}
-
-// inProcessUser is who an in-process request was marked as made by.
-func inProcessUser(r *http.Request) (pipeline.User, bool) {
-	if r.Context().Value(internalKey{}) == true {
-		return systemUser, true
-	}
-	u, ok := r.Context().Value(actingKey{}).(pipeline.User)
-	return u, ok
-}
-
 // LocalModeBinding is the ClusterRoleBinding that makes a local kubelab
 // behave like a kind cluster for whoever runs it: kubectl sends no
 // credentials to a plain-HTTP server, so its requests arrive anonymous, and
@@ -290,10 +268,14 @@ const LocalModeBinding = "kubelab-local-mode"
 
 // setLocalModeBinding creates the local-mode binding, or, for classroom
 // mode, removes it: a data directory first used locally must not leave
-// anonymous requests cluster-admin in a class.
-func setLocalModeBinding(ctx context.Context, bindings *etcd3.Store, local bool) error {
+// anonymous requests cluster-admin in a class. It writes as ctx's user.
+func setLocalModeBinding(ctx context.Context, reg *registry.Registry, local bool) error {
+	bindings, ok := reg.Store(rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"))
+	if !ok {
+		return errors.New("clusterrolebindings are not served")
+	}
 	if !local {
-		_, err := bindings.Delete(ctx, storage.Key{Name: LocalModeBinding}, nil)
+		_, _, err := bindings.Delete(ctx, storage.Key{Name: LocalModeBinding}, registry.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -301,15 +283,33 @@ func setLocalModeBinding(ctx context.Context, bindings *etcd3.Store, local bool)
 	}
 	b := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: LocalModeBinding, UID: uuid.NewUUID(), CreationTimestamp: metav1.NewTime(time.Now().Truncate(time.Second)),
+			Name:        LocalModeBinding,
 			Annotations: map[string]string{"kubelab.io/why": "local mode: kubectl sends no credentials over plain HTTP, so the local user arrives as system:anonymous and is made cluster-admin here, as on a kind cluster"},
 		},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: pipeline.AllUnauthenticated}},
 	}
-	_, err := bindings.Create(ctx, storage.Key{Name: b.Name}, b)
+	_, err := bindings.Create(ctx, b, registry.CreateOptions{FieldManager: apiServerFieldManager})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	return err
+}
+
+// creator is what RBAC's bootstrap needs to write its policy: a create
+// of one resource through the registry, as ctx's user.
+func creator(reg *registry.Registry, gvr schema.GroupVersionResource) rbac.Creator {
+	return creatorFunc(func(ctx context.Context, _ storage.Key, obj runtime.Object) (runtime.Object, error) {
+		store, ok := reg.Store(gvr)
+		if !ok {
+			return nil, fmt.Errorf("%s is not served", gvr)
+		}
+		return store.Create(ctx, obj, registry.CreateOptions{FieldManager: apiServerFieldManager})
+	})
+}
+
+type creatorFunc func(ctx context.Context, k storage.Key, obj runtime.Object) (runtime.Object, error)
+
+func (f creatorFunc) Create(ctx context.Context, k storage.Key, obj runtime.Object) (runtime.Object, error) {
+	return f(ctx, k, obj)
 }

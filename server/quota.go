@@ -8,12 +8,12 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubelab/kubelab/pipeline/admission"
 	"github.com/kubelab/kubelab/pipeline/informer"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/etcd3"
@@ -32,10 +32,10 @@ var studentQuotaHard = map[string]string{
 	string(admission.StoredBytes): "16Mi",
 }
 
-// studentQuota is the request that gives namespace its ResourceQuota. It
-// goes through the API like the rest of provisioning; the student's
-// edit role may read it but not change it.
-func studentQuota(namespace string) kubeapi.SeedRequest {
+// studentQuota gives namespace its ResourceQuota. It goes through the
+// registry like the rest of provisioning; the student's edit role may
+// read it but not change it.
+func studentQuota(namespace string) registry.Seed {
 	body, _ := json.Marshal(map[string]any{
 		"apiVersion": "v1", "kind": "ResourceQuota",
 		"metadata": map[string]any{"name": StudentQuotaName, "annotations": map[string]string{
@@ -43,7 +43,8 @@ func studentQuota(namespace string) kubeapi.SeedRequest {
 		}},
 		"spec": map[string]any{"hard": studentQuotaHard},
 	})
-	return kubeapi.SeedRequest{Method: "POST", Path: "/api/v1/namespaces/" + namespace + "/resourcequotas", ContentType: "application/json", Body: string(body)}
+	return registry.Seed{Resource: corev1.SchemeGroupVersion.WithResource("resourcequotas"), Namespace: namespace,
+		FieldManager: kubeapi.SeedFieldManager, Manifest: string(body)}
 }
 
 // quotaStore is the ResourceQuota plugin's and controller's access to
@@ -51,7 +52,10 @@ func studentQuota(namespace string) kubeapi.SeedRequest {
 // namespaces have any, so that a write where there is none (every write
 // outside students' namespaces) reads nothing more from etcd.
 type quotaStore struct {
+	// store is read; status writes the quotas' status, through the
+	// registry, as kube-apiserver's quota admission writes it.
 	store    *etcd3.Store
+	status   *registry.Store
 	index    *quotaIndex
 	informer *informer.Informer
 }
@@ -60,8 +64,10 @@ var _ admission.QuotaStore = (*quotaStore)(nil)
 
 // startQuotas indexes the quotas until ctx ends.
 func startQuotas(ctx context.Context, api *kubeapi.API, log *slog.Logger) *quotaStore {
-	st, _ := api.Store(corev1.SchemeGroupVersion.WithResource("resourcequotas"))
-	q := &quotaStore{store: st, index: &quotaIndex{byNamespace: map[string]int{}}}
+	gvr := corev1.SchemeGroupVersion.WithResource("resourcequotas")
+	st, _ := api.Store(gvr)
+	status, _ := api.Registry().Store(gvr)
+	q := &quotaStore{store: st, status: status, index: &quotaIndex{byNamespace: map[string]int{}}}
 	q.informer = informer.New("resourcequotas", st, q.index, log)
 	go q.informer.Run(ctx)
 	return q
@@ -70,7 +76,7 @@ func startQuotas(ctx context.Context, api *kubeapi.API, log *slog.Logger) *quota
 // unindexed reads every namespace's quotas from etcd: for the quota
 // controller, which must not miss a quota the index has not seen yet
 // (it syncs a namespace on the quota's own creation).
-func (s *quotaStore) unindexed() *quotaStore { return &quotaStore{store: s.store} }
+func (s *quotaStore) unindexed() *quotaStore { return &quotaStore{store: s.store, status: s.status} }
 
 // WaitForSync returns once the index has read every quota.
 func (s *quotaStore) WaitForSync(ctx context.Context) error {
@@ -101,20 +107,20 @@ func (s *quotaStore) Quotas(ctx context.Context, namespace string) ([]*corev1.Re
 	return out, nil
 }
 
-// UpdateStatus writes only the status, and only over the version read.
+// UpdateStatus writes only the status, and only over the version read,
+// as kube-apiserver itself.
 func (s *quotaStore) UpdateStatus(ctx context.Context, q *corev1.ResourceQuota) error {
-	_, err := s.store.GuaranteedUpdate(ctx, storage.Key{Namespace: q.Namespace, Name: q.Name}, nil, func(cur runtime.Object) (runtime.Object, error) {
-		stored, ok := cur.(*corev1.ResourceQuota)
-		if !ok {
-			return nil, fmt.Errorf("resourcequotas store holds a %T", cur)
-		}
-		if stored.ResourceVersion != q.ResourceVersion {
-			return nil, apierrors.NewConflict(corev1.Resource("resourcequotas"), q.Name, fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
-		}
-		stored = stored.DeepCopy()
-		stored.Status = q.Status
-		return stored, nil
-	})
+	rv := q.ResourceVersion
+	_, err := s.status.Update(registry.WithUser(ctx, registry.APIServer), storage.Key{Namespace: q.Namespace, Name: q.Name},
+		registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
+			stored, ok := cur.(*corev1.ResourceQuota)
+			if !ok {
+				return nil, fmt.Errorf("resourcequotas store holds a %T", cur)
+			}
+			stored = stored.DeepCopy()
+			stored.Status = q.Status
+			return stored, nil
+		}), registry.UpdateOptions{Subresource: "status", FieldManager: apiServerFieldManager, Preconditions: &storage.Preconditions{ResourceVersion: &rv}})
 	return err
 }
 

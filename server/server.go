@@ -37,6 +37,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/quiz/etcdstore"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/adaptive"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/labhttp"
@@ -85,7 +86,12 @@ type Server struct {
 	// cache has read etcd.
 	pipelineReady, storageInitialized atomic.Bool
 	ipRepair                          *serviceip.Repair
-	logs                              *logcheck.Watcher
+	// startControllersLater starts the controllers over the caches
+	// buildPipeline made, once the system objects exist.
+	startControllersLater func()
+	// quotas are the ResourceQuotas' index, for provisioning to wait on.
+	quotas *quotaStore
+	logs   *logcheck.Watcher
 	// nsCache is admission's namespace cache; with the authorizer's
 	// caches, what kube calls the API server's informers.
 	nsCache *admission.NamespaceCache
@@ -223,7 +229,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 // Its watches end when shutdown begins, so they do not hold it up.
 func (s *Server) installAPI(ctx context.Context) error {
 	// The access reviews ask the authorizer, which exists once the stores do.
-	resources := append(kubeapi.BuiltinResources(), kubeapi.AccessReviewResources(
+	resources := append(registry.BuiltinResources(), kubeapi.AccessReviewResources(
 		func(u pipeline.User, spec authorizationv1.SelfSubjectAccessReviewSpec) authorizationv1.SubjectAccessReviewStatus {
 			return rbac.AccessReview(s.authz, u, spec)
 		},
@@ -297,7 +303,8 @@ func (s *Server) installAPI(ctx context.Context) error {
 		api.Stop()
 		return err
 	}
-	if err := api.SeedDemo(ctx, s.echo, asInternal); err != nil {
+	s.startControllersLater()
+	if err := api.SeedDemo(registry.WithUser(ctx, seeder)); err != nil {
 		api.Stop()
 		return err
 	}

@@ -2,23 +2,23 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubelab/kubelab/classroom"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
 )
 
 // staticUserNames are the users kubelab's own tokens and requests act as;
 // no student may be called as one of them.
-var staticUserNames = []string{AdminUser.Name, InstructorUser.Name, GraderUser.Name, systemUser.Name}
+var staticUserNames = []string{AdminUser.Name, InstructorUser.Name, GraderUser.Name}
 
 // userNameTaken reports whether name is an identity that is not a new
 // student's to take: a static user, a system: name, or a User subject of
@@ -84,23 +84,19 @@ func (s *Server) userNameTaken(ctx context.Context, name string) (bool, error) {
 // name at once: a namespace is deleted in the background, and a retry
 // would find it Terminating.
 func (s *Server) claimStudentNamespace(ctx context.Context, name string) error {
-	body, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace",
-		"metadata": map[string]any{"name": name, "labels": map[string]string{classroom.StudentLabel: name}}})
-	if err != nil {
-		return err
+	namespaces, ok := s.api.Registry().Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
+	if !ok {
+		return fmt.Errorf("namespaces are not served")
 	}
-	create := kubeapi.SeedRequest{Method: http.MethodPost, Path: "/api/v1/namespaces", ContentType: "application/json", Body: string(body)}
-	switch err := kubeapi.Do(ctx, s.echo, asInternal, create); {
+	ctx = registry.WithUser(ctx, provisioner)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{classroom.StudentLabel: name}}}
+	switch _, err := namespaces.Create(ctx, ns, registry.CreateOptions{FieldManager: kubeapi.SeedFieldManager}); {
 	case err == nil:
 		return nil
 	case !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
-	store, ok := s.api.Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
-	if !ok {
-		return fmt.Errorf("namespaces are not served")
-	}
-	obj, err := store.Get(ctx, storage.Key{Name: name}, "")
+	obj, err := namespaces.Get(ctx, storage.Key{Name: name}, "")
 	if err != nil {
 		return fmt.Errorf("reading namespace %s: %w", name, err)
 	}
@@ -110,22 +106,22 @@ func (s *Server) claimStudentNamespace(ctx context.Context, name string) error {
 	return nil
 }
 
-// studentRequests are the rest of a new student's world, once their
+// studentSeeds are the rest of a new student's world, once their
 // namespace is claimed: the lesson's demo objects and the RoleBinding that
 // gives the student edit in their namespace.
-func studentRequests(name string) []kubeapi.SeedRequest {
-	var out []kubeapi.SeedRequest
-	for _, r := range kubeapi.DemoRequests(name, nil) {
-		// The namespace is claimStudentNamespace's: Seed would take an
+func studentSeeds(name string) []registry.Seed {
+	var out []registry.Seed
+	for _, sd := range kubeapi.DemoSeeds(name, nil) {
+		// The namespace is claimStudentNamespace's: Make would take an
 		// existing one for its own.
-		if r.Method == http.MethodPost && r.Path == "/api/v1/namespaces" {
+		if sd.Resource.Resource == "namespaces" {
 			continue
 		}
-		out = append(out, r)
+		out = append(out, sd)
 	}
-	return append(out, kubeapi.SeedRequest{
-		Method: "POST", Path: "/apis/rbac.authorization.k8s.io/v1/namespaces/" + name + "/rolebindings", ContentType: "application/json",
-		Body: fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":%q},`+
+	return append(out, registry.Seed{
+		Resource: rbacv1.SchemeGroupVersion.WithResource("rolebindings"), Namespace: name, FieldManager: kubeapi.SeedFieldManager,
+		Manifest: fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":%q},`+
 			`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},`+
 			`"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":%q}]}`, studentBinding, name),
 	})

@@ -11,9 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
 )
 
@@ -21,15 +20,17 @@ import (
 // as kube's system-namespaces controller does.
 const keepInterval = time.Minute
 
-// systemObject is an object kube-apiserver makes at start, and the request
-// that makes it. It is created through the API, as any client's object,
-// so it gets the same defaults (a namespace's finalizer and name label, a
-// service's IP families).
+// systemObject is an object kube-apiserver makes at start, and its
+// manifest. It is created through the registry as kube-apiserver itself,
+// as any client's object, so it gets the same defaults (a namespace's
+// finalizer and name label, a service's IP families) and a trace.
 type systemObject struct {
-	resource schema.GroupVersionResource
-	key      storage.Key
-	create   kubeapi.SeedRequest
+	key    storage.Key
+	create registry.Seed
 }
+
+// apiServerFieldManager is the manager of what kube-apiserver writes itself.
+const apiServerFieldManager = "kube-apiserver"
 
 // keeper is one of kube-apiserver's start-up controllers that make system
 // objects and put them back when they are deleted: it ensures them once
@@ -49,21 +50,18 @@ type keeper struct {
 // tells aggregated API servers how to authenticate its requests.
 func systemKeepers() []*keeper {
 	namespace := func(name string) systemObject {
-		return systemObject{corev1.SchemeGroupVersion.WithResource("namespaces"), storage.Key{Name: name}, kubeapi.SeedRequest{
-			Method: "POST", Path: "/api/v1/namespaces", ContentType: "application/json",
-			Body: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `"}}`}}
+		return systemObject{storage.Key{Name: name}, registry.Seed{Resource: corev1.SchemeGroupVersion.WithResource("namespaces"), FieldManager: apiServerFieldManager,
+			Manifest: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `"}}`}}
 	}
 	priorityClass := func(name string, value int32, description string) systemObject {
-		return systemObject{schedulingv1.SchemeGroupVersion.WithResource("priorityclasses"), storage.Key{Name: name}, kubeapi.SeedRequest{
-			Method: "POST", Path: "/apis/scheduling.k8s.io/v1/priorityclasses", ContentType: "application/json",
-			Body: fmt.Sprintf(`{"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":%q},"value":%d,"description":%q}`, name, value, description)}}
+		return systemObject{storage.Key{Name: name}, registry.Seed{Resource: schedulingv1.SchemeGroupVersion.WithResource("priorityclasses"), FieldManager: apiServerFieldManager,
+			Manifest: fmt.Sprintf(`{"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":%q},"value":%d,"description":%q}`, name, value, description)}}
 	}
 	return []*keeper{
 		{name: "bootstrap-controller", objects: []systemObject{
 			namespace("default"),
-			{corev1.SchemeGroupVersion.WithResource("services"), storage.Key{Namespace: "default", Name: "kubernetes"}, kubeapi.SeedRequest{
-				Method: "POST", Path: "/api/v1/namespaces/default/services", ContentType: "application/json",
-				Body: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"kubernetes","labels":{"component":"apiserver","provider":"kubernetes"}},"spec":{"clusterIP":"10.96.0.1","ports":[{"name":"https","port":443,"protocol":"TCP","targetPort":6443}],"sessionAffinity":"None","type":"ClusterIP"}}`}},
+			{storage.Key{Namespace: "default", Name: "kubernetes"}, registry.Seed{Resource: corev1.SchemeGroupVersion.WithResource("services"), Namespace: "default", FieldManager: apiServerFieldManager,
+				Manifest: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"kubernetes","labels":{"component":"apiserver","provider":"kubernetes"}},"spec":{"clusterIP":"10.96.0.1","ports":[{"name":"https","port":443,"protocol":"TCP","targetPort":6443}],"sessionAffinity":"None","type":"ClusterIP"}}`}},
 		}},
 		{name: "start-system-namespaces-controller", objects: []systemObject{
 			namespace("kube-system"), namespace("kube-public"), namespace("kube-node-lease"),
@@ -77,9 +75,8 @@ func systemKeepers() []*keeper {
 		// CA, so, as kube-apiserver with neither configured, it publishes
 		// the ConfigMap with nothing in it.
 		{name: "start-cluster-authentication-info-controller", objects: []systemObject{
-			{corev1.SchemeGroupVersion.WithResource("configmaps"), storage.Key{Namespace: "kube-system", Name: "extension-apiserver-authentication"}, kubeapi.SeedRequest{
-				Method: "POST", Path: "/api/v1/namespaces/kube-system/configmaps", ContentType: "application/json",
-				Body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"extension-apiserver-authentication","namespace":"kube-system"}}`}},
+			{storage.Key{Namespace: "kube-system", Name: "extension-apiserver-authentication"}, registry.Seed{Resource: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespace: "kube-system", FieldManager: apiServerFieldManager,
+				Manifest: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"extension-apiserver-authentication","namespace":"kube-system"}}`}},
 		}},
 	}
 }
@@ -87,16 +84,17 @@ func systemKeepers() []*keeper {
 // ensure creates what is missing among k's objects. A namespace being
 // deleted still exists: it is made again once it is gone.
 func (s *Server) ensure(ctx context.Context, k *keeper) error {
+	ctx = registry.WithUser(ctx, registry.APIServer)
 	var errs []error
 	for _, o := range k.objects {
-		store, ok := s.api.Store(o.resource)
+		store, ok := s.api.Registry().Store(o.create.Resource)
 		if !ok {
-			errs = append(errs, fmt.Errorf("%s: %s is not served", k.name, o.resource))
+			errs = append(errs, fmt.Errorf("%s: %s is not served", k.name, o.create.Resource))
 			continue
 		}
 		_, err := store.Get(ctx, o.key, "")
 		if apierrors.IsNotFound(err) {
-			err = kubeapi.Seed(ctx, s.echo, asInternal, []kubeapi.SeedRequest{o.create})
+			err = s.api.Registry().Make(ctx, []registry.Seed{o.create})
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", k.name, err))

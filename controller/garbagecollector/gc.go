@@ -34,20 +34,19 @@ import (
 
 	"github.com/kubelab/kubelab/controller"
 	"github.com/kubelab/kubelab/pipeline/informer"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/deletion"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // Resolver finds the store of the resource whose objects have the given
 // apiVersion and kind (an owner reference names its owner so).
-type Resolver func(apiVersion, kind string) (*etcd3.Store, bool)
+type Resolver func(apiVersion, kind string) (*registry.Store, bool)
 
 // Config is what the collector works on.
 type Config struct {
 	// Stores lists the stores of every resource served now; the collector
 	// looks again every StoresInterval, as custom resources come and go.
-	Stores         func() []*etcd3.Store
+	Stores         func() []*registry.Store
 	Resolve        Resolver
 	StoresInterval time.Duration
 	Logger         *slog.Logger
@@ -61,7 +60,7 @@ type Collector struct {
 	mu sync.Mutex
 	// stores by resource ("group/resource"), to find an object's store
 	// from its work-queue key.
-	stores map[string]*etcd3.Store
+	stores map[string]*registry.Store
 	// objects: every object's key by UID, for the owners' keys.
 	objects map[types.UID]string
 	// dependents: by owner UID, each dependent's key and whether it
@@ -79,7 +78,7 @@ func New(cfg Config) *Collector {
 	if cfg.StoresInterval == 0 {
 		cfg.StoresInterval = 2 * time.Second
 	}
-	c := &Collector{cfg: cfg, stores: map[string]*etcd3.Store{}, objects: map[types.UID]string{},
+	c := &Collector{cfg: cfg, stores: map[string]*registry.Store{}, objects: map[types.UID]string{},
 		dependents: map[types.UID]map[string]bool{}, owners: map[string][]types.UID{}}
 	c.loop = controller.New("garbage-collector", c.sync, cfg.Logger)
 	return c
@@ -94,11 +93,11 @@ func (c *Collector) Run(ctx context.Context) {
 // followStores starts an informer for each resource as it appears and
 // stops it when the resource goes.
 func (c *Collector) followStores(ctx context.Context) {
-	running := map[*etcd3.Store]context.CancelFunc{}
+	running := map[*registry.Store]context.CancelFunc{}
 	tick := time.NewTicker(c.cfg.StoresInterval)
 	defer tick.Stop()
 	for {
-		seen := map[*etcd3.Store]bool{}
+		seen := map[*registry.Store]bool{}
 		for _, s := range c.cfg.Stores() {
 			seen[s] = true
 			if running[s] != nil {
@@ -130,17 +129,17 @@ func (c *Collector) followStores(ctx context.Context) {
 	}
 }
 
-func resourceID(s *etcd3.Store) string {
-	gr := s.Resource()
+func resourceID(s *registry.Store) string {
+	gr := s.GroupResource()
 	return gr.Group + "/" + gr.Resource
 }
 
 // A work-queue key is "group/resource|namespace|name".
-func objectKey(s *etcd3.Store, m metav1.Object) string {
+func objectKey(s *registry.Store, m metav1.Object) string {
 	return resourceID(s) + "|" + m.GetNamespace() + "|" + m.GetName()
 }
 
-func (c *Collector) parseKey(key string) (*etcd3.Store, storage.Key, bool) {
+func (c *Collector) parseKey(key string) (*registry.Store, storage.Key, bool) {
 	parts := strings.SplitN(key, "|", 3)
 	if len(parts) != 3 {
 		return nil, storage.Key{}, false
@@ -155,7 +154,7 @@ func (c *Collector) parseKey(key string) (*etcd3.Store, storage.Key, bool) {
 // changes call for.
 type handler struct {
 	c     *Collector
-	store *etcd3.Store
+	store *registry.Store
 	// uids are this resource's objects, to notice ones that went while
 	// its informer was relisting.
 	uids map[types.UID]bool
@@ -303,7 +302,7 @@ func (c *Collector) sync(ctx context.Context, key string) error {
 }
 
 // orphan lets every dependent go of the owner, then lets the owner go.
-func (c *Collector) orphan(ctx context.Context, s *etcd3.Store, k storage.Key, owner metav1.Object) error {
+func (c *Collector) orphan(ctx context.Context, s *registry.Store, k storage.Key, owner metav1.Object) error {
 	for _, dep := range c.dependentsOf(owner.GetUID()) {
 		ds, dk, ok := c.parseKey(dep)
 		if !ok {
@@ -313,12 +312,12 @@ func (c *Collector) orphan(ctx context.Context, s *etcd3.Store, k storage.Key, o
 			return err
 		}
 	}
-	return ignoreGone(deletion.RemoveFinalizer(ctx, s, k, string(owner.GetUID()), metav1.FinalizerOrphanDependents))
+	return ignoreGone(s.RemoveFinalizer(ctx, k, owner.GetUID(), metav1.FinalizerOrphanDependents, controller.FieldManager))
 }
 
 // deleteDependents deletes the owner's dependents and, once none that
 // blocks it is left, lets the owner go.
-func (c *Collector) deleteDependents(ctx context.Context, s *etcd3.Store, k storage.Key, owner metav1.Object) error {
+func (c *Collector) deleteDependents(ctx context.Context, s *registry.Store, k storage.Key, owner metav1.Object) error {
 	blocked := false
 	for dep, blocks := range c.dependentsWithBlocking(owner.GetUID()) {
 		ds, dk, ok := c.parseKey(dep)
@@ -335,7 +334,7 @@ func (c *Collector) deleteDependents(ctx context.Context, s *etcd3.Store, k stor
 		if m, _ := meta.Accessor(obj); m.GetDeletionTimestamp() == nil {
 			uid := m.GetUID()
 			policy := metav1.DeletePropagationForeground
-			if _, _, err := deletion.Delete(ctx, ds, dk, deletion.Options{Policy: &policy, Preconditions: &storage.Preconditions{UID: &uid}}); ignoreGone(err) != nil {
+			if _, _, err := ds.Delete(ctx, dk, registry.DeleteOptions{PropagationPolicy: &policy, Preconditions: &storage.Preconditions{UID: &uid}}); ignoreGone(err) != nil {
 				return err
 			}
 		}
@@ -344,13 +343,13 @@ func (c *Collector) deleteDependents(ctx context.Context, s *etcd3.Store, k stor
 	if blocked {
 		return nil // each blocking dependent's removal queues the owner again
 	}
-	return ignoreGone(deletion.RemoveFinalizer(ctx, s, k, string(owner.GetUID()), metav1.FinalizerDeleteDependents))
+	return ignoreGone(s.RemoveFinalizer(ctx, k, owner.GetUID(), metav1.FinalizerDeleteDependents, controller.FieldManager))
 }
 
 // checkOwners deletes a dependent whose owners are all gone, or whose
 // remaining owners are all being deleted in the foreground; it removes the
 // references to gone owners from one that still has others.
-func (c *Collector) checkOwners(ctx context.Context, s *etcd3.Store, k storage.Key, dep metav1.Object) error {
+func (c *Collector) checkOwners(ctx context.Context, s *registry.Store, k storage.Key, dep metav1.Object) error {
 	gone := map[types.UID]bool{}
 	foreground := 0
 	for _, ref := range dep.GetOwnerReferences() {
@@ -359,7 +358,7 @@ func (c *Collector) checkOwners(ctx context.Context, s *etcd3.Store, k storage.K
 			return nil // a kind not served (yet): never a reason to delete
 		}
 		ownerKey := storage.Key{Name: ref.Name}
-		if owners.Namespaced() {
+		if owners.Resource.Namespaced {
 			if dep.GetNamespace() == "" {
 				return nil // a cluster-scoped object cannot be owned by a namespaced one: not ours to judge
 			}
@@ -387,12 +386,12 @@ func (c *Collector) checkOwners(ctx context.Context, s *etcd3.Store, k storage.K
 			return nil // on its way already
 		}
 		uid := dep.GetUID()
-		opts := deletion.Options{Preconditions: &storage.Preconditions{UID: &uid}}
+		opts := registry.DeleteOptions{Preconditions: &storage.Preconditions{UID: &uid}}
 		if foreground > 0 {
 			p := metav1.DeletePropagationForeground
-			opts.Policy = &p
+			opts.PropagationPolicy = &p
 		}
-		_, _, err := deletion.Delete(ctx, s, k, opts)
+		_, _, err := s.Delete(ctx, k, opts)
 		return ignoreGone(err)
 	case len(gone) > 0:
 		return removeOwnerRefs(ctx, s, k, gone)
@@ -428,8 +427,8 @@ func (c *Collector) dependentsWithBlocking(uid types.UID) map[string]bool {
 }
 
 // removeOwnerRefs takes the references to the given owners off an object.
-func removeOwnerRefs(ctx context.Context, s *etcd3.Store, k storage.Key, owners map[types.UID]bool) error {
-	_, err := s.GuaranteedUpdate(ctx, k, nil, func(cur runtime.Object) (runtime.Object, error) {
+func removeOwnerRefs(ctx context.Context, s *registry.Store, k storage.Key, owners map[types.UID]bool) error {
+	_, err := s.Update(ctx, k, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
 		next := cur.DeepCopyObject()
 		m, err := meta.Accessor(next)
 		if err != nil {
@@ -443,7 +442,7 @@ func removeOwnerRefs(ctx context.Context, s *etcd3.Store, k storage.Key, owners 
 		}
 		m.SetOwnerReferences(keep)
 		return next, nil
-	})
+	}), registry.UpdateOptions{FieldManager: controller.FieldManager})
 	return ignoreGone(err)
 }
 

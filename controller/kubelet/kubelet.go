@@ -23,12 +23,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/kubelab/kubelab/controller"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/deletion"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // NodeName is the simulated node's name.
@@ -40,6 +38,9 @@ const Version = "v1.37.2"
 // Heartbeat is how often the node renews its Ready condition (a kubelet
 // reports within its node-monitor grace period of 40 seconds).
 const Heartbeat = 40 * time.Second
+
+// FieldManager is the manager a kubelet's writes record in managedFields.
+const FieldManager = "kubelet"
 
 // LeaseNamespace holds the nodes' heartbeat Leases.
 const LeaseNamespace = "kube-node-lease"
@@ -53,9 +54,9 @@ const (
 
 // Config is the simulated node's settings.
 type Config struct {
-	Nodes, Pods *etcd3.Store
+	Nodes, Pods *registry.Store
 	// Leases, if set, holds the node's heartbeat Lease in kube-node-lease.
-	Leases *etcd3.Store
+	Leases *registry.Store
 	// StartDelay is how long a bound pod stays Pending before it runs.
 	StartDelay time.Duration
 	Logger     *slog.Logger
@@ -148,11 +149,11 @@ func (n *Node) renewLease(ctx context.Context) {
 func (n *Node) renew(ctx context.Context) error {
 	now := metav1.NewMicroTime(n.cfg.Now())
 	key := storage.Key{Namespace: LeaseNamespace, Name: NodeName}
-	_, err := n.cfg.Leases.GuaranteedUpdate(ctx, key, nil, func(cur runtime.Object) (runtime.Object, error) {
+	_, err := n.cfg.Leases.Update(ctx, key, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
 		lease := cur.(*coordinationv1.Lease).DeepCopy()
 		lease.Spec.RenewTime = &now
 		return lease, nil
-	})
+	}), registry.UpdateOptions{FieldManager: FieldManager})
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -163,14 +164,13 @@ func (n *Node) renew(ctx context.Context) error {
 	holder, duration := NodeName, int32(leaseDuration)
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: NodeName, Namespace: LeaseNamespace, UID: uuid.NewUUID(),
-			CreationTimestamp: metav1.NewTime(now.Truncate(time.Second)),
+			Name: NodeName, Namespace: LeaseNamespace,
 			// Owned by the node, so it goes with it.
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: NodeName, UID: node.(*corev1.Node).UID}},
 		},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &now},
 	}
-	_, err = n.cfg.Leases.Create(ctx, key, lease)
+	_, err = n.cfg.Leases.Create(ctx, lease, registry.CreateOptions{FieldManager: FieldManager})
 	if apierrors.IsAlreadyExists(err) {
 		return nil // another replica made it
 	}
@@ -181,15 +181,15 @@ func (n *Node) renew(ctx context.Context) error {
 func (n *Node) register(ctx context.Context) error {
 	now := metav1.NewTime(n.cfg.Now().Truncate(time.Second))
 	key := storage.Key{Name: NodeName}
-	_, err := n.cfg.Nodes.GuaranteedUpdate(ctx, key, nil, func(cur runtime.Object) (runtime.Object, error) {
+	_, err := n.cfg.Nodes.Update(ctx, key, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
 		node := cur.(*corev1.Node).DeepCopy()
 		node.Status.Conditions = conditions(now, node.Status.Conditions)
 		return node, nil
-	})
+	}), registry.UpdateOptions{Subresource: "status", FieldManager: FieldManager})
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
-	_, err = n.cfg.Nodes.Create(ctx, key, newNode(now))
+	_, err = n.cfg.Nodes.Create(ctx, newNode(now), registry.CreateOptions{FieldManager: FieldManager})
 	if apierrors.IsAlreadyExists(err) {
 		return nil // another replica registered it
 	}
@@ -205,7 +205,7 @@ func newNode(now metav1.Time) *corev1.Node {
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: NodeName, UID: uuid.NewUUID(), CreationTimestamp: now,
+			Name: NodeName,
 			Labels: map[string]string{
 				"kubernetes.io/hostname": NodeName, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
 				"node-role.kubernetes.io/worker": "", "kubelab.io/simulated": "true",
@@ -270,7 +270,12 @@ func (n *Node) sync(ctx context.Context, key string) error {
 		if len(pod.Spec.SchedulingGates) > 0 {
 			return nil
 		}
-		return n.update(ctx, pod, schedule)
+		// As the scheduler does, by the pod's binding.
+		_, err := n.cfg.Pods.Bind(ctx, k, pod.UID, NodeName)
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return nil // deleted meanwhile, or bound elsewhere
+		}
+		return err
 	}
 	if pod.Spec.NodeName != NodeName || (pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "") {
 		return nil
@@ -297,8 +302,8 @@ func (n *Node) stop(ctx context.Context, pod *corev1.Pod) error {
 		return nil
 	}
 	zero := int64(0)
-	_, _, err := deletion.Delete(ctx, n.cfg.Pods, storage.Key{Namespace: pod.Namespace, Name: pod.Name},
-		deletion.Options{GracePeriodSeconds: &zero, Preconditions: &storage.Preconditions{UID: &pod.UID}})
+	_, _, err := n.cfg.Pods.Delete(ctx, storage.Key{Namespace: pod.Namespace, Name: pod.Name},
+		registry.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &storage.Preconditions{UID: &pod.UID}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // gone already, or a new pod of the same name
 	}
@@ -307,24 +312,15 @@ func (n *Node) stop(ctx context.Context, pod *corev1.Pod) error {
 
 func (n *Node) update(ctx context.Context, pod *corev1.Pod, change func(*corev1.Pod, metav1.Time)) error {
 	now := metav1.NewTime(n.cfg.Now().Truncate(time.Second))
-	_, err := n.cfg.Pods.GuaranteedUpdate(ctx, storage.Key{Namespace: pod.Namespace, Name: pod.Name}, &storage.Preconditions{UID: &pod.UID}, func(cur runtime.Object) (runtime.Object, error) {
+	_, err := n.cfg.Pods.Update(ctx, storage.Key{Namespace: pod.Namespace, Name: pod.Name}, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
 		p := cur.(*corev1.Pod).DeepCopy()
 		change(p, now)
 		return p, nil
-	})
+	}), registry.UpdateOptions{Subresource: "status", FieldManager: FieldManager, Preconditions: &storage.Preconditions{UID: &pod.UID}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // deleted meanwhile
 	}
 	return err
-}
-
-// schedule binds the pod to the node, as the scheduler's Binding does.
-func schedule(p *corev1.Pod, now metav1.Time) {
-	if p.Spec.NodeName != "" {
-		return
-	}
-	p.Spec.NodeName = NodeName
-	setCondition(&p.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now})
 }
 
 // start reports the pod Running, with what a kubelet reports.

@@ -22,17 +22,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubelab/kubelab/controller"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/deletion"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // Controller empties and removes Terminating namespaces.
 type Controller struct {
-	namespaces *etcd3.Store
+	namespaces *registry.Store
 	// contents lists the stores of every namespaced resource at the time
 	// of the call (custom resources come and go).
-	contents func() []*etcd3.Store
+	contents func() []*registry.Store
 	loop     *controller.Loop
 	feed     interface{ Run(context.Context) }
 	now      func() time.Time
@@ -40,7 +39,7 @@ type Controller struct {
 
 // New watches namespaces and empties, through the stores contents
 // returns, each one that is being deleted.
-func New(namespaces *etcd3.Store, contents func() []*etcd3.Store, log *slog.Logger) *Controller {
+func New(namespaces *registry.Store, contents func() []*registry.Store, log *slog.Logger) *Controller {
 	c := &Controller{namespaces: namespaces, contents: contents, now: time.Now}
 	c.loop = controller.New("namespace", c.sync, log)
 	c.feed = controller.Feed("namespaces", namespaces, terminating, c.loop)
@@ -86,11 +85,12 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		// client that raced the Terminating phase: go round again.
 		return fmt.Errorf("namespace %s still has %d objects", name, left.remaining)
 	}
-	finalized, err := c.namespaces.GuaranteedUpdate(ctx, key, &storage.Preconditions{UID: &ns.UID}, func(cur runtime.Object) (runtime.Object, error) {
+	// Through /finalize, as kube's controller removes its finalizer.
+	finalized, err := c.namespaces.Update(ctx, key, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
 		ns := cur.(*corev1.Namespace).DeepCopy()
 		ns.Spec.Finalizers = slices.DeleteFunc(ns.Spec.Finalizers, func(f corev1.FinalizerName) bool { return f == corev1.FinalizerKubernetes })
 		return ns, nil
-	})
+	}), registry.UpdateOptions{Subresource: "finalize", FieldManager: controller.FieldManager, Preconditions: &storage.Preconditions{UID: &ns.UID}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // gone already, or a namespace of the same name made anew
 	}
@@ -100,7 +100,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if n := finalized.(*corev1.Namespace); len(n.Spec.Finalizers) > 0 || len(n.Finalizers) > 0 {
 		return nil // other finalizers are someone else's to remove
 	}
-	_, err = c.namespaces.Delete(ctx, key, &storage.Preconditions{UID: &ns.UID})
+	_, _, err = c.namespaces.Delete(ctx, key, registry.DeleteOptions{Preconditions: &storage.Preconditions{UID: &ns.UID}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}
@@ -132,8 +132,8 @@ func (c *Controller) empty(ctx context.Context, ns string) (contents, error) {
 				continue
 			}
 			uid := m.GetUID()
-			_, _, err = deletion.Delete(ctx, store, storage.Key{Namespace: ns, Name: m.GetName()},
-				deletion.Options{Preconditions: &storage.Preconditions{UID: &uid}})
+			_, _, err = store.Delete(ctx, storage.Key{Namespace: ns, Name: m.GetName()},
+				registry.DeleteOptions{Preconditions: &storage.Preconditions{UID: &uid}})
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 				errs = append(errs, err)
 			}
@@ -162,7 +162,7 @@ func (c *Controller) report(ctx context.Context, ns *corev1.Namespace, left cont
 	remaining := left.remaining
 	contentFailure := condition(corev1.NamespaceDeletionContentFailure, deleteErr != nil, "ContentDeletionFailed", "ContentDeleted", errString(deleteErr), "All content successfully deleted, may be waiting on finalization", now)
 	contentRemaining := condition(corev1.NamespaceContentRemaining, remaining > 0, "SomeResourcesRemain", "ContentRemoved", fmt.Sprintf("Some resources are remaining: %d objects", remaining), "All content successfully removed", now)
-	_, err := c.namespaces.GuaranteedUpdate(ctx, storage.Key{Name: ns.Name}, &storage.Preconditions{UID: &ns.UID}, func(cur runtime.Object) (runtime.Object, error) {
+	_, err := c.namespaces.Update(ctx, storage.Key{Name: ns.Name}, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
 		n := cur.(*corev1.Namespace).DeepCopy()
 		for _, cond := range []corev1.NamespaceCondition{
 			condition(corev1.NamespaceDeletionDiscoveryFailure, false, "", "ResourcesDiscovered", "", "All resources successfully discovered", now),
@@ -173,7 +173,7 @@ func (c *Controller) report(ctx context.Context, ns *corev1.Namespace, left cont
 			setCondition(&n.Status, cond)
 		}
 		return n, nil
-	})
+	}), registry.UpdateOptions{Subresource: "status", FieldManager: controller.FieldManager, Preconditions: &storage.Preconditions{UID: &ns.UID}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/kubelab/kubelab/controller"
 	"github.com/kubelab/kubelab/pipeline/admission"
-	"github.com/kubelab/kubelab/storage/etcd3"
+	"github.com/kubelab/kubelab/registry"
 )
 
 // Controller recalculates the quotas of the namespaces whose objects change.
@@ -28,16 +28,16 @@ type Controller struct {
 }
 
 // New watches every store of stores (each once) for changes, by namespace.
-func New(stores []*etcd3.Store, quotas admission.QuotaStore, usage admission.QuotaUsage, log *slog.Logger) *Controller {
+func New(stores []*registry.Store, quotas admission.QuotaStore, usage admission.QuotaUsage, log *slog.Logger) *Controller {
 	c := &Controller{quotas: quotas, usage: usage}
 	c.loop = controller.New("resourcequota", c.sync, log)
-	seen := map[*etcd3.Store]bool{}
+	seen := map[*registry.Store]bool{}
 	for _, st := range stores {
-		if seen[st] || !st.Namespaced() {
+		if seen[st] || !st.Resource.Namespaced {
 			continue
 		}
 		seen[st] = true
-		c.feeds = append(c.feeds, controller.Feed("resourcequota:"+st.Resource().String(), st, namespaceOf, c.loop))
+		c.feeds = append(c.feeds, controller.Feed("resourcequota:"+st.GroupResource().String(), st, namespaceOf, c.loop))
 	}
 	return c
 }

@@ -9,17 +9,15 @@ import (
 	"context"
 	"log/slog"
 	"maps"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/kubelab/kubelab/controller"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 const (
@@ -36,13 +34,13 @@ const (
 
 // New watches namespaces and ConfigMaps and publishes caPEM in each active
 // namespace, putting it back when it is deleted or edited.
-func New(namespaces, configMaps *etcd3.Store, caPEM []byte, log *slog.Logger) *controller.PerNamespace {
+func New(namespaces, configMaps *registry.Store, caPEM []byte, log *slog.Logger) *controller.PerNamespace {
 	p := &publisher{configMaps: configMaps, caPEM: string(caPEM)}
 	return controller.NewPerNamespace("root-ca-publisher", namespaces, configMaps, ConfigMapName, p.publish, log)
 }
 
 type publisher struct {
-	configMaps *etcd3.Store
+	configMaps *registry.Store
 	caPEM      string
 }
 
@@ -53,13 +51,12 @@ func (p *publisher) publish(ctx context.Context, namespace string) error {
 	if apierrors.IsNotFound(err) {
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{
-				Name: ConfigMapName, Namespace: namespace, UID: uuid.NewUUID(),
-				CreationTimestamp: metav1.NewTime(time.Now().Truncate(time.Second)),
-				Annotations:       map[string]string{descriptionAnnotation: description},
+				Name: ConfigMapName, Namespace: namespace,
+				Annotations: map[string]string{descriptionAnnotation: description},
 			},
 			Data: want,
 		}
-		_, err = p.configMaps.Create(ctx, key, cm)
+		_, err = p.configMaps.Create(ctx, cm, registry.CreateOptions{FieldManager: controller.FieldManager})
 		if apierrors.IsAlreadyExists(err) {
 			return nil // someone else made it; its watch event brings us back to check it
 		}
@@ -72,7 +69,7 @@ func (p *publisher) publish(ctx context.Context, namespace string) error {
 		return nil
 	}
 	cmUID := existing.(*corev1.ConfigMap).UID
-	_, err = p.configMaps.GuaranteedUpdate(ctx, key, &storage.Preconditions{UID: &cmUID}, func(cur runtime.Object) (runtime.Object, error) {
+	_, err = p.configMaps.Update(ctx, key, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
 		cm := cur.(*corev1.ConfigMap).DeepCopy()
 		cm.Data, cm.BinaryData = want, nil
 		if cm.Annotations == nil {
@@ -80,7 +77,7 @@ func (p *publisher) publish(ctx context.Context, namespace string) error {
 		}
 		cm.Annotations[descriptionAnnotation] = description
 		return cm, nil
-	})
+	}), registry.UpdateOptions{FieldManager: controller.FieldManager, Preconditions: &storage.Preconditions{UID: &cmUID}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // deleted or replaced since we read it; its own event queues the namespace again
 	}

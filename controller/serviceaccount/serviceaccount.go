@@ -7,16 +7,14 @@ package serviceaccount
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/kubelab/kubelab/controller"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // Default is the name of the account every namespace gets.
@@ -24,17 +22,14 @@ const Default = "default"
 
 // New watches namespaces and service accounts, and keeps the default
 // account in each active namespace.
-func New(namespaces, accounts *etcd3.Store, log *slog.Logger) *controller.PerNamespace {
+func New(namespaces, accounts *registry.Store, log *slog.Logger) *controller.PerNamespace {
 	return controller.NewPerNamespace("serviceaccount", namespaces, accounts, Default, func(ctx context.Context, namespace string) error {
 		key := storage.Key{Namespace: namespace, Name: Default}
 		if _, err := accounts.Get(ctx, key, ""); !apierrors.IsNotFound(err) {
 			return err
 		}
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{
-			Name: Default, Namespace: namespace, UID: uuid.NewUUID(),
-			CreationTimestamp: metav1.NewTime(time.Now().Truncate(time.Second)),
-		}}
-		_, err := accounts.Create(ctx, key, sa)
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: Default, Namespace: namespace}}
+		_, err := accounts.Create(ctx, sa, registry.CreateOptions{FieldManager: controller.FieldManager})
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}

@@ -22,10 +22,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/uuid"
 
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // Range is the service CIDR kubelab allocates from: kube's default.
@@ -39,7 +38,7 @@ const component = "ipallocator-repair-controller"
 
 // Config is what the controller reads and writes.
 type Config struct {
-	Services, Events *etcd3.Store
+	Services, Events *registry.Store
 	Logger           *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
@@ -186,8 +185,7 @@ func (r *Repair) report(ctx context.Context, p problem) error {
 	now := r.cfg.Now()
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: p.svc.Name + "." + rand.String(16), Namespace: p.svc.Namespace, UID: uuid.NewUUID(),
-			CreationTimestamp: metav1.NewTime(now.Truncate(time.Second)),
+			Name: p.svc.Name + "." + rand.String(16), Namespace: p.svc.Namespace,
 		},
 		InvolvedObject: corev1.ObjectReference{
 			Kind: "Service", APIVersion: "v1", Namespace: p.svc.Namespace, Name: p.svc.Name,
@@ -198,6 +196,6 @@ func (r *Repair) report(ctx context.Context, p problem) error {
 		EventTime: metav1.NewMicroTime(now), Action: "ClusterIPAllocation",
 		ReportingController: component, ReportingInstance: component,
 	}
-	_, err := r.cfg.Events.Create(ctx, storage.Key{Namespace: ev.Namespace, Name: ev.Name}, ev)
+	_, err := r.cfg.Events.Create(ctx, ev, registry.CreateOptions{FieldManager: component})
 	return err
 }

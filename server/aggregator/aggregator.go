@@ -13,17 +13,15 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/watch"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // Backend is where a service is reached: its base URL, and the bearer
@@ -55,7 +53,7 @@ type Config struct {
 // Aggregator hands APIServices' group versions to their backends.
 type Aggregator struct {
 	cfg    Config
-	store  *etcd3.Store
+	store  *registry.Store
 	cancel context.CancelFunc
 	done   chan struct{}
 	kick   chan struct{}
@@ -89,14 +87,16 @@ func New(cfg Config) (*Aggregator, error) {
 	if err := cfg.API.AddResource(a.resource()); err != nil {
 		return nil, err
 	}
-	a.store, _ = cfg.API.Store(GroupVersionResource)
+	a.store, _ = cfg.API.Registry().Store(GroupVersionResource)
 	return a, nil
 }
 
 // Start follows the stored APIServices, checks their backends and registers
 // the group versions served locally until Stop.
 func (a *Aggregator) Start() {
-	ctx, cancel := context.WithCancel(context.Background())
+	// kube-aggregator runs inside kube-apiserver: its controllers write
+	// as the API server.
+	ctx, cancel := context.WithCancel(registry.WithUser(context.Background(), registry.APIServer))
 	a.cancel = cancel
 	a.cfg.API.SetAggregator(a)
 	var wg sync.WaitGroup
@@ -116,16 +116,14 @@ func (a *Aggregator) Stop() {
 }
 
 // Register creates an APIService unless one of that name exists, as a
-// component installing its own API does.
+// component installing its own API does; it writes as ctx's user.
 func (a *Aggregator) Register(ctx context.Context, svc *apiregistrationv1.APIService) error {
 	svc = svc.DeepCopy()
 	apiregistrationv1.SetObjectDefaults_APIService(svc)
 	if errs := a.validate(svc, nil); len(errs) > 0 {
 		return errs.ToAggregate()
 	}
-	svc.UID = uuid.NewUUID()
-	svc.CreationTimestamp = metav1.NewTime(time.Now().Truncate(time.Second))
-	_, err := a.store.Create(ctx, storage.Key{Name: svc.Name}, svc)
+	_, err := a.store.Create(ctx, svc, registry.CreateOptions{FieldManager: FieldManager})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
@@ -308,20 +306,39 @@ func (a *Aggregator) checkAll(ctx context.Context) {
 
 // writeAvailable records an APIService's Available condition when it changed.
 func (a *Aggregator) writeAvailable(ctx context.Context, name string, cond apiregistrationv1.APIServiceCondition) {
-	_, err := a.store.GuaranteedUpdate(ctx, storage.Key{Name: name}, nil, func(cur runtime.Object) (runtime.Object, error) {
-		svc := cur.(*apiregistrationv1.APIService)
-		for _, c := range svc.Status.Conditions {
-			if c.Type == cond.Type && c.Status == cond.Status && c.Reason == cond.Reason && c.Message == cond.Message {
+	key := storage.Key{Name: name}
+	// Read first: an unchanged condition is no write at all, so no trace.
+	cur, err := a.store.Get(ctx, key, "")
+	if err == nil && hasCondition(cur.(*apiregistrationv1.APIService), cond) {
+		return
+	}
+	if err == nil {
+		_, err = a.store.Update(ctx, key, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
+			svc := cur.(*apiregistrationv1.APIService)
+			if hasCondition(svc, cond) {
 				return nil, errUnchanged
 			}
-		}
-		next := svc.DeepCopy()
-		helper.SetAPIServiceCondition(next, cond)
-		return next, nil
-	})
+			next := svc.DeepCopy()
+			helper.SetAPIServiceCondition(next, cond)
+			return next, nil
+		}), registry.UpdateOptions{Subresource: "status", FieldManager: FieldManager})
+	}
 	if err != nil && !errors.Is(err, errUnchanged) && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
 		a.cfg.Logger.Warn("writing an APIService's status", "name", name, "err", err)
 	}
 }
 
 var errUnchanged = errors.New("unchanged")
+
+// FieldManager is the manager of what the aggregator writes itself, as
+// in kube-apiserver, where it runs.
+const FieldManager = "kube-apiserver"
+
+func hasCondition(svc *apiregistrationv1.APIService, cond apiregistrationv1.APIServiceCondition) bool {
+	for _, c := range svc.Status.Conditions {
+		if c.Type == cond.Type && c.Status == cond.Status && c.Reason == cond.Reason && c.Message == cond.Message {
+			return true
+		}
+	}
+	return false
+}

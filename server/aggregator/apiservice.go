@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -34,8 +35,10 @@ func (a *Aggregator) resource() *kubeapi.Resource {
 	return &kubeapi.Resource{
 		GroupVersion: apiregistrationv1.SchemeGroupVersion, Name: "apiservices", SingularName: "apiservice", Kind: "APIService",
 		Verbs: readWrite, Categories: []string{"api-extensions"}, HasStatus: true, GroupInKey: true,
-		New:     func() runtime.Object { return &apiregistrationv1.APIService{} },
-		NewList: func() runtime.Object { return &apiregistrationv1.APIServiceList{} },
+		// A path segment, as in kube: the core group's is "v1.".
+		ValidateName: path.ValidatePathSegmentName,
+		New:          func() runtime.Object { return &apiregistrationv1.APIService{} },
+		NewList:      func() runtime.Object { return &apiregistrationv1.APIServiceList{} },
 		Default: func(obj runtime.Object) {
 			apiregistrationv1.SetObjectDefaults_APIService(obj.(*apiregistrationv1.APIService))
 		},

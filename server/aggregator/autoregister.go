@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -14,13 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 
 	"github.com/kubelab/kubelab/controller"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // AutoManagedLabel marks the APIServices the aggregator keeps for the
@@ -74,8 +72,8 @@ var crdPriority = priority{1000, 100}
 // autoregister and CRD registration controllers do. That is why `kubectl
 // get apiservices` lists v1.apps as Local next to an aggregated API.
 type autoregistration struct {
-	apiServices *etcd3.Store
-	crds        *etcd3.Store
+	apiServices *registry.Store
+	crds        *registry.Store
 	builtin     map[string]*apiregistrationv1.APIService
 	loop        *controller.Loop
 	feeds       []interface{ Run(context.Context) }
@@ -95,7 +93,7 @@ const syncKey = "apiservices"
 // and go, until ctx ends.
 func (a *Aggregator) startAutoregistration(ctx context.Context, wg *sync.WaitGroup) {
 	r := &autoregistration{apiServices: a.store, builtin: map[string]*apiregistrationv1.APIService{}, pending: map[string]bool{}}
-	r.crds, _ = a.cfg.API.Store(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions"))
+	r.crds, _ = a.cfg.API.Registry().Store(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions"))
 	for _, res := range a.cfg.API.Registry().All() {
 		if p, ok := builtinPriorities[res.GroupVersion]; ok && !res.Custom {
 			svc := localAPIService(res.GroupVersion, p, managedOnStart)
@@ -209,7 +207,7 @@ func (r *autoregistration) sync(ctx context.Context, _ string) error {
 			continue
 		}
 		uid := cur.UID
-		_, err := r.apiServices.Delete(ctx, storage.Key{Name: name}, &storage.Preconditions{UID: &uid})
+		_, _, err := r.apiServices.Delete(ctx, storage.Key{Name: name}, registry.DeleteOptions{Preconditions: &storage.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			errs = append(errs, fmt.Errorf("deleting APIService %s: %w", name, err))
 		}
@@ -250,9 +248,7 @@ func (r *autoregistration) crdAPIServices(ctx context.Context) (map[string]*apir
 
 func (r *autoregistration) create(ctx context.Context, svc *apiregistrationv1.APIService) error {
 	svc = svc.DeepCopy()
-	svc.UID = uuid.NewUUID()
-	svc.CreationTimestamp = metav1.NewTime(time.Now().Truncate(time.Second))
-	_, err := r.apiServices.Create(ctx, storage.Key{Name: svc.Name}, svc)
+	_, err := r.apiServices.Create(ctx, svc, registry.CreateOptions{FieldManager: FieldManager})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("registering APIService %s: %w", svc.Name, err)
 	}
@@ -262,7 +258,7 @@ func (r *autoregistration) create(ctx context.Context, svc *apiregistrationv1.AP
 // correct puts back the spec and label of a managed APIService that was
 // edited.
 func (r *autoregistration) correct(ctx context.Context, svc *apiregistrationv1.APIService) error {
-	_, err := r.apiServices.GuaranteedUpdate(ctx, storage.Key{Name: svc.Name}, nil, func(cur runtime.Object) (runtime.Object, error) {
+	_, err := r.apiServices.Update(ctx, storage.Key{Name: svc.Name}, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
 		next := cur.(*apiregistrationv1.APIService).DeepCopy()
 		if next.Labels == nil {
 			next.Labels = map[string]string{}
@@ -270,7 +266,7 @@ func (r *autoregistration) correct(ctx context.Context, svc *apiregistrationv1.A
 		next.Labels[AutoManagedLabel] = svc.Labels[AutoManagedLabel]
 		next.Spec = svc.Spec
 		return next, nil
-	})
+	}), registry.UpdateOptions{FieldManager: FieldManager})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("correcting APIService %s: %w", svc.Name, err)
 	}

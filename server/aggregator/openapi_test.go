@@ -21,6 +21,7 @@ import (
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/metricsapi"
 	"github.com/kubelab/kubelab/server/openapi"
@@ -390,7 +391,7 @@ func TestOpenAPIAggregation(t *testing.T) {
 		})
 	})
 	t.Run("Removed", func(t *testing.T) {
-		if _, err := h.agg.store.Delete(context.Background(), storage.Key{Name: "v1beta1.metrics.k8s.io"}, nil); err != nil {
+		if _, _, err := h.agg.store.Delete(context.Background(), storage.Key{Name: "v1beta1.metrics.k8s.io"}, registry.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "metrics removed", func() string {

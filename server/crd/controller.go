@@ -24,9 +24,9 @@ import (
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // Documents serves OpenAPI v3 documents built outside the resource set;
@@ -51,7 +51,7 @@ type Config struct {
 // in etcd, so it serves those created before a restart or through another
 // kubelab sharing the etcd, and stops serving deleted ones.
 func (x *Extensions) Start(cfg Config) error {
-	store, ok := cfg.API.Store(GroupVersionResource)
+	store, ok := cfg.API.Registry().Store(GroupVersionResource)
 	if !ok {
 		return errors.New("crd: the API does not serve customresourcedefinitions")
 	}
@@ -61,7 +61,9 @@ func (x *Extensions) Start(cfg Config) error {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// apiextensions-apiserver's controllers run inside kube-apiserver:
+	// they write as the API server.
+	ctx, cancel := context.WithCancel(registry.WithUser(context.Background(), registry.APIServer))
 	c := &controller{
 		cfg: cfg, store: store, cancel: cancel, done: make(chan struct{}),
 		crds: map[string]*apiextensionsv1.CustomResourceDefinition{}, serving: map[string]*served{},
@@ -90,7 +92,7 @@ func (x *Extensions) Stop() {
 // controller keeps the API serving what the stored CRDs define.
 type controller struct {
 	cfg    Config
-	store  *etcd3.Store
+	store  *registry.Store
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -256,7 +258,7 @@ func (c *controller) writeStatus(ctx context.Context, crd *apiextensionsv1.Custo
 	if !statusDiffers(crd, names, conds) {
 		return
 	}
-	_, err := c.store.GuaranteedUpdate(ctx, storage.Key{Name: crd.Name}, &storage.Preconditions{UID: &crd.UID}, func(cur runtime.Object) (runtime.Object, error) {
+	_, err := c.store.Update(ctx, storage.Key{Name: crd.Name}, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
 		next := cur.(*apiextensionsv1.CustomResourceDefinition).DeepCopy()
 		if !statusDiffers(next, names, conds) {
 			return nil, errUnchanged
@@ -266,13 +268,17 @@ func (c *controller) writeStatus(ctx context.Context, crd *apiextensionsv1.Custo
 			apihelpers.SetCRDCondition(next, cond)
 		}
 		return next, nil
-	})
+	}), registry.UpdateOptions{Subresource: "status", FieldManager: fieldManager, Preconditions: &storage.Preconditions{UID: &crd.UID}})
 	if err != nil && !errors.Is(err, errUnchanged) && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
 		c.cfg.Logger.Warn("writing a CustomResourceDefinition's status", "name", crd.Name, "err", err)
 	}
 }
 
 var errUnchanged = errors.New("status unchanged")
+
+// fieldManager is the manager of what the controller writes, as in
+// kube-apiserver, where apiextensions-apiserver runs.
+const fieldManager = "kube-apiserver"
 
 func statusDiffers(crd *apiextensionsv1.CustomResourceDefinition, names apiextensionsv1.CustomResourceDefinitionNames, conds []apiextensionsv1.CustomResourceDefinitionCondition) bool {
 	if !reflect.DeepEqual(crd.Status.AcceptedNames, names) {
@@ -382,7 +388,7 @@ func (c *controller) unserveLocked(ctx context.Context, name string, purge bool)
 }
 
 func (c *controller) purge(ctx context.Context, gvr schema.GroupVersionResource) {
-	store, ok := c.cfg.API.Store(gvr)
+	store, ok := c.cfg.API.Registry().Store(gvr)
 	if !ok {
 		return
 	}
@@ -393,7 +399,7 @@ func (c *controller) purge(ctx context.Context, gvr schema.GroupVersionResource)
 	}
 	for _, obj := range list.Items {
 		m, _ := meta.Accessor(obj)
-		if _, err := store.Delete(ctx, storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, nil); err != nil && !apierrors.IsNotFound(err) {
+		if _, _, err := store.Delete(ctx, storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, registry.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			c.cfg.Logger.Warn("deleting a custom resource", "resource", gvr, "name", m.GetName(), "err", err)
 		}
 	}

@@ -87,7 +87,7 @@ func (a *API) resourceList(gv schema.GroupVersion) (*metav1.APIResourceList, boo
 	}
 	list := &metav1.APIResourceList{GroupVersion: gv.String()}
 	for _, r := range resources {
-		list.APIResources = append(list.APIResources, r.APIResource())
+		list.APIResources = append(list.APIResources, apiResource(r))
 		if r.HasStatus {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: r.Name + "/status", Namespaced: r.Namespaced, Kind: r.Kind, Verbs: []string{"get", "patch", "update"},

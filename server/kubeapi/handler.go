@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,8 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // MaxBodyBytes is kube-apiserver's limit on a request body: 3 MiB.
@@ -43,21 +41,18 @@ type Config struct {
 	// TypeConverter gives server-side apply the kinds' schemas; nil falls
 	// back to schemas deduced from the objects (lists then merge atomically).
 	TypeConverter managedfields.TypeConverter
-	// Resources defaults to BuiltinResources.
+	// Resources defaults to registry.BuiltinResources.
 	Resources []*Resource
 	Logger    *slog.Logger
 }
 
-// API is the Kubernetes REST API: one store and one field manager per resource.
+// API is the Kubernetes REST API over the registry: it decodes requests,
+// calls the resource's store, negotiates and encodes the answer.
 type API struct {
-	registry *Registry
-	cfg      Config
-	// mu guards stores, managers and stopped, which change when a
-	// resource is added or removed while serving.
-	mu       sync.RWMutex
-	stores   map[schema.GroupVersionResource]*etcd3.Store
-	managers map[schema.GroupVersionResource]*fieldManagers
-	stopped  bool
+	registry *registry.Registry
+	// mu guards aggregator, set while serving.
+	mu  sync.RWMutex
+	cfg Config
 	// aggregator serves the group versions handed to other servers.
 	aggregator Aggregator
 	encoded    *encodeCache
@@ -65,81 +60,27 @@ type API struct {
 	log        *slog.Logger
 }
 
-// New opens a store (and so a watch cache) for every resource.
+// New opens the registry: a store (and so a watch cache) for every resource.
 func New(cfg Config) (*API, error) {
 	if cfg.Resources == nil {
-		cfg.Resources = BuiltinResources()
+		cfg.Resources = registry.BuiltinResources()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.TypeConverter == nil {
-		cfg.TypeConverter = managedfields.NewDeducedTypeConverter()
+	reg, err := registry.New(registry.Config{
+		Client: cfg.Client, WatchFromEtcd: cfg.WatchFromEtcd, ReplayEtcdHistory: cfg.ReplayEtcdHistory,
+		EventFreshDuration: cfg.EventFreshDuration,
+		TypeConverter:      cfg.TypeConverter, Resources: cfg.Resources, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
 	}
-	a := &API{
-		registry: NewRegistry(cfg.Resources),
-		cfg:      cfg,
-		stores:   map[schema.GroupVersionResource]*etcd3.Store{},
-		managers: map[schema.GroupVersionResource]*fieldManagers{},
-		encoded:  newEncodeCache(),
-		log:      cfg.Logger,
-	}
-	for _, r := range cfg.Resources {
-		if err := a.open(r); err != nil {
-			a.Stop()
-			return nil, err
-		}
-	}
-	return a, nil
+	return &API{registry: reg, cfg: cfg, encoded: newEncodeCache(), log: cfg.Logger}, nil
 }
 
-// Registry is the set of resources served.
+// Registry is the set of resources served, each with its store.
 func (a *API) Registry() *Registry { return a.registry }
-
-// Store is the storage of one resource, for code that seeds or inspects it.
-func (a *API) Store(gvr schema.GroupVersionResource) (*etcd3.Store, bool) {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	s, ok := a.stores[gvr]
-	return s, ok
-}
-
-// Stores are the stores of every resource served now.
-func (a *API) Stores() []*etcd3.Store {
-	stores := a.storesSnapshot()
-	out := make([]*etcd3.Store, 0, len(stores))
-	for _, s := range stores {
-		out = append(out, s)
-	}
-	return out
-}
-
-// NamespacedStores are the stores of every namespaced resource served now:
-// what a namespace's deletion must empty.
-func (a *API) NamespacedStores() []*etcd3.Store {
-	var out []*etcd3.Store
-	for gvr, s := range a.storesSnapshot() {
-		if res, ok := a.registry.Lookup(gvr); ok && res.Namespaced {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// NamespacedCollections are the namespaced resources served now whose
-// collections can be deleted (the verb deletecollection), one version of
-// each group and resource, sorted: what resetting a namespace deletes.
-func (a *API) NamespacedCollections() []schema.GroupVersionResource {
-	var all []schema.GroupVersionResource
-	for gvr := range a.storesSnapshot() {
-		if res, ok := a.registry.Lookup(gvr); ok && res.Namespaced && slices.Contains(res.Verbs, "deletecollection") {
-			all = append(all, gvr)
-		}
-	}
-	slices.SortFunc(all, func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) })
-	// The versions of a resource share its objects: one delete is enough.
-	return slices.CompactFunc(all, func(a, b schema.GroupVersionResource) bool { return a.GroupResource() == b.GroupResource() })
-}
 
 // Install routes /api, /apis and /version to the API.
 func (a *API) Install(e *echo.Echo) {
@@ -166,17 +107,17 @@ func (a *API) serve(c echo.Context) error {
 		return a.serveDiscovery(c, info)
 	}
 	gvr := info.GroupVersion.WithResource(info.Resource)
-	res, store, fields, ok := a.lookup(gvr)
+	res, store, ok := a.lookup(gvr)
 	if !ok || (info.Namespace != "" && !res.Namespaced) {
 		return notFound()
 	}
-	if !res.serves(info.Subresource) || (info.Subresource != "" && info.Name == "") {
+	if !res.Serves(info.Subresource) || (info.Subresource != "" && info.Name == "") {
 		return notFound()
 	}
 	if info.Subresource == "finalize" && info.Verb != "update" {
 		return methodNotAllowed()
 	}
-	req := &request{api: a, c: c, info: info, res: res, store: store, fields: fields, stages: st}
+	req := &request{api: a, c: c, info: info, res: res, store: store, stages: st}
 	if err := req.authorize(); err != nil {
 		return err
 	}
@@ -220,14 +161,25 @@ type request struct {
 	c      echo.Context
 	info   *requestInfo
 	res    *Resource
-	store  *etcd3.Store
-	fields *fieldManagers
+	store  *registry.Store
 	stages stages
 	// attrs describe the request to the pipeline, once authorized.
-	attrs *pipeline.Attributes
+	attrs    *pipeline.Attributes
+	storeCtx context.Context
 }
 
-func (r *request) ctx() context.Context { return r.c.Request().Context() }
+// ctx is the request's context, telling the store the request is
+// authorized and which trace its stages go into.
+func (r *request) ctx() context.Context {
+	if r.storeCtx == nil {
+		attrs := r.attrs
+		if attrs == nil {
+			attrs = r.attributes()
+		}
+		r.storeCtx = registry.WithAuthorizedRequest(r.c.Request().Context(), r.stages.trace, attrs)
+	}
+	return r.storeCtx
+}
 
 func (r *request) query(name string) string { return r.c.QueryParam(name) }
 
@@ -258,7 +210,7 @@ func (r *request) respond(code int, obj runtime.Object) error {
 	}
 	switch out.as {
 	case "Table":
-		t, err := toTable(r.res, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: resourceVersionOf(obj)}, includeObject(r.query("includeObject")), false)
+		t, err := r.res.ConvertToTable([]runtime.Object{obj}, metav1.ListMeta{ResourceVersion: resourceVersionOf(obj)}, includeObject(r.query("includeObject")), false)
 		if err != nil {
 			return err
 		}

@@ -53,7 +53,7 @@ func (r *request) list() error {
 	}
 	switch out.as {
 	case "Table":
-		t, err := toTable(r.res, res.Items, listMeta, includeObject(r.query("includeObject")), false)
+		t, err := r.res.ConvertToTable(res.Items, listMeta, includeObject(r.query("includeObject")), false)
 		if err != nil {
 			return err
 		}
@@ -104,17 +104,7 @@ func (r *request) predicate() (storage.Predicate, error) {
 	return p, nil
 }
 
-func (r *request) selectableFields() fields.Set {
-	attrs := r.res.Attrs
-	if attrs == nil {
-		attrs = storage.DefaultAttrs(r.res.Namespaced)
-	}
-	_, f, err := attrs(r.res.New())
-	if err != nil {
-		return fields.Set{}
-	}
-	return f
-}
+func (r *request) selectableFields() fields.Set { return r.store.SelectableFields() }
 
 // clearItemKinds drops kind and apiVersion from the items of a built-in
 // kind's list, as kube-apiserver's lists have them: the list says what its

@@ -4,15 +4,16 @@ import (
 	"net/http"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/kubelab/kubelab/pipeline"
 )
 
 // SetPipeline puts the request pipeline (authorization and admission; the
 // server's front door authenticates) in front of every resource. Without
 // one, every request is allowed and admitted, as in unit tests of the API.
-func (a *API) SetPipeline(p *pipeline.Pipeline) { a.pipeline = p }
+func (a *API) SetPipeline(p *pipeline.Pipeline) {
+	a.pipeline = p
+	a.registry.SetPipeline(p)
+}
 
 // stages is one request's view of the pipeline: its trace and user, from
 // the server's front door.
@@ -47,17 +48,10 @@ func (s stages) authorizePath(r *http.Request) error {
 }
 
 // attributes describes a resource request as authorization and admission
-// see it. As in kube-apiserver, a namespace object's own namespace is its name.
+// see it: the registry's attributes of the call, at the request's path.
 func (r *request) attributes() *pipeline.Attributes {
-	a := &pipeline.Attributes{
-		User: r.stages.user, Verb: r.info.Verb, Operation: pipeline.OperationFor(r.info.Verb), IsResourceRequest: true,
-		Path: r.c.Request().URL.Path, APIGroup: r.res.GroupVersion.Group, APIVersion: r.res.GroupVersion.Version,
-		Resource: r.res.Name, Subresource: r.info.Subresource, Namespace: r.info.Namespace, Name: r.info.Name,
-		Kind: r.res.GroupVersionKind(), DryRun: r.dryRun(),
-	}
-	if r.res.Name == "namespaces" && r.info.Name != "" {
-		a.Namespace = r.info.Name
-	}
+	a := r.res.Attributes(r.stages.user, r.info.Verb, r.info.Subresource, r.key(), r.dryRun())
+	a.Path = r.c.Request().URL.Path
 	return a
 }
 
@@ -68,66 +62,4 @@ func (r *request) authorize() error {
 	r.attrs = r.attributes()
 	r.stages.trace.Describe(r.attrs)
 	return r.stages.p.Authorize(r.stages.trace, r.attrs)
-}
-
-// admit runs mutating admission, the kind's validation, then validating
-// admission on obj, in the lesson's order, each recorded in the trace.
-// old is nil for a create.
-func (r *request) admitAndValidate(obj, old runtime.Object) error {
-	if !r.stages.on() {
-		return r.validate(obj, old)
-	}
-	a := *r.attrs
-	a.Object, a.OldObject = obj, old
-	if old == nil {
-		a.Name = "" // as in kube-apiserver, a create is not yet named for admission
-	}
-	if err := r.stages.p.Admit(r.ctx(), r.stages.trace, &a); err != nil {
-		return err
-	}
-	if err := r.stages.trace.Run(pipeline.StageValidation, "", func() error { return r.validate(obj, old) }); err != nil {
-		return err
-	}
-	return r.stages.p.Validate(r.ctx(), r.stages.trace, &a)
-}
-
-// admitDelete lets admission see an object about to be deleted.
-func (r *request) admitDelete(old runtime.Object) error {
-	if !r.stages.on() {
-		return nil
-	}
-	a := *r.attrs
-	a.OldObject = old
-	return r.stages.p.Admit(r.ctx(), r.stages.trace, &a)
-}
-
-// stored records the storage stage: what etcd did and at which revision.
-func (r *request) stored(obj runtime.Object, err error) {
-	if !r.stages.on() {
-		return
-	}
-	sw := pipeline.StartStage(pipeline.StageStorage, "etcd")
-	rec := sw.Done(err)
-	if err == nil && obj != nil {
-		rec.ResourceVersion = resourceVersionOf(obj)
-	}
-	if r.dryRun() && err == nil {
-		rec.Reason = "dryRun: nothing written"
-	}
-	r.stages.trace.Add(rec)
-}
-
-// mark and rewind let a write that retries on fresh state drop the records
-// of the try that lost.
-func (r *request) mark() int {
-	if !r.stages.on() {
-		return 0
-	}
-	return r.stages.trace.Mark()
-}
-
-func (r *request) rewind(mark int) {
-	if r.stages.on() {
-		r.stages.trace.Rewind(mark)
-	}
 }

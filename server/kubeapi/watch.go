@@ -294,7 +294,7 @@ func (e *eventEncoder) encodeObject(ev watch.Event) error {
 		// A bookmark is a row too, as kube-apiserver sends it: its object
 		// carries the resourceVersion and, at the end of a streaming
 		// list's initial events, the k8s.io/initial-events-end annotation.
-		t, err := toTable(e.res, []runtime.Object{ev.Object}, listMeta, includeObject(e.includeObject), e.sentHeader)
+		t, err := e.res.ConvertToTable([]runtime.Object{ev.Object}, listMeta, includeObject(e.includeObject), e.sentHeader)
 		if err != nil {
 			return err
 		}

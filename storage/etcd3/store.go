@@ -62,7 +62,7 @@ type Store struct {
 
 // UpdateFunc computes an object's new state from its current one. It may
 // modify and return current, which is a fresh copy.
-type UpdateFunc func(current runtime.Object) (runtime.Object, error)
+type UpdateFunc = func(current runtime.Object) (runtime.Object, error)
 
 // New starts a store and its watch cache.
 func New(cfg Config) (*Store, error) {

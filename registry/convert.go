@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"

@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	corev1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"fmt"
@@ -13,13 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 )
-
-// TableSpec is how kubectl's `get` prints a kind: the columns after NAME,
-// and each object's cells for them.
-type TableSpec struct {
-	Columns []metav1.TableColumnDefinition
-	Cells   func(obj runtime.Object, now time.Time) []any
-}
 
 var nameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name",
 	Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]}
@@ -38,9 +31,10 @@ var defaultTable = &TableSpec{
 	Cells:   func(obj runtime.Object, now time.Time) []any { return []any{age(obj, now)} },
 }
 
-// toTable converts objects to a Table with the resource's columns; each row
-// carries the object's metadata, as kube-apiserver's includeObject=Metadata.
-func toTable(r *Resource, objs []runtime.Object, listMeta metav1.ListMeta, includeObject metav1.IncludeObjectPolicy, noHeaders bool) (*metav1.Table, error) {
+// ConvertToTable converts objects to a Table with the resource's columns,
+// as kube's rest.TableConvertor; each row carries the object's metadata,
+// as kube-apiserver's includeObject=Metadata.
+func (r *Resource) ConvertToTable(objs []runtime.Object, listMeta metav1.ListMeta, includeObject metav1.IncludeObjectPolicy, noHeaders bool) (*metav1.Table, error) {
 	spec := r.Table
 	if spec == nil {
 		spec = defaultTable
@@ -62,7 +56,7 @@ func toTable(r *Resource, objs []runtime.Object, listMeta metav1.ListMeta, inclu
 		case metav1.IncludeNone:
 		default:
 			pom := meta.AsPartialObjectMetadata(m)
-			pom.SetGroupVersionKind(metaGV.WithKind("PartialObjectMetadata"))
+			pom.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata"))
 			row.Object.Object = pom
 		}
 		t.Rows = append(t.Rows, row)

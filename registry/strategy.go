@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import (
 	"strings"
@@ -134,14 +134,23 @@ func defaultNamespace(obj runtime.Object) {
 	if ns.Status.Phase == "" {
 		ns.Status.Phase = corev1.NamespaceActive
 	}
-	if len(ns.Spec.Finalizers) == 0 {
-		ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
-	}
 	// Every namespace carries its own name as a label, as in kube-apiserver.
 	if ns.Labels == nil {
 		ns.Labels = map[string]string{}
 	}
 	ns.Labels[corev1.LabelMetadataName] = ns.Name
+}
+
+// prepareNamespaceForCreate: a new namespace carries the "kubernetes"
+// finalizer, which the namespace controller removes once it has emptied
+// the namespace. As in kube's namespace strategy this is done on create
+// only: an update that removes it (the controller's, through /finalize)
+// must not get it back.
+func prepareNamespaceForCreate(obj runtime.Object) {
+	ns := obj.(*corev1.Namespace)
+	if len(ns.Spec.Finalizers) == 0 {
+		ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
+	}
 }
 
 func validateNamespace(obj, _ runtime.Object) field.ErrorList {

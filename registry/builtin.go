@@ -1,10 +1,11 @@
-package kubeapi
+package registry
 
 import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,7 +26,7 @@ func BuiltinResources() []*Resource {
 			Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}, ShortNames: []string{"ns"},
 			New: func() runtime.Object { return &corev1.Namespace{} }, NewList: func() runtime.Object { return &corev1.NamespaceList{} },
 			Attrs: namespaceAttrs, Table: namespaceTable, HasStatus: true,
-			Default: defaultNamespace, Validate: validateNamespace,
+			Default: defaultNamespace, Validate: validateNamespace, PrepareForCreate: prepareNamespaceForCreate,
 		},
 		{
 			GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true,
@@ -84,6 +85,8 @@ func rbacResource(name, singular, kind string, namespaced bool, newObj, newList 
 	r := &Resource{
 		GroupVersion: rbacV1, Name: name, SingularName: singular, Kind: kind, Namespaced: namespaced,
 		Verbs: readWrite, New: newObj, NewList: newList, Table: table,
+		// RBAC's names are path segments (system:controller:x), as in kube.
+		ValidateName: path.ValidatePathSegmentName,
 	}
 	if strings.HasSuffix(kind, "Binding") {
 		r.Validate = validateBinding

@@ -1,4 +1,4 @@
-package kubeapi
+package registry
 
 import "k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -29,8 +29,8 @@ var generationTracked = map[schema.GroupResource]bool{
 	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}:               true,
 }
 
-// tracksGeneration reports whether the resource's objects keep
+// TracksGeneration reports whether the resource's objects keep
 // metadata.generation.
-func (r *Resource) tracksGeneration() bool {
+func (r *Resource) TracksGeneration() bool {
 	return r.Custom || generationTracked[r.GroupResource()]
 }
