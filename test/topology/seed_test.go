@@ -18,10 +18,11 @@ func TestConcurrentFirstStart(t *testing.T) {
 	kubelabBinary(t)
 	for round := range 3 {
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
-			eps := storagetest.StartCluster(t, 3).Endpoints()
+			cluster := storagetest.StartCluster(t, 3)
+			eps := cluster.Endpoints()
 			servers := []*server{newServer(t, "a", eps), newServer(t, "b", eps), newServer(t, "c", eps)}
 			startServers(t, servers...)
-			checkDemo(t, servers...)
+			checkDemo(t, cluster.Client(t), servers...)
 			for _, s := range servers {
 				s.Stop(t)
 			}
