@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"net/http"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -103,6 +104,7 @@ func (p *Pipeline) Validate(ctx context.Context, t *Trace, a *Attributes) error 
 // used afterwards.
 func (p *Pipeline) Finish(t *Trace, code int) {
 	t.Code = code
+	t.Duration = time.Since(t.Time)
 	if p.Traces != nil {
 		p.Traces.Publish(*t)
 	}

@@ -75,6 +75,9 @@ type Trace struct {
 	Records     []Record `json:"records"`
 	// Code is the HTTP status the client got.
 	Code int `json:"code"`
+	// Duration is the request's whole time, from its arrival to its
+	// answer (a watch's, to its end).
+	Duration time.Duration `json:"duration,omitempty"`
 	// Source names the kubelab view that sent the request on the user's
 	// behalf (the watch timeline's lanes, the inspector's access check,
 	// a Run it live button...); empty for the user's own clients. Labs

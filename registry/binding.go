@@ -26,6 +26,7 @@ func (s *Store) Bind(ctx context.Context, k storage.Key, uid types.UID, node str
 		return nil, err
 	}
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
+	call := o.storing()
 	bound, err := s.storage.GuaranteedUpdate(ctx, k, &storage.Preconditions{UID: &uid}, func(cur runtime.Object) (runtime.Object, error) {
 		pod := cur.(*corev1.Pod).DeepCopy()
 		if pod.DeletionTimestamp != nil {
@@ -47,6 +48,6 @@ func (s *Store) Bind(ctx context.Context, k storage.Key, uid types.UID, node str
 		pod.Status.Conditions = append(pod.Status.Conditions, scheduled)
 		return pod, nil
 	})
-	o.stored(bound, err)
+	call.done(rvOf(bound), err)
 	return bound, o.finish(err)
 }

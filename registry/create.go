@@ -53,12 +53,13 @@ func (s *Store) create(o *op, obj runtime.Object, manager string) (runtime.Objec
 
 // storeCreate writes a prepared object, or with dryRun only pretends to.
 func (s *Store) storeCreate(o *op, obj runtime.Object) (runtime.Object, error) {
+	call := o.storing()
 	if o.dryRun {
-		o.stored(obj, nil)
+		call.done(rvOf(obj), nil)
 		return obj, nil
 	}
 	created, err := s.storage.Create(o.ctx, keyOf(obj), obj)
-	o.stored(created, err)
+	call.done(rvOf(created), err)
 	return created, err
 }
 

@@ -69,12 +69,13 @@ func (s *Store) delete(o *op, k storage.Key, opts DeleteOptions) (runtime.Object
 	var obj runtime.Object
 	var gone bool
 	var err error
+	call := o.storing()
 	if s.Resource.isNamespace() {
 		obj, gone, err = s.terminateNamespace(o.ctx, k, opts.Preconditions)
 	} else {
 		obj, gone, err = s.deleteOrMark(o.ctx, k, opts)
 	}
-	o.stored(obj, err)
+	call.done(rvOf(obj), err)
 	return obj, gone, err
 }
 

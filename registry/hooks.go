@@ -121,22 +121,53 @@ func (o *op) admitDelete(old runtime.Object) error {
 	return o.p.Admit(o.ctx, o.trace, &a)
 }
 
-// stored records the storage stage: what etcd did and at which revision.
-func (o *op) stored(obj runtime.Object, err error) {
+// storageCall times one call to storage for the trace's storage stage.
+type storageCall struct {
+	o     *op
+	start time.Time
+	mark  int
+}
+
+// storing starts timing a call to storage: the stopwatch runs around the
+// etcd call itself, not after it.
+func (o *op) storing() storageCall {
+	return storageCall{o: o, start: time.Now(), mark: o.mark()}
+}
+
+// done records the storage stage: how long the call took, what it
+// answered and at which revision. An update's call runs admission and
+// validation again on fresh state inside it; their stages, recorded
+// meanwhile, are not counted twice.
+func (c storageCall) done(rv string, err error) {
+	o := c.o
 	if !o.on() {
 		return
 	}
-	sw := pipeline.StartStage(pipeline.StageStorage, "etcd")
-	rec := sw.Done(err)
-	if err == nil && obj != nil {
-		if m, merr := meta.Accessor(obj); merr == nil {
-			rec.ResourceVersion = m.GetResourceVersion()
-		}
+	took := time.Since(c.start)
+	for _, r := range o.trace.Records[min(c.mark, len(o.trace.Records)):] {
+		took -= r.Duration
+	}
+	rec := pipeline.StartStage(pipeline.StageStorage, "etcd").Done(err)
+	rec.Duration = max(took, 0)
+	if err == nil {
+		rec.ResourceVersion = rv
 	}
 	if o.dryRun && err == nil {
 		rec.Reason = "dryRun: nothing written"
 	}
 	o.trace.Add(rec)
+}
+
+// rvOf is obj's resourceVersion, or "".
+func rvOf(obj runtime.Object) string {
+	if obj == nil {
+		return ""
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
 }
 
 // mark and rewind let a write that retries on fresh state drop the records

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -35,31 +36,43 @@ func (s *Store) GroupResource() schema.GroupResource { return s.Resource.GroupRe
 
 // read authorizes a read by an in-process caller; the REST handler has
 // authorized its own.
-func (s *Store) read(ctx context.Context, verb string, k storage.Key) error {
-	_, err := s.begin(ctx, verb, "", k, false)
-	return err
+func (s *Store) read(ctx context.Context, verb string, k storage.Key) (*op, error) {
+	return s.begin(ctx, verb, "", k, false)
 }
 
-// Get reads the object under k; resourceVersion as in kube's GET.
+// Get reads the object under k; resourceVersion as in kube's GET. The
+// trace shows the read's storage stage, as it shows a write's.
 func (s *Store) Get(ctx context.Context, k storage.Key, resourceVersion string) (runtime.Object, error) {
-	if err := s.read(ctx, "get", k); err != nil {
+	o, err := s.read(ctx, "get", k)
+	if err != nil {
 		return nil, err
 	}
-	return s.storage.Get(ctx, k, resourceVersion)
+	call := o.storing()
+	obj, err := s.storage.Get(ctx, k, resourceVersion)
+	call.done(rvOf(obj), err)
+	return obj, err
 }
 
-// List reads the objects opts select.
+// List reads the objects opts select, with its storage stage traced.
 func (s *Store) List(ctx context.Context, opts storage.ListOptions) (*storage.ListResult, error) {
-	if err := s.read(ctx, "list", storage.Key{Namespace: opts.Namespace}); err != nil {
+	o, err := s.read(ctx, "list", storage.Key{Namespace: opts.Namespace})
+	if err != nil {
 		return nil, err
 	}
-	return s.storage.List(ctx, opts)
+	call := o.storing()
+	list, err := s.storage.List(ctx, opts)
+	rv := ""
+	if list != nil && list.ResourceVersion > 0 {
+		rv = strconv.FormatInt(list.ResourceVersion, 10)
+	}
+	call.done(rv, err)
+	return list, err
 }
 
 // Watch starts a watch, from the watch cache unless the registry serves
 // watches from etcd.
 func (s *Store) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Interface, error) {
-	if err := s.read(ctx, "watch", storage.Key{Namespace: opts.Namespace}); err != nil {
+	if _, err := s.read(ctx, "watch", storage.Key{Namespace: opts.Namespace}); err != nil {
 		return nil, err
 	}
 	return s.storage.Watch(ctx, opts)

@@ -83,6 +83,7 @@ func (s *Store) update(o *op, k storage.Key, opts UpdateOptions, tryUpdate func(
 	}
 	var updated runtime.Object
 	var err error
+	call := o.storing()
 	if o.dryRun {
 		updated, err = s.dryRunUpdate(o.ctx, k, opts.Preconditions, try)
 	} else {
@@ -91,7 +92,7 @@ func (s *Store) update(o *op, k storage.Key, opts UpdateOptions, tryUpdate func(
 			updated, err = s.finishDeletion(o.ctx, updated)
 		}
 	}
-	o.stored(updated, err)
+	call.done(rvOf(updated), err)
 	return updated, err
 }
 

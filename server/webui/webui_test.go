@@ -33,12 +33,14 @@ type msg struct {
 	WindowCapacity int   `json:"windowCapacity"`
 	Compacted      int64 `json:"compacted"`
 	Trace          *struct {
-		Verb    string `json:"verb"`
-		Path    string `json:"path"`
-		Code    int    `json:"code"`
-		Records []struct {
-			Stage    string `json:"stage"`
-			Decision string `json:"decision"`
+		Verb     string        `json:"verb"`
+		Path     string        `json:"path"`
+		Code     int           `json:"code"`
+		Duration time.Duration `json:"duration"`
+		Records  []struct {
+			Stage    string        `json:"stage"`
+			Decision string        `json:"decision"`
+			Duration time.Duration `json:"duration"`
 		} `json:"records"`
 	} `json:"trace"`
 }
@@ -429,6 +431,25 @@ func TestTracer(t *testing.T) {
 	got := strings.Join(stages, ",")
 	if m.Trace.Code != 200 || !strings.HasPrefix(got, "authentication,authorization,") || !strings.Contains(got, "storage") {
 		t.Fatalf("trace %+v stages %s", m.Trace, got)
+	}
+	// The storage stage is timed around the etcd call (a round trip to a
+	// member takes tens of microseconds at least), and the whole request
+	// takes at least as long as its stages.
+	var sum time.Duration
+	for _, r := range m.Trace.Records {
+		sum += r.Duration
+		if r.Stage == "storage" && r.Duration < 20*time.Microsecond {
+			t.Errorf("the patch's storage stage took %v: not timed around the etcd call", r.Duration)
+		}
+	}
+	if m.Trace.Duration < sum {
+		t.Errorf("the patch took %v in all, less than its stages' %v", m.Trace.Duration, sum)
+	}
+	// A read shows its storage stage too.
+	apiDo(t, lab, "GET", "/api/v1/namespaces/internals-demo/pods/ssa-demo", "", "")
+	g := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Verb == "get" })
+	if last := g.Trace.Records[len(g.Trace.Records)-1]; last.Stage != "storage" || last.Duration <= 0 {
+		t.Errorf("the get's trace ends with %+v, want its storage stage", last)
 	}
 	// A denied request shows where it stopped.
 	apiDo(t, lab, "POST", "/api/v1/namespaces/no-such-ns/pods", "application/json",

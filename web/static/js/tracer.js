@@ -86,7 +86,9 @@ export function initTracer(root) {
         // A request a page's view sent for the user, not their own client.
         tr.source && h("span", { class: "trace-source", title: lang === "th" ? "ส่งโดยหน้าเว็บของ kubelab ในนามของคุณ" : "sent by a kubelab page on your behalf" },
           (lang === "th" ? "kubelab · " : "kubelab · ") + tr.source),
-        h("span", { class: "trace-code" }, String(tr.code))),
+        h("span", { class: "trace-code" }, String(tr.code)),
+        // The request's whole time, beside its stages' own.
+        tr.duration ? h("span", { class: "trace-total", title: lang === "th" ? "เวลาทั้งหมดของ request" : "the request's total time" }, fmtDur(tr.duration)) : null),
       h("ul", { class: "stages", "aria-label": lang === "th" ? "ขั้นของ pipeline" : "pipeline stages" }, chips),
       why && h("p", { class: "trace-why" }, (lang === "th" ? "หยุดที่ " : "Stopped at ") + why),
       patches);
