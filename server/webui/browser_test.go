@@ -125,6 +125,11 @@ func TestBrowser(t *testing.T) {
 			t.Fatalf("event log:\n%s", log)
 		}
 		browsertest.Shot(t, ctx, "timeline-etcd-compacted")
+		// B starts again as client-go 1.35+ does: a streaming list.
+		browsertest.Do(t, ctx, "B starts with a streaming list", chromedp.SetValue(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-mode]`), "stream"))
+		browsertest.Eval[bool](t, ctx, `(document.querySelector('.lane-ctl[data-lane="B"] [data-mode]').dispatchEvent(new Event("change")), true)`)
+		browsertest.WaitJS(t, ctx, "the streamed list", `[...document.querySelectorAll(".event-log li")].some(l => l.textContent.startsWith("[B]STREAMED LIST") && l.textContent.includes("initial-events-end"))`)
+		browsertest.Shot(t, ctx, "timeline-streaming-list")
 	})
 
 	t.Run("OK Thai, remembered", func(t *testing.T) {

@@ -30,6 +30,9 @@ type listMsg struct {
 	Relist  bool     `json:"relist,omitempty"`
 	Request string   `json:"request"`
 	Items   []podRef `json:"items"`
+	// Streamed: the state came as a watch's initial events, ended by the
+	// initial-events-end bookmark (client-go 1.35+'s streaming list).
+	Streamed bool `json:"streamed,omitempty"`
 	horizons
 }
 
@@ -104,8 +107,9 @@ type wireEvent struct {
 	Object struct {
 		Kind     string `json:"kind"`
 		Metadata struct {
-			Name            string `json:"name"`
-			ResourceVersion string `json:"resourceVersion"`
+			Name            string            `json:"name"`
+			ResourceVersion string            `json:"resourceVersion"`
+			Annotations     map[string]string `json:"annotations"`
 		} `json:"metadata"`
 		Code    int32  `json:"code"`
 		Reason  string `json:"reason"`
@@ -141,7 +145,11 @@ func (u *UI) watchStream(c echo.Context) error {
 		return nil
 	}
 	u.hub.addTimeline(cl)
-	go (&lane{u: u, cl: cl, from: from, ns: ns}).follow(max(rv, 0), false)
+	// mode=stream starts (and restarts, after a 410) the way client-go
+	// 1.35+'s Reflector does: a watch with sendInitialEvents instead of a
+	// list. Otherwise a list, then a watch from its resourceVersion.
+	streaming := c.QueryParam("mode") == "stream"
+	go (&lane{u: u, cl: cl, from: from, ns: ns, streaming: streaming}).follow(max(rv, 0), false)
 	u.detach(cl, nil)
 	return nil
 }
@@ -149,10 +157,11 @@ func (u *UI) watchStream(c echo.Context) error {
 // lane is one timeline lane: a browser's reflector over its namespace's
 // pods.
 type lane struct {
-	u    *UI
-	cl   *client
-	from caller
-	ns   string
+	u         *UI
+	cl        *client
+	from      caller
+	ns        string
+	streaming bool
 }
 
 // follow lists (unless it resumes from rv) and watches, and relists on
@@ -162,6 +171,17 @@ type lane struct {
 // router grew, ends instead of waiting for the watch.
 func (l *lane) follow(rv int64, relist bool) {
 	for l.cl.ctx.Err() == nil {
+		if rv == 0 && l.streaming {
+			w := l.newStreamingWatch(relist)
+			if w.serve() {
+				return
+			}
+			var ok bool
+			if rv, relist, ok = w.end(); !ok {
+				return
+			}
+			continue
+		}
 		if rv == 0 {
 			var err error
 			if rv, err = l.u.listPods(l.cl, l.from, l.ns, relist); err != nil {
@@ -231,6 +251,22 @@ type laneWatch struct {
 	gone     bool
 	err      error
 	out      *lineWriter
+	// streaming: the watch's initial events are the state, gathered in
+	// initial until the initial-events-end bookmark; relist says whether
+	// it stands for a relist after a 410.
+	streaming, relist bool
+	initial           []podRef
+}
+
+// newStreamingWatch is the streaming list: one watch whose initial events
+// are the state, ended by a BOOKMARK annotated k8s.io/initial-events-end
+// at the resourceVersion the state is at; changes follow on the same
+// watch.
+func (l *lane) newStreamingWatch(relist bool) *laneWatch {
+	w := &laneWatch{lane: l, streaming: true, relist: relist,
+		target: "/api/v1/namespaces/" + url.PathEscape(l.ns) + "/pods?watch=1&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true"}
+	w.out = newLineWriter(w.onHeader, w.onLine)
+	return w
 }
 
 func (l *lane) newWatch(rv int64) *laneWatch {
@@ -307,6 +343,19 @@ func (w *laneWatch) onLine(line []byte) bool {
 	}
 	if te.rv > 0 {
 		w.last = te.rv
+	}
+	if w.streaming {
+		// The initial events draw as a list does, once their end is known.
+		switch {
+		case ev.Type == "BOOKMARK" && ev.Object.Metadata.Annotations["k8s.io/initial-events-end"] == "true":
+			w.streaming = false
+			w.cl.send(listMsg{T: "list", RV: te.rv, Relist: w.relist, Streamed: true, Request: "WATCH " + w.target,
+				Items: w.initial, horizons: w.u.horizonsNow(w.cl.ctx)})
+			return true
+		case ev.Type == "ADDED":
+			w.initial = append(w.initial, podRef{Name: ev.Object.Metadata.Name, RV: ev.Object.Metadata.ResourceVersion})
+			return true
+		}
 	}
 	return w.cl.sendAndWrite(te.msg)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,17 +18,20 @@ import (
 )
 
 type msg struct {
-	T       string            `json:"t"`
-	Type    string            `json:"type"`
-	Name    string            `json:"name"`
-	RV      int64             `json:"rv"`
-	Relist  bool              `json:"relist"`
-	Line    string            `json:"line"`
-	Text    string            `json:"text"`
-	Code    int               `json:"code"`
-	Message string            `json:"message"`
-	Status  string            `json:"status"`
-	Headers map[string]string `json:"headers"`
+	T        string                  `json:"t"`
+	Type     string                  `json:"type"`
+	Name     string                  `json:"name"`
+	RV       int64                   `json:"rv"`
+	Relist   bool                    `json:"relist"`
+	Line     string                  `json:"line"`
+	Text     string                  `json:"text"`
+	Code     int                     `json:"code"`
+	Message  string                  `json:"message"`
+	Status   string                  `json:"status"`
+	Headers  map[string]string       `json:"headers"`
+	Request  string                  `json:"request"`
+	Streamed bool                    `json:"streamed"`
+	Items    []struct{ Name string } `json:"items"`
 	// The timeline's clock and horizons.
 	WindowStart    int64 `json:"windowStart"`
 	WindowCapacity int   `json:"windowCapacity"`
@@ -302,6 +306,26 @@ func TestRunLive(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=rm-rf")
 		next(t, c, 10*time.Second, func(m msg) bool { return m.T == "error" && m.Message == "no such command" })
 	})
+}
+
+// TestStreamingListLane: a lane that starts as client-go 1.35+'s
+// Reflector does, with a watch whose initial events are the state, ended
+// by the initial-events-end bookmark, and its changes on the same watch.
+func TestStreamingListLane(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	b := dial(t, lab, "/ui/ws/watch?lane=B&mode=stream")
+	w := next(t, b, 10*time.Second, func(m msg) bool { return m.T == "watching" || m.T == "list" })
+	if w.T != "watching" || !strings.Contains(w.Request, "sendInitialEvents=true") {
+		t.Fatalf("first message %+v, want the streaming watch", w)
+	}
+	list := next(t, b, 10*time.Second, func(m msg) bool { return m.T == "list" })
+	if !list.Streamed || list.RV == 0 || !strings.Contains(list.Request, "sendInitialEvents=true") || !slices.ContainsFunc(list.Items, func(p struct{ Name string }) bool { return p.Name == "ssa-demo" }) {
+		t.Fatalf("streamed list %+v", list)
+	}
+	label(t, lab, "streamed")
+	if ev := next(t, b, 10*time.Second, func(m msg) bool { return m.T == "event" && m.Type != "BOOKMARK" }); ev.Type != "MODIFIED" || ev.RV <= list.RV {
+		t.Fatalf("after the streamed list at %d: %+v", list.RV, ev)
+	}
 }
 
 // postUI posts body to one of the web UI's endpoints, as the page does.

@@ -76,7 +76,7 @@ export function initTimeline(root) {
     const name = ctl.dataset.lane;
     // pausedAt: the rv the lane stopped at; missedAt: when it first
     // missed a change (seen on lane A), for the 75 s the window keeps it.
-    const lane = { name, rv: 0, marks: [], paused: false, pausedAt: 0, missedAt: 0, ctl };
+    const lane = { name, rv: 0, marks: [], paused: false, pausedAt: 0, missedAt: 0, ctl, mode: "list" };
     lanes[name] = lane;
     lane.mark = (type, rv, label) => {
       lane.marks.push({ type, rv, label });
@@ -92,18 +92,24 @@ export function initTimeline(root) {
       badge: name === "A" ? root.querySelector("[data-conn]") : null,
       onOpen: () => { if (name === "A") setOnline(true); },
       onClose: () => { if (name === "A") setOnline(false); },
-      params: () => ({ lane: name, ...(lane.rv ? { rv: lane.rv } : {}) }),
+      params: () => ({ lane: name, mode: lane.mode, ...(lane.rv ? { rv: lane.rv } : {}) }),
       onMessage: (m) => {
         switch (m.t) {
           case "clock":
             setHorizons(m);
             break;
-          case "list":
+          case "list": {
             setHorizons(m);
-            lane.mark("RELIST", m.rv, m.relist ? "RELIST" : "LIST");
-            addLog(name, "ev-BOOKMARK", `${m.relist ? "RELIST" : "LIST"} ${m.request} → ${m.items.length} pods, resourceVersion=${m.rv}`);
+            // A streaming list's state came as initial events, ended by
+            // the initial-events-end BOOKMARK at the resourceVersion m.rv.
+            const what = (m.relist ? "RE" : "") + (m.streamed ? "STREAMED LIST" : "LIST");
+            lane.mark("RELIST", m.rv, what);
+            addLog(name, "ev-BOOKMARK", m.streamed
+              ? `${what} ${m.request} → ${m.items.length} ADDED, then BOOKMARK k8s.io/initial-events-end resourceVersion=${m.rv}`
+              : `${what} ${m.request} → ${m.items.length} pods, resourceVersion=${m.rv}`);
             setRV(m.rv);
             break;
+          }
           case "watching":
             addLog(name, "", `WATCH ${m.request}`);
             break;
@@ -127,6 +133,15 @@ export function initTimeline(root) {
         explainB();
         draw();
       },
+    });
+    // How the lane starts: changing it starts the lane again that way.
+    const mode = ctl.querySelector("[data-mode]");
+    if (mode) mode.addEventListener("change", () => {
+      lane.mode = mode.value;
+      lane.rv = 0;
+      lane.marks = [];
+      if (!lane.paused) { lane.conn.stop(); lane.conn.restart(); }
+      draw();
     });
     const toggle = ctl.querySelector("[data-toggle]");
     if (toggle) toggle.addEventListener("click", () => {
