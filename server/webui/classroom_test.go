@@ -150,4 +150,20 @@ func TestClassroomEtcdAccess(t *testing.T) {
 			t.Fatalf("a student compacts the class's etcd: %d", code)
 		}
 	})
+
+	// "Push the window past B" changes the pusher's own pod, as them: an
+	// anonymous browser, who has no pod, is refused.
+	t.Run("ErrWindowPushNotSignedIn", func(t *testing.T) {
+		req, _ := http.NewRequest("POST", lab.URL()+"/ui/window/push", strings.NewReader(`{"past":1}`))
+		req.Header.Set("Origin", lab.URL())
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("an anonymous push: %d", resp.StatusCode)
+		}
+	})
 }
