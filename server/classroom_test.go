@@ -124,7 +124,11 @@ func TestClassroomStudentsAreConfinedToTheirNamespace(t *testing.T) {
 		t.Fatalf("alice creating in her namespace: %v", err)
 	}
 
-	// Bob's namespace: every verb refused with kube's message, nothing written.
+	// Bob's namespace: every verb refused with kube's message, nothing
+	// written. The controllers first finish filling the new namespaces
+	// (service account, root CA), so that only alice's requests could move
+	// the revision.
+	lab.WaitForControllers(t)
 	before, _ := lab.EtcdClient().Get(ctx, "/registry/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 	for name, call := range map[string]func() error{
 		"get":    func() error { _, err := a.CoreV1().Pods("bob").Get(ctx, "ssa-demo", metav1.GetOptions{}); return err },
@@ -143,7 +147,7 @@ func TestClassroomStudentsAreConfinedToTheirNamespace(t *testing.T) {
 	}
 	after, _ := lab.EtcdClient().Get(ctx, "/registry/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if after.Header.Revision != before.Header.Revision {
-		t.Fatalf("refused requests moved etcd from revision %d to %d", before.Header.Revision, after.Header.Revision)
+		t.Fatalf("refused requests moved etcd from revision %d to %d, writing %q", before.Header.Revision, after.Header.Revision, lab.KeysWrittenSince(t, before.Header.Revision))
 	}
 
 	// The real kubectl with her downloaded kubeconfig.

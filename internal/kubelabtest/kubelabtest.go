@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -77,16 +78,17 @@ func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 		}
 	})
 	lab := &Lab{Server: s, EtcdURL: "http://" + etcdAddr}
-	lab.waitForControllers(t)
+	lab.WaitForControllers(t)
 	return lab
 }
 
-// waitForControllers returns once the controllers have done what the
+// WaitForControllers returns once the controllers have done what the
 // seeded state asks of them (a default service account and the root CA's
 // ConfigMap in every namespace, each APIService's Available condition), so
 // that tests start from a quiet etcd whose revision moves only with their
-// own requests.
-func (l *Lab) waitForControllers(t testing.TB) {
+// own requests. Start calls it; call it again after creating a namespace
+// (a student joining, say) before measuring that a request wrote nothing.
+func (l *Lab) WaitForControllers(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	namespaces, _ := l.API().Store(corev1.SchemeGroupVersion.WithResource("namespaces"))
@@ -136,6 +138,36 @@ func (l *Lab) waitForControllers(t testing.TB) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// KeysWrittenSince lists the etcd keys written (put or deleted) after
+// revision rev, in order: what a test shows when a request that should
+// have written nothing moved the revision.
+func (l *Lab) KeysWrittenSince(t testing.TB, rev int64) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	head, err := l.EtcdClient().Get(ctx, "/", clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	if head.Header.Revision <= rev {
+		return keys
+	}
+	for resp := range l.EtcdClient().Watch(ctx, "", clientv3.WithPrefix(), clientv3.WithRev(rev+1)) {
+		if err := resp.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range resp.Events {
+			keys = append(keys, string(ev.Kv.Key))
+			if ev.Kv.ModRevision >= head.Header.Revision {
+				return keys
+			}
+		}
+	}
+	t.Fatalf("the etcd watch from revision %d ended early: %v", rev+1, ctx.Err())
+	return nil
 }
 
 // Clientset is a client-go clientset for the admin kubeconfig, without
