@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/web"
 )
@@ -28,7 +28,7 @@ func TestLinksIntoTheLessonLand(t *testing.T) {
 			}
 		}
 	}
-	for _, l := range lab.All() {
+	for _, l := range labs.All() {
 		links[l.Lesson] = "lab " + l.ID
 	}
 	if len(links) < 8 {
@@ -63,7 +63,7 @@ func TestLabLinksInTheLesson(t *testing.T) {
 				}
 			}
 		}
-		for _, lb := range lab.All() {
+		for _, lb := range labs.All() {
 			if !linked[lb.ID] {
 				t.Errorf("%s: no link to lab %q in the lesson", lang, lb.ID)
 			}

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/pipeline"
 )
 
@@ -60,10 +60,10 @@ func (h *handlers) signedInAPI(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (h *handlers) labOf(c echo.Context) (*lab.Lab, error) { return h.findLab(c.Param("lab")) }
+func (h *handlers) labOf(c echo.Context) (*labs.Lab, error) { return h.findLab(c.Param("lab")) }
 
-func (h *handlers) findLab(id string) (*lab.Lab, error) {
-	l := lab.Find(h.svc.labs, id)
+func (h *handlers) findLab(id string) (*labs.Lab, error) {
+	l := labs.Find(h.svc.labs, id)
 	if l == nil {
 		return nil, apierrors.NewNotFound(labsResource, id)
 	}
@@ -111,7 +111,7 @@ func (h *handlers) apiCheck(c echo.Context) error {
 	}
 	u := userOf(c)
 	p, err := h.svc.check(c.Request().Context(), u.Name)
-	if errors.Is(err, lab.ErrNotFound) || (err == nil && p.Labs[l.ID] == nil) {
+	if errors.Is(err, labs.ErrNotFound) || (err == nil && p.Labs[l.ID] == nil) {
 		return apierrors.NewBadRequest(fmt.Sprintf("lab %q is not started: POST %s/%s/start first", l.ID, APIPath, l.ID))
 	}
 	if err != nil {
@@ -134,9 +134,9 @@ func (h *handlers) apiRestart(c echo.Context) error {
 }
 
 // restart starts lab l over, mapping the lab package's errors to Statuses.
-func (h *handlers) restart(c echo.Context, l *lab.Lab) (*lab.Progress, error) {
+func (h *handlers) restart(c echo.Context, l *labs.Lab) (*labs.Progress, error) {
 	p, err := h.svc.restart(c.Request().Context(), userOf(c), l)
-	if errors.Is(err, lab.ErrNotFound) || errors.Is(err, lab.ErrNotStarted) {
+	if errors.Is(err, labs.ErrNotFound) || errors.Is(err, labs.ErrNotStarted) {
 		return nil, apierrors.NewConflict(labsResource, l.ID, fmt.Errorf("lab %q is not started: there is nothing to do again", l.ID))
 	}
 	return p, err
@@ -165,15 +165,15 @@ func (h *handlers) apiAnswer(c echo.Context) error {
 }
 
 // answer grades an answer, mapping the lab package's errors to Statuses.
-func (h *handlers) answer(c echo.Context, l *lab.Lab, step, answer string) (bool, *lab.Progress, error) {
+func (h *handlers) answer(c echo.Context, l *labs.Lab, step, answer string) (bool, *labs.Progress, error) {
 	if st, _ := l.Step(step); st == nil {
 		return false, nil, apierrors.NewNotFound(stepsResource, step)
 	}
 	right, p, err := h.svc.answer(c.Request().Context(), userOf(c), l, step, answer)
 	switch {
-	case errors.Is(err, lab.ErrNotFound), errors.Is(err, lab.ErrNotCurrent):
+	case errors.Is(err, labs.ErrNotFound), errors.Is(err, labs.ErrNotCurrent):
 		return false, nil, apierrors.NewConflict(stepsResource, step, fmt.Errorf("step %q is not the current step of lab %q (start the lab, and do the steps in order)", step, l.ID))
-	case errors.Is(err, lab.ErrNotQuestion):
+	case errors.Is(err, labs.ErrNotQuestion):
 		return false, nil, apierrors.NewBadRequest(err.Error())
 	case err != nil:
 		return false, nil, err

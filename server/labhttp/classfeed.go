@@ -7,7 +7,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kubelab/kubelab/classroom"
-	labstore "github.com/kubelab/kubelab/lab/etcdstore"
+	labstore "github.com/kubelab/kubelab/labs/etcdstore"
 	quizstore "github.com/kubelab/kubelab/quiz/etcdstore"
 )
 

@@ -13,7 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubelab/kubelab/classroom"
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 )
@@ -98,7 +98,7 @@ func (h *handlers) classSnapshot(ctx context.Context) (*ClassView, error) {
 		}
 	}
 	now := h.cfg.Now()
-	v := &ClassView{Generated: now, StuckAfter: h.cfg.StuckAfter.String(), Labs: listView(h.svc.labs, lab.NewProgress("", "", ""), lab.English).Items}
+	v := &ClassView{Generated: now, StuckAfter: h.cfg.StuckAfter.String(), Labs: listView(h.svc.labs, labs.NewProgress("", "", ""), labs.English).Items}
 	rows := map[string]*StudentRow{}
 	rowOf := func(user, class string) *StudentRow {
 		r, ok := rows[user]
@@ -140,7 +140,7 @@ func (h *handlers) classSnapshot(ctx context.Context) (*ClassView, error) {
 
 // addProgress fills r from p: where the student is, labs done, and
 // whether they are stuck (or when they will be, in v.nextStuck).
-func (h *handlers) addProgress(v *ClassView, r *StudentRow, p *lab.Progress, now time.Time) {
+func (h *handlers) addProgress(v *ClassView, r *StudentRow, p *labs.Progress, now time.Time) {
 	if r.Namespace == "" {
 		r.Namespace = p.Namespace
 	}
@@ -153,7 +153,7 @@ func (h *handlers) addProgress(v *ClassView, r *StudentRow, p *lab.Progress, now
 			r.LabsDone++
 		}
 	}
-	if l := lab.Find(h.svc.labs, p.Current); l != nil && p.Labs[l.ID] != nil {
+	if l := labs.Find(h.svc.labs, p.Current); l != nil && p.Labs[l.ID] != nil {
 		lp := p.Labs[l.ID]
 		r.Lab, r.LabNumber, r.Steps, r.Done = l.ID, number(h.svc.labs, l.ID), len(l.Steps), lp.Done(l)
 		if !r.Done {
@@ -171,7 +171,7 @@ func (h *handlers) addProgress(v *ClassView, r *StudentRow, p *lab.Progress, now
 }
 
 // dashboardRowsHTML draws the class table's rows in lang, as the page does.
-func (h *handlers) dashboardRowsHTML(ctx context.Context, v *ClassView, lang lab.Lang) string {
+func (h *handlers) dashboardRowsHTML(ctx context.Context, v *ClassView, lang labs.Lang) string {
 	var b strings.Builder
 	if err := dashboardRows(v, ui(lang), titlesIn(lang, h.svc.labs)).Render(ctx, &b); err != nil {
 		h.cfg.Logger.Warn("drawing the dashboard", "error", err)

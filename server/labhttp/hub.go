@@ -10,7 +10,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 )
 
 // sendQueue is how many messages may wait for a slow browser; past that
@@ -29,8 +29,8 @@ type client struct {
 	cancel     context.CancelFunc
 	user       string
 	instructor bool
-	lab        *lab.Lab
-	lang       lab.Lang
+	lab        *labs.Lab
+	lang       labs.Lang
 }
 
 // hub sends each progress change to the student's own pages and a fresh
@@ -39,17 +39,17 @@ type hub struct {
 	mu      sync.Mutex
 	clients map[*client]struct{}
 	closed  bool
-	labs    []*lab.Lab
+	labs    []*labs.Lab
 	// snapshot builds the dashboard's view of the class; rows draws its
 	// table's rows in a language, as the dashboard page does.
 	snapshot func(ctx context.Context) (*ClassView, error)
-	rows     func(ctx context.Context, v *ClassView, lang lab.Lang) string
+	rows     func(ctx context.Context, v *ClassView, lang labs.Lang) string
 	// dirty coalesces dashboard updates: one snapshot per burst.
 	dirty chan struct{}
 }
 
 func newHub() *hub {
-	return &hub{clients: map[*client]struct{}{}, labs: lab.All(), dirty: make(chan struct{}, 1)}
+	return &hub{clients: map[*client]struct{}{}, labs: labs.All(), dirty: make(chan struct{}, 1)}
 }
 
 // accept upgrades to a websocket. The Origin check is websocket.Accept's
@@ -121,7 +121,7 @@ func (cl *client) send(v any) {
 }
 
 // progressChanged tells the student's pages and, soon, the dashboards.
-func (h *hub) progressChanged(p *lab.Progress) {
+func (h *hub) progressChanged(p *labs.Progress) {
 	h.mu.Lock()
 	for cl := range h.clients {
 		if !cl.instructor && cl.user == p.User && cl.lab != nil {
@@ -189,7 +189,7 @@ func (h *hub) refreshDashboards(ctx context.Context, tick time.Duration, log fun
 		}
 		return tick
 	}
-	html := map[lab.Lang]string{}
+	html := map[labs.Lang]string{}
 	for _, cl := range boards {
 		if _, ok := html[cl.lang]; !ok {
 			html[cl.lang] = h.rows(ctx, snap, cl.lang)

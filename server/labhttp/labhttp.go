@@ -24,8 +24,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubelab/kubelab/classroom"
-	"github.com/kubelab/kubelab/lab"
-	"github.com/kubelab/kubelab/lab/etcdstore"
+	"github.com/kubelab/kubelab/labs"
+	"github.com/kubelab/kubelab/labs/etcdstore"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server/kubeapi"
@@ -54,7 +54,7 @@ type Config struct {
 	Etcd   *clientv3.Client
 	Traces TraceSource
 	// Store overrides where progress is kept; nil keeps it in etcd.
-	Store lab.Store
+	Store labs.Store
 	// Quizzes is where quiz attempts are, for the dashboard's scores.
 	Quizzes quiz.Store
 	// Class is who joined (classroom mode; nil in local mode): the
@@ -135,7 +135,7 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 		return nil, errors.New("labs: a page layout is required")
 	}
 	hb := newHub()
-	svc := &service{labs: lab.All(), store: cfg.Store, world: &world{pods: pods, etcd: cfg.Etcd}, traces: cfg.Traces,
+	svc := &service{labs: labs.All(), store: cfg.Store, world: &world{pods: pods, etcd: cfg.Etcd}, traces: cfg.Traces,
 		log: cfg.Logger, now: cfg.Now, locks: map[string]*sync.Mutex{}, active: map[string]bool{},
 		queue: make(chan string, checkQueue), pending: map[string]bool{}}
 	svc.changed = hb.progressChanged
@@ -193,4 +193,4 @@ func isInstructor(u pipeline.User) bool {
 }
 
 // langOf is the page's language, by the site's one rule (web.LangOf).
-func langOf(c echo.Context) lab.Lang { return lab.ParseLang(web.LangOf(c.Request())) }
+func langOf(c echo.Context) labs.Lang { return labs.ParseLang(web.LangOf(c.Request())) }

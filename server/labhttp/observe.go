@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/server/handoff"
 )
@@ -28,7 +28,7 @@ const maxWatchUsers = 5000
 // ERROR event) happens while it runs, inside a 200 response.
 type watches struct {
 	mu     sync.Mutex
-	byUser map[string][]*lab.Watch
+	byUser map[string][]*labs.Watch
 	// changed is told the user whose watch saw something.
 	changed func(user string)
 	// wanted says whose watches to observe: only students doing a lab,
@@ -37,15 +37,15 @@ type watches struct {
 }
 
 func newWatches(changed func(string), wanted func(string) bool) *watches {
-	return &watches{byUser: map[string][]*lab.Watch{}, changed: changed, wanted: wanted}
+	return &watches{byUser: map[string][]*labs.Watch{}, changed: changed, wanted: wanted}
 }
 
 // snapshot copies user's watches, oldest first.
-func (w *watches) snapshot(user string) []lab.Watch {
+func (w *watches) snapshot(user string) []labs.Watch {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	src := w.byUser[user]
-	out := make([]lab.Watch, len(src))
+	out := make([]labs.Watch, len(src))
 	for i, x := range src {
 		out[i] = *x
 		out[i].Events = clone(x.Events)
@@ -62,7 +62,7 @@ func clone[K comparable, V any](m map[K]V) map[K]V {
 	return out
 }
 
-func (w *watches) add(x *lab.Watch) {
+func (w *watches) add(x *labs.Watch) {
 	w.mu.Lock()
 	if _, ok := w.byUser[x.User]; !ok && len(w.byUser) >= maxWatchUsers {
 		for u := range w.byUser {
@@ -91,7 +91,7 @@ type seen struct {
 
 // saw records events of x's stream; it tells whoever follows the user
 // when something new was seen.
-func (w *watches) saw(x *lab.Watch, s seen) {
+func (w *watches) saw(x *labs.Watch, s seen) {
 	now := time.Now()
 	w.mu.Lock()
 	news := false
@@ -114,7 +114,7 @@ func (w *watches) saw(x *lab.Watch, s seen) {
 	}
 }
 
-func (w *watches) done(x *lab.Watch) {
+func (w *watches) done(x *labs.Watch) {
 	w.mu.Lock()
 	x.Done = true
 	w.mu.Unlock()
@@ -155,12 +155,12 @@ func (w *watches) observe(next echo.HandlerFunc) echo.HandlerFunc {
 
 // watchOf reads a watch request's resource and parameters from its URL,
 // or nil if it is not a watch of a resource.
-func watchOf(r *http.Request) *lab.Watch {
+func watchOf(r *http.Request) *labs.Watch {
 	q := r.URL.Query()
 	p := strings.Trim(r.URL.Path, "/")
 	seg := strings.Split(p, "/")
 	var rest []string
-	x := &lab.Watch{Time: time.Now(), Events: map[string]int{}, Last: map[string]time.Time{}, Source: pipeline.SourceFrom(r.Context())}
+	x := &labs.Watch{Time: time.Now(), Events: map[string]int{}, Last: map[string]time.Time{}, Source: pipeline.SourceFrom(r.Context())}
 	switch {
 	case len(seg) >= 3 && seg[0] == "api":
 		rest = seg[2:]
@@ -203,7 +203,7 @@ func unescape(s string) string {
 type eventSniffer struct {
 	http.ResponseWriter
 	w *watches
-	x *lab.Watch
+	x *labs.Watch
 }
 
 var (

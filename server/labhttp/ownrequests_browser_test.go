@@ -19,7 +19,7 @@ import (
 
 	"github.com/kubelab/kubelab/internal/browsertest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/server/labhttp"
@@ -36,7 +36,7 @@ import (
 func TestKubelabsOwnRequestsPassNoStep(t *testing.T) {
 	lb := kubelabtest.Start(t, classroomMode, func(c *server.Config) { c.WatchCacheEventFreshness = windowFreshness })
 	defineNotes(t, lb)
-	for _, l := range lab.All() {
+	for _, l := range labs.All() {
 		t.Run(l.ID, func(t *testing.T) {
 			ctx := browsertest.Start(t)
 			w := &walk{t: t, ctx: ctx, lb: lb, lab: l.ID}

@@ -12,7 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/web"
 )
 
@@ -115,7 +115,7 @@ func (h *handlers) checkPage(c echo.Context) error {
 	if err != nil {
 		return h.pageError(c, err, PagesPath)
 	}
-	if _, err := h.svc.check(c.Request().Context(), userOf(c).Name); err != nil && !errors.Is(err, lab.ErrNotFound) {
+	if _, err := h.svc.check(c.Request().Context(), userOf(c).Name); err != nil && !errors.Is(err, labs.ErrNotFound) {
 		return h.pageError(c, err, PagesPath+"/"+l.ID)
 	}
 	return back(c, PagesPath+"/"+l.ID)

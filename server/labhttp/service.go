@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/pipeline"
 )
 
@@ -29,14 +29,14 @@ type TraceSource interface {
 // one of their watches sends something, their current steps are checked
 // against what happened, and passed steps are stored.
 type service struct {
-	labs    []*lab.Lab
-	store   lab.Store
+	labs    []*labs.Lab
+	store   labs.Store
 	world   *world
 	traces  TraceSource
 	watches *watches
 	log     *slog.Logger
 	now     func() time.Time
-	changed func(p *lab.Progress)
+	changed func(p *labs.Progress)
 
 	locksMu sync.Mutex
 	locks   map[string]*sync.Mutex
@@ -138,19 +138,19 @@ const conflictRetries = 5
 func retry[T any](f func() (T, error)) (T, error) {
 	for i := 0; ; i++ {
 		v, err := f()
-		if !errors.Is(err, lab.ErrConflict) || i == conflictRetries {
+		if !errors.Is(err, labs.ErrConflict) || i == conflictRetries {
 			return v, err
 		}
 	}
 }
 
 // check runs user's current checks now and stores what passed.
-func (s *service) check(ctx context.Context, user string) (*lab.Progress, error) {
+func (s *service) check(ctx context.Context, user string) (*labs.Progress, error) {
 	defer s.lock(user)()
-	return retry(func() (*lab.Progress, error) { return s.checkOnce(ctx, user) })
+	return retry(func() (*labs.Progress, error) { return s.checkOnce(ctx, user) })
 }
 
-func (s *service) checkOnce(ctx context.Context, user string) (*lab.Progress, error) {
+func (s *service) checkOnce(ctx context.Context, user string) (*labs.Progress, error) {
 	p, err := s.store.Get(ctx, user)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (s *service) checkOnce(ctx context.Context, user string) (*lab.Progress, er
 	if err != nil {
 		return nil, err
 	}
-	changed, cerr := lab.Advance(ctx, s.labs, p, s.env(p), s.now(), rev)
+	changed, cerr := labs.Advance(ctx, s.labs, p, s.env(p), s.now(), rev)
 	if changed {
 		if err := s.store.Put(ctx, p); err != nil {
 			return nil, err
@@ -170,24 +170,24 @@ func (s *service) checkOnce(ctx context.Context, user string) (*lab.Progress, er
 }
 
 // env is what happened for p's student: their recent traces and watches.
-func (s *service) env(p *lab.Progress) lab.Env {
-	return lab.Env{User: p.User, Namespace: p.Namespace, Traces: s.traces.Recent(p.User, tracesPerCheck),
+func (s *service) env(p *labs.Progress) labs.Env {
+	return labs.Env{User: p.User, Namespace: p.Namespace, Traces: s.traces.Recent(p.User, tracesPerCheck),
 		Watches: s.watches.snapshot(p.User), World: s.world}
 }
 
 // progress reads user's progress; a student with none gets an empty one.
-func (s *service) progress(ctx context.Context, u pipeline.User) (*lab.Progress, error) {
+func (s *service) progress(ctx context.Context, u pipeline.User) (*labs.Progress, error) {
 	p, err := s.store.Get(ctx, u.Name)
-	if errors.Is(err, lab.ErrNotFound) {
-		return lab.NewProgress(u.Name, classOf(u), namespaceOf(u)), nil
+	if errors.Is(err, labs.ErrNotFound) {
+		return labs.NewProgress(u.Name, classOf(u), namespaceOf(u)), nil
 	}
 	return p, err
 }
 
 // start begins lab l for u (or makes it current again) and checks it.
-func (s *service) start(ctx context.Context, u pipeline.User, l *lab.Lab) (*lab.Progress, error) {
+func (s *service) start(ctx context.Context, u pipeline.User, l *labs.Lab) (*labs.Progress, error) {
 	unlock := s.lock(u.Name)
-	_, err := retry(func() (*lab.Progress, error) {
+	_, err := retry(func() (*labs.Progress, error) {
 		p, err := s.progress(ctx, u)
 		if err != nil {
 			return nil, err
@@ -213,10 +213,10 @@ func (s *service) start(ctx context.Context, u pipeline.User, l *lab.Lab) (*lab.
 }
 
 // answer grades an answer to a question step.
-func (s *service) answer(ctx context.Context, u pipeline.User, l *lab.Lab, step, answer string) (bool, *lab.Progress, error) {
+func (s *service) answer(ctx context.Context, u pipeline.User, l *labs.Lab, step, answer string) (bool, *labs.Progress, error) {
 	defer s.lock(u.Name)()
 	var right bool
-	p, err := retry(func() (*lab.Progress, error) {
+	p, err := retry(func() (*labs.Progress, error) {
 		p, err := s.store.Get(ctx, u.Name)
 		if err != nil {
 			return nil, err
@@ -225,7 +225,7 @@ func (s *service) answer(ctx context.Context, u pipeline.User, l *lab.Lab, step,
 		if err != nil {
 			return nil, err
 		}
-		if right, err = lab.Answer(ctx, l, p, step, answer, s.env(p), s.now(), rev); err != nil {
+		if right, err = labs.Answer(ctx, l, p, step, answer, s.env(p), s.now(), rev); err != nil {
 			return p, err
 		}
 		// A wrong answer is stored too: its try counts.
@@ -239,9 +239,9 @@ func (s *service) answer(ctx context.Context, u pipeline.User, l *lab.Lab, step,
 }
 
 // restart begins lab l again for u: its steps start over from now.
-func (s *service) restart(ctx context.Context, u pipeline.User, l *lab.Lab) (*lab.Progress, error) {
+func (s *service) restart(ctx context.Context, u pipeline.User, l *labs.Lab) (*labs.Progress, error) {
 	unlock := s.lock(u.Name)
-	_, err := retry(func() (*lab.Progress, error) {
+	_, err := retry(func() (*labs.Progress, error) {
 		p, err := s.store.Get(ctx, u.Name)
 		if err != nil {
 			return nil, err

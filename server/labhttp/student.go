@@ -13,7 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/quiz"
 )
 
@@ -67,7 +67,7 @@ type AttemptRow struct {
 
 // studentDetail reads one student for the drill-down, in lang; ok is
 // false if no student of that name joined, started a lab or took a quiz.
-func (h *handlers) studentDetail(ctx context.Context, name string, lang lab.Lang) (*StudentDetail, error) {
+func (h *handlers) studentDetail(ctx context.Context, name string, lang labs.Lang) (*StudentDetail, error) {
 	v, err := h.classSnapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (h *handlers) studentDetail(ctx context.Context, name string, lang lab.Lang
 				d.Labs = append(d.Labs, labView(h.svc.labs, l, p, lang))
 			}
 		}
-	case !errors.Is(err, lab.ErrNotFound):
+	case !errors.Is(err, labs.ErrNotFound):
 		return nil, err
 	}
 	traces := h.cfg.Traces.Recent(name, tracesPerCheck)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/quiz"
 )
 
@@ -48,7 +48,7 @@ type LabView struct {
 	Done       bool       `json:"done"`
 	Current    int        `json:"current"`
 	Steps      []StepView `json:"steps"`
-	Lang       lab.Lang   `json:"lang"`
+	Lang       labs.Lang   `json:"lang"`
 	// Runs is how often the student finished the lab before doing it again.
 	Runs int `json:"runs,omitempty"`
 }
@@ -89,8 +89,8 @@ const (
 	StateTodo    = "todo"
 )
 
-func number(labs []*lab.Lab, id string) int {
-	for i, l := range labs {
+func number(all []*labs.Lab, id string) int {
+	for i, l := range all {
 		if l.ID == id {
 			return i + 1
 		}
@@ -98,9 +98,9 @@ func number(labs []*lab.Lab, id string) int {
 	return 0
 }
 
-func listView(labs []*lab.Lab, p *lab.Progress, lang lab.Lang) LabList {
+func listView(all []*labs.Lab, p *labs.Progress, lang labs.Lang) LabList {
 	out := LabList{APIVersion: "kubelab.io/v1", Kind: "LabList", User: p.User, Namespace: p.Namespace, Current: p.Current, Items: []LabSummary{}}
-	for i, l := range labs {
+	for i, l := range all {
 		s := LabSummary{ID: l.ID, Number: i + 1, Title: l.Title.In(lang), Intro: l.Intro.In(lang), Lesson: l.Lesson, Steps: len(l.Steps)}
 		if lp := p.Labs[l.ID]; lp != nil {
 			s.Started, s.Passed, s.Done, s.Runs = true, min(lp.Step, len(l.Steps)), lp.Done(l), len(lp.Runs)
@@ -110,8 +110,8 @@ func listView(labs []*lab.Lab, p *lab.Progress, lang lab.Lang) LabList {
 	return out
 }
 
-func labView(labs []*lab.Lab, l *lab.Lab, p *lab.Progress, lang lab.Lang) LabView {
-	v := LabView{APIVersion: "kubelab.io/v1", Kind: "Lab", ID: l.ID, Number: number(labs, l.ID), Title: l.Title.In(lang), Intro: l.Intro.In(lang),
+func labView(all []*labs.Lab, l *labs.Lab, p *labs.Progress, lang labs.Lang) LabView {
+	v := LabView{APIVersion: "kubelab.io/v1", Kind: "Lab", ID: l.ID, Number: number(all, l.ID), Title: l.Title.In(lang), Intro: l.Intro.In(lang),
 		Lesson: l.Lesson, Namespace: p.Namespace, Lang: lang}
 	lp := p.Labs[l.ID]
 	if lp != nil {
@@ -142,21 +142,21 @@ func labView(labs []*lab.Lab, l *lab.Lab, p *lab.Progress, lang lab.Lang) LabVie
 // titles names labs and quizzes in a page's language: the dashboard shows
 // words, not ids.
 type titles struct {
-	lang    lab.Lang
-	labs    []*lab.Lab
+	lang    labs.Lang
+	labs    []*labs.Lab
 	quizzes *quiz.Bank
 }
 
 // lessonQuizzes is the quiz bank the quiz pages serve, for its titles.
 var lessonQuizzes = quiz.Lesson()
 
-func titlesIn(lang lab.Lang, labs []*lab.Lab) titles {
-	return titles{lang: lang, labs: labs, quizzes: lessonQuizzes}
+func titlesIn(lang labs.Lang, all []*labs.Lab) titles {
+	return titles{lang: lang, labs: all, quizzes: lessonQuizzes}
 }
 
 // lab is lab id's title, or the id of a lab this server does not have.
 func (t titles) lab(id string) string {
-	if l := lab.Find(t.labs, id); l != nil {
+	if l := labs.Find(t.labs, id); l != nil {
 		return l.Title.In(t.lang)
 	}
 	return id
@@ -172,7 +172,7 @@ func (t titles) quiz(id string) string {
 
 // step is the title of step n (1-based) of lab id.
 func (t titles) step(id string, n int) string {
-	if l := lab.Find(t.labs, id); l != nil && n >= 1 && n <= len(l.Steps) {
+	if l := labs.Find(t.labs, id); l != nil && n >= 1 && n <= len(l.Steps) {
 		return l.Steps[n-1].Title.In(t.lang)
 	}
 	return ""

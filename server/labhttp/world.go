@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/etcd3"
 )
@@ -22,7 +22,7 @@ type world struct {
 	etcd *clientv3.Client
 }
 
-var _ lab.World = (*world)(nil)
+var _ labs.World = (*world)(nil)
 
 // LabelChanges compares the pods of ns now with the same pods at revision
 // rev, read from etcd's history: the change is in the stored state, so it

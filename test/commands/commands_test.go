@@ -22,7 +22,7 @@ import (
 
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/server/labhttp"
 	"github.com/kubelab/kubelab/web"
@@ -120,7 +120,7 @@ func TestEveryCommandHasAnExpectation(t *testing.T) {
 	for _, c := range lessonCommands(t) {
 		commands[c.line] = true
 	}
-	for _, l := range lab.All() {
+	for _, l := range labs.All() {
 		for _, s := range l.Steps {
 			if s.Command != "" {
 				commands[s.Command] = true
@@ -180,7 +180,7 @@ func studentReader(t *testing.T) *reader {
 // runLabs does every lab with the commands its steps show.
 func runLabs(t *testing.T, r *reader) {
 	began := time.Now()
-	for _, l := range lab.All() {
+	for _, l := range labs.All() {
 		t.Run(l.ID, func(t *testing.T) { runLab(t, r, l) })
 	}
 	t.Logf("%s: every lab in %s", r.ns, time.Since(began).Round(time.Millisecond))
@@ -190,7 +190,7 @@ func runLabs(t *testing.T, r *reader) {
 // the lesson's commands among them run on their lab steps instead.
 func labCommands(ns string) map[string]bool {
 	out := map[string]bool{}
-	for _, l := range lab.All() {
+	for _, l := range labs.All() {
 		for _, s := range l.Steps {
 			if s.Command != "" {
 				out[strings.ReplaceAll(s.Command, "NS", ns)] = true
@@ -252,7 +252,7 @@ func runLesson(t *testing.T, r *reader) {
 }
 
 // runLab does one lab, step by step, with the command each step shows.
-func runLab(t *testing.T, parent *reader, l *lab.Lab) {
+func runLab(t *testing.T, parent *reader, l *labs.Lab) {
 	r := parent.in(t)
 	if l.ID == "watch" {
 		// A label that already has the value asked for changes nothing.
@@ -303,7 +303,7 @@ func runLab(t *testing.T, parent *reader, l *lab.Lab) {
 			continue
 		}
 		if s.Command == "" {
-			if s.Open == lab.Inspector {
+			if s.Open == labs.Inspector {
 				// Checked in the browser's inspector, as the step says:
 				// the custom resource's key, then a pod's.
 				inspectorRead(t, r, "/registry/lab.example.com/notes/"+r.ns+"/hello")

@@ -12,7 +12,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 )
 
 // Prefix is where progress is kept.
@@ -28,7 +28,7 @@ type Store struct {
 	pageSize int64
 }
 
-var _ lab.Store = (*Store)(nil)
+var _ labs.Store = (*Store)(nil)
 
 // New returns a store that uses client.
 func New(client *clientv3.Client) *Store { return &Store{client: client, pageSize: defaultPageSize} }
@@ -37,13 +37,13 @@ func New(client *clientv3.Client) *Store { return &Store{client: client, pageSiz
 func key(user string) string { return Prefix + url.PathEscape(user) }
 
 // Get reads user's progress.
-func (s *Store) Get(ctx context.Context, user string) (*lab.Progress, error) {
+func (s *Store) Get(ctx context.Context, user string) (*labs.Progress, error) {
 	resp, err := s.client.Get(ctx, key(user))
 	if err != nil {
 		return nil, fmt.Errorf("reading lab progress: %w", err)
 	}
 	if len(resp.Kvs) == 0 {
-		return nil, lab.ErrNotFound
+		return nil, labs.ErrNotFound
 	}
 	return decode(resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
 }
@@ -51,7 +51,7 @@ func (s *Store) Get(ctx context.Context, user string) (*lab.Progress, error) {
 // Put writes p whole, in a transaction guarded by the revision it was
 // read at: replicas sharing the etcd may check the same student at once,
 // and the later write must not undo the earlier one.
-func (s *Store) Put(ctx context.Context, p *lab.Progress) error {
+func (s *Store) Put(ctx context.Context, p *labs.Progress) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("encoding lab progress: %w", err)
@@ -65,15 +65,15 @@ func (s *Store) Put(ctx context.Context, p *lab.Progress) error {
 		return fmt.Errorf("storing lab progress: %w", err)
 	}
 	if !resp.Succeeded {
-		return lab.ErrConflict
+		return labs.ErrConflict
 	}
 	p.Revision = resp.Header.Revision
 	return nil
 }
 
 // List reads everyone's progress, a page at a time.
-func (s *Store) List(ctx context.Context) ([]*lab.Progress, error) {
-	var out []*lab.Progress
+func (s *Store) List(ctx context.Context) ([]*labs.Progress, error) {
+	var out []*labs.Progress
 	from, end := Prefix, clientv3.GetPrefixRangeEnd(Prefix)
 	for {
 		resp, err := s.client.Get(ctx, from, clientv3.WithRange(end), clientv3.WithLimit(s.pageSize))
@@ -94,14 +94,14 @@ func (s *Store) List(ctx context.Context) ([]*lab.Progress, error) {
 	}
 }
 
-func decode(b []byte, rev int64) (*lab.Progress, error) {
-	var p lab.Progress
+func decode(b []byte, rev int64) (*labs.Progress, error) {
+	var p labs.Progress
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("decoding lab progress: %w", err)
 	}
 	p.Revision = rev
 	if p.Labs == nil {
-		p.Labs = map[string]*lab.LabProgress{}
+		p.Labs = map[string]*labs.LabProgress{}
 	}
 	return &p, nil
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubelab/kubelab/lab"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/storage/storagetest"
 )
 
@@ -15,11 +15,11 @@ func TestPutGetList(t *testing.T) {
 	ctx := context.Background()
 	s := New(storagetest.StartEtcd(t).Client())
 	s.pageSize = 3
-	if _, err := s.Get(ctx, "alice"); !errors.Is(err, lab.ErrNotFound) {
+	if _, err := s.Get(ctx, "alice"); !errors.Is(err, labs.ErrNotFound) {
 		t.Fatalf("get before put: %v, want ErrNotFound", err)
 	}
-	p := lab.NewProgress("alice", "k8s-101", "alice")
-	p.Start(lab.All()[0], time.Now(), 42)
+	p := labs.NewProgress("alice", "k8s-101", "alice")
+	p.Start(labs.All()[0], time.Now(), 42)
 	if err := s.Put(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -33,15 +33,15 @@ func TestPutGetList(t *testing.T) {
 	if err := s.Put(ctx, got); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put(ctx, &stale); !errors.Is(err, lab.ErrConflict) {
+	if err := s.Put(ctx, &stale); !errors.Is(err, labs.ErrConflict) {
 		t.Errorf("stale put: %v, want ErrConflict", err)
 	}
-	if err := s.Put(ctx, lab.NewProgress("alice", "", "")); !errors.Is(err, lab.ErrConflict) {
+	if err := s.Put(ctx, labs.NewProgress("alice", "", "")); !errors.Is(err, labs.ErrConflict) {
 		t.Errorf("second create: %v, want ErrConflict", err)
 	}
 	// A slash in a name stays inside that name's key.
 	for i := range 7 {
-		if err := s.Put(ctx, lab.NewProgress(fmt.Sprintf("s%d/x", i), "", "")); err != nil {
+		if err := s.Put(ctx, labs.NewProgress(fmt.Sprintf("s%d/x", i), "", "")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -49,7 +49,7 @@ func TestPutGetList(t *testing.T) {
 	if err != nil || len(all) != 8 {
 		t.Fatalf("list across pages: %d %v", len(all), err)
 	}
-	if _, err := s.Get(ctx, "s1"); !errors.Is(err, lab.ErrNotFound) {
+	if _, err := s.Get(ctx, "s1"); !errors.Is(err, labs.ErrNotFound) {
 		t.Errorf("s1: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-// Package lab is the lesson's hands-on labs: seven labs, one per part of
+// Package labs is the lesson's hands-on labs: seven labs, one per part of
 // the lesson, each a list of steps. A step is checked from what actually
 // happened on the server — the requests the pipeline traced for the
 // student, the watch streams the server sent them and the state in etcd —
@@ -7,7 +7,7 @@
 //
 // The package is pure logic: the server feeds a check an Env built from
 // real traces, real watch observations and a World that reads real state.
-package lab
+package labs
 
 import (
 	"context"
