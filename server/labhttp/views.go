@@ -48,7 +48,7 @@ type LabView struct {
 	Done       bool       `json:"done"`
 	Current    int        `json:"current"`
 	Steps      []StepView `json:"steps"`
-	Lang       labs.Lang   `json:"lang"`
+	Lang       labs.Lang  `json:"lang"`
 	// Runs is how often the student finished the lab before doing it again.
 	Runs int `json:"runs,omitempty"`
 }
