@@ -9,9 +9,7 @@ import (
 
 // renderSignin draws the sign-in page in the site's layout.
 func renderSignin(c echo.Context, code int, v signinView) error {
-	c.Response().Header().Set("Content-Type", "text/html; charset=utf-8")
-	c.Response().WriteHeader(code)
-	return web.Page(v.t("title"), v.Lang, signinForm(v)).Render(c.Request().Context(), c.Response())
+	return web.Render(c, code, web.Page(v.t("title"), v.Lang, signinForm(v)))
 }
 
 // schemaless names a kubelab endpoint in a Status, which wants a resource.

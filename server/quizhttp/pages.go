@@ -1,7 +1,6 @@
 package quizhttp
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -39,13 +38,9 @@ func (h *handlers) signedInPage(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// render writes a page in the layout; the one way pages are written.
+// render writes body as a page in the site's layout.
 func (h *handlers) render(c echo.Context, status int, title string, body templ.Component) error {
-	var buf bytes.Buffer
-	if err := h.layout(title, string(langOf(c)), body).Render(c.Request().Context(), &buf); err != nil {
-		return err
-	}
-	return c.HTMLBlob(status, buf.Bytes())
+	return web.Render(c, status, h.layout(title, string(langOf(c)), body))
 }
 
 func (h *handlers) listPage(c echo.Context) error {

@@ -24,8 +24,6 @@ func Install(e *echo.Echo, cfg Config) *Terminal {
 func (t *Terminal) page(c echo.Context) error {
 	lang := t.cfg.Lang(c.Request())
 	info := web.TerminalInfo{Lang: lang, Classroom: t.cfg.Classroom, Kubeconfig: t.cfg.Kubeconfig}
-	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	c.Response().WriteHeader(http.StatusOK)
 	m := web.Meta{Title: web.T(lang, "term.title"), Lang: lang, Section: "terminal"}
-	return web.PageWith(m, web.TerminalView(info)).Render(c.Request().Context(), c.Response())
+	return web.Render(c, http.StatusOK, web.PageWith(m, web.TerminalView(info)))
 }
