@@ -1,31 +1,19 @@
 package web
 
-// T returns the interface string key in lang, falling back to English.
-func T(lang, key string) string {
-	if s, ok := uiStrings[lang][key]; ok {
-		return s
-	}
-	if s, ok := uiStrings["en"][key]; ok {
+import "github.com/kubelab/kubelab/web/i18n"
+
+// T is the interface's string key in lang; the key itself if there is
+// none, which the catalogue's test makes sure never ships.
+func T(lang i18n.Lang, key string) string {
+	if s, ok := uiStrings.In(lang)[key]; ok {
 		return s
 	}
 	return key
 }
 
-// LangName is a language's name in that language, for the switch.
-var LangName = map[string]string{"en": "English", "th": "ไทย"}
-
-// NormalizeLang returns lang if the lesson has it, else the default.
-func NormalizeLang(lang string) string {
-	for _, l := range Langs {
-		if l == lang {
-			return l
-		}
-	}
-	return Langs[0]
-}
-
-var uiStrings = map[string]map[string]string{
-	"en": {
+// uiStrings are the lesson's and the live views' own words, by key.
+var uiStrings = i18n.Catalog[map[string]string]{
+	i18n.English: {
 		"brand.tagline":          "API Server and etcd Watch",
 		"skip":                   "Skip to content",
 		"nav.lesson":             "Lesson",
@@ -153,7 +141,7 @@ var uiStrings = map[string]map[string]string{
 		"own.etcdLocal":   "etcdctl reads the embedded member too; in this terminal try etcdctl get /registry/pods/ --prefix --keys-only.",
 		"own.etcdClass":   "In a class, etcdctl is not offered: it reads etcd past RBAC. The etcd inspector on the lesson's pages shows your namespace's keys.",
 	},
-	"th": {
+	i18n.Thai: {
 		"brand.tagline":          "API Server และ etcd Watch",
 		"skip":                   "ข้ามไปที่เนื้อหา",
 		"nav.lesson":             "บทเรียน",

@@ -42,7 +42,7 @@ func (h *handlers) signedInPage(next echo.HandlerFunc) echo.HandlerFunc {
 // render writes a page in the layout; the one way pages are written.
 func (h *handlers) render(c echo.Context, status int, title string, body templ.Component) error {
 	var buf bytes.Buffer
-	if err := h.layout(title, string(langOf(c)), body).Render(c.Request().Context(), &buf); err != nil {
+	if err := h.layout(title, langOf(c), body).Render(c.Request().Context(), &buf); err != nil {
 		return err
 	}
 	return c.HTMLBlob(status, buf.Bytes())
