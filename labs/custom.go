@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // customResourceCreated passes when the server stored an object the
@@ -18,7 +19,7 @@ func customResourceCreated(ctx context.Context, env *Env) (Result, error) {
 			return Result{}, err
 		}
 		if custom {
-			return Result{Passed: true, Evidence: describe(&t).plus(Text{"; " + t.Resource + "." + t.APIGroup + " is defined by a CRD", "; " + t.Resource + "." + t.APIGroup + " กำหนดโดย CRD"})}, nil
+			return Result{Passed: true, Evidence: describe(&t).Plus(i18n.Text{EN: "; " + t.Resource + "." + t.APIGroup + " is defined by a CRD", TH: "; " + t.Resource + "." + t.APIGroup + " กำหนดโดย CRD"})}, nil
 		}
 	}
 	return Result{}, nil
@@ -49,13 +50,13 @@ func jsonBesideProtobuf(ctx context.Context, env *Env) (Result, error) {
 	switch {
 	case cr != nil && pod != nil:
 		crName, crAt, podAt := cr.APIGroup+"/"+cr.Resource+"/"+cr.Name, cr.Time.Format("15:04:05"), pod.Time.Format("15:04:05")
-		return Result{Passed: true, Evidence: Text{
-			"the inspector read " + crName + " (JSON) at " + crAt + " and pods/" + pod.Name + " (k8s\\x00 protobuf) at " + podAt + " in " + env.Namespace,
-			"inspector อ่าน " + crName + " (JSON) เวลา " + crAt + " และ pods/" + pod.Name + " (protobuf ที่ขึ้นต้นด้วย k8s\\x00) เวลา " + podAt + " ใน " + env.Namespace,
+		return Result{Passed: true, Evidence: i18n.Text{
+			EN: "the inspector read " + crName + " (JSON) at " + crAt + " and pods/" + pod.Name + " (k8s\\x00 protobuf) at " + podAt + " in " + env.Namespace,
+			TH: "inspector อ่าน " + crName + " (JSON) เวลา " + crAt + " และ pods/" + pod.Name + " (protobuf ที่ขึ้นต้นด้วย k8s\\x00) เวลา " + podAt + " ใน " + env.Namespace,
 		}}, nil
 	case cr != nil:
-		return Result{Why: Text{"The inspector read your custom resource's key; now open one of your pods' keys beside it, to see protobuf next to the JSON.",
-			"inspector อ่าน key ของ custom resource ของคุณแล้ว ต่อไปให้เปิด key ของ pod ตัวหนึ่งของคุณคู่กัน เพื่อดู protobuf ข้าง ๆ JSON"}}, nil
+		return Result{Why: i18n.Text{EN: "The inspector read your custom resource's key; now open one of your pods' keys beside it, to see protobuf next to the JSON.",
+			TH: "inspector อ่าน key ของ custom resource ของคุณแล้ว ต่อไปให้เปิด key ของ pod ตัวหนึ่งของคุณคู่กัน เพื่อดู protobuf ข้าง ๆ JSON"}}, nil
 	}
 	return Result{}, nil
 }

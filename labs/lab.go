@@ -11,68 +11,20 @@ package labs
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/web/i18n"
 )
-
-// Lang is a language the labs are written in.
-type Lang string
-
-// The labs' languages.
-const (
-	English Lang = "en"
-	Thai    Lang = "th"
-)
-
-// ParseLang is Thai for "th" (and "th-TH"...), else English.
-func ParseLang(s string) Lang {
-	if strings.HasPrefix(strings.ToLower(s), "th") {
-		return Thai
-	}
-	return English
-}
-
-// Text is one piece of text in both languages.
-type Text struct {
-	EN string `json:"en"`
-	TH string `json:"th"`
-}
-
-// UnmarshalJSON also reads a bare string, as English: progress stored
-// before a field became bilingual (a step's evidence) still reads.
-func (t *Text) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		*t = Text{}
-		return json.Unmarshal(b, &t.EN)
-	}
-	type plain Text
-	return json.Unmarshal(b, (*plain)(t))
-}
-
-// plus is t followed by u, in each language.
-func (t Text) plus(u Text) Text { return Text{t.EN + u.EN, t.TH + u.TH} }
-
-// same is s in both languages: names, paths and numbers.
-func same(s string) Text { return Text{s, s} }
-
-// In is the text in lang, English when there is no translation.
-func (t Text) In(lang Lang) string {
-	if lang == Thai && t.TH != "" {
-		return t.TH
-	}
-	return t.EN
-}
 
 // Lab is one hands-on lab.
 type Lab struct {
 	ID    string
-	Title Text
-	Intro Text
+	Title i18n.Text
+	Intro i18n.Text
 	// Lesson is the lesson section the lab practises (a path with an anchor).
 	Lesson string
 	Steps  []Step
@@ -81,13 +33,13 @@ type Lab struct {
 // Step is one thing to do and how to know it was done.
 type Step struct {
 	ID    string
-	Title Text
+	Title i18n.Text
 	// Do says what to do; Command is a way to do it (any way counts).
-	Do      Text
+	Do      i18n.Text
 	Command string
-	Hint    Text
+	Hint    i18n.Text
 	// How says, honestly, what the check looks at.
-	How Text
+	How i18n.Text
 	// Choices makes the step a question: the student picks one. Without
 	// choices but with Answer set, the student types the answer.
 	Choices []Choice
@@ -122,7 +74,7 @@ func sameForEveryone(right func(answer string) bool) Grade {
 // Choice is one option of a question step.
 type Choice struct {
 	ID   string
-	Text Text
+	Text i18n.Text
 }
 
 // IsQuestion reports whether the student answers the step rather than does it.
@@ -136,11 +88,11 @@ type Result struct {
 	Passed bool
 	// Evidence says what proved it, for the student ("watch on pods in
 	// alice at 10:02:03").
-	Evidence Text
+	Evidence i18n.Text
 	// Why says, when the step has not passed, what the student did that
 	// came close and why it did not count ("your last label changed
 	// nothing stored"); empty when there is nothing of theirs to explain.
-	Why Text
+	Why i18n.Text
 }
 
 // Env is what a check sees: who, since when, and what happened.
@@ -298,7 +250,7 @@ func lastWatch(env *Env, t time.Time, match func(*Watch) bool) *Watch {
 }
 
 // describe says what a traced request did, in both languages.
-func describe(t *pipeline.Trace) Text {
+func describe(t *pipeline.Trace) i18n.Text {
 	what := t.Verb + " " + t.Path
 	where := ""
 	if t.Resource != "" {
@@ -308,10 +260,10 @@ func describe(t *pipeline.Trace) Text {
 		}
 		where = t.Namespace
 	}
-	out := same(what)
+	out := i18n.Same(what)
 	if where != "" {
-		out = out.plus(Text{" in " + where, " ใน " + where})
+		out = out.Plus(i18n.Text{EN: " in " + where, TH: " ใน " + where})
 	}
 	code, at := strconv.Itoa(t.Code), t.Time.Format(time.TimeOnly)
-	return out.plus(Text{" → HTTP " + code + " at " + at, " → HTTP " + code + " เวลา " + at})
+	return out.Plus(i18n.Text{EN: " → HTTP " + code + " at " + at, TH: " → HTTP " + code + " เวลา " + at})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // Every lab and step is written in both languages and is either checked
@@ -22,7 +23,7 @@ func TestLabsAreComplete(t *testing.T) {
 			t.Errorf("lab id %q twice", l.ID)
 		}
 		ids[l.ID] = true
-		for _, tx := range []Text{l.Title, l.Intro} {
+		for _, tx := range []i18n.Text{l.Title, l.Intro} {
 			if tx.EN == "" || tx.TH == "" {
 				t.Errorf("%s: untranslated %+v", l.ID, tx)
 			}
@@ -33,7 +34,7 @@ func TestLabsAreComplete(t *testing.T) {
 				t.Errorf("%s: step %q twice", l.ID, s.ID)
 			}
 			steps[s.ID] = true
-			for _, tx := range []Text{s.Title, s.Do, s.Hint, s.How} {
+			for _, tx := range []i18n.Text{s.Title, s.Do, s.Hint, s.How} {
 				if tx.EN == "" || tx.TH == "" {
 					t.Errorf("%s/%s: untranslated %+v", l.ID, s.ID, tx)
 				}
@@ -199,5 +200,12 @@ func TestViewsCountOnlyForStepsThatNameThem(t *testing.T) {
 		if passed := p.Labs[c.lab].Step > at; passed != c.want {
 			t.Errorf("%s/%s from %+v: passed %v, want %v", c.lab, c.step, c.env, passed, c.want)
 		}
+	}
+}
+
+// Every Text of every lab, step and choice has both languages.
+func TestLabsAreTranslated(t *testing.T) {
+	for _, m := range i18n.Untranslated(All()) {
+		t.Error(m)
 	}
 }

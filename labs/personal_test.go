@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // fakeWorld is a World with its answers given: the checks' logic is
@@ -160,8 +161,8 @@ func TestRestart(t *testing.T) {
 	}
 	p.Start(l, t0, 1)
 	lp := p.Labs["discovery"]
-	lp.pass(l, Result{Evidence: same("a")}, t0.Add(time.Second), 2)
-	lp.pass(l, Result{Evidence: same("b")}, t0.Add(2*time.Second), 3)
+	lp.pass(l, Result{Evidence: i18n.Same("a")}, t0.Add(time.Second), 2)
+	lp.pass(l, Result{Evidence: i18n.Same("b")}, t0.Add(2*time.Second), 3)
 	if !lp.Done(l) || !lp.Finished(l) {
 		t.Fatal("not done")
 	}
@@ -228,11 +229,11 @@ func TestModRevisionAnswer(t *testing.T) {
 // English string still reads.
 func TestEvidenceInBothLanguages(t *testing.T) {
 	var p Passed
-	if err := json.Unmarshal([]byte(`{"at":"2026-12-01T10:00:00Z","evidence":"get /apis → HTTP 200 at 10:00:00"}`), &p); err != nil || p.Evidence.EN != "get /apis → HTTP 200 at 10:00:00" || p.Evidence.In(Thai) != p.Evidence.EN {
+	if err := json.Unmarshal([]byte(`{"at":"2026-12-01T10:00:00Z","evidence":"get /apis → HTTP 200 at 10:00:00"}`), &p); err != nil || p.Evidence.EN != "get /apis → HTTP 200 at 10:00:00" || p.Evidence.In(i18n.Thai) != p.Evidence.EN {
 		t.Errorf("old progress: %+v %v", p, err)
 	}
-	b, err := json.Marshal(Passed{At: t0, Evidence: Text{"x", "ก"}})
-	if err != nil || json.Unmarshal(b, &p) != nil || p.Evidence != (Text{"x", "ก"}) {
+	b, err := json.Marshal(Passed{At: t0, Evidence: i18n.Text{EN: "x", TH: "ก"}})
+	if err != nil || json.Unmarshal(b, &p) != nil || p.Evidence != (i18n.Text{EN: "x", TH: "ก"}) {
 		t.Errorf("round trip: %s %+v %v", b, p, err)
 	}
 	tr := trace(time.Second, "list", "pods", "alice", 200)

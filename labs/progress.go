@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // Progress is one student's progress through the labs, stored in etcd.
@@ -39,7 +40,7 @@ type LabProgress struct {
 	Tries   map[string]int    `json:"tries,omitempty"`
 	// Why is what the current step's check said of the student's near
 	// miss (Result.Why), shown beside the step until it passes.
-	Why Text `json:"why,omitzero"`
+	Why i18n.Text `json:"why,omitzero"`
 	// Runs are the earlier times the student finished the lab, before
 	// doing it again: the steps start over, the record of having done it
 	// stays.
@@ -55,7 +56,7 @@ type Run struct {
 // Passed records one passed step.
 type Passed struct {
 	At       time.Time `json:"at"`
-	Evidence Text      `json:"evidence,omitzero"`
+	Evidence i18n.Text `json:"evidence,omitzero"`
 }
 
 // Done reports whether every step of l is passed.
@@ -132,7 +133,7 @@ func (lp *LabProgress) pass(l *Lab, r Result, now time.Time, rev int64) {
 	}
 	lp.Passed[l.Steps[lp.Step].ID] = Passed{At: now, Evidence: r.Evidence}
 	lp.Step++
-	lp.StepStarted, lp.StepRev, lp.Why = now, rev, Text{}
+	lp.StepStarted, lp.StepRev, lp.Why = now, rev, i18n.Text{}
 }
 
 // Advance runs the current step's check of every started lab that is not
@@ -213,7 +214,7 @@ func Answer(ctx context.Context, l *Lab, p *Progress, stepID, answer string, env
 	if len(shown) > 40 {
 		shown = shown[:40] + "…"
 	}
-	lp.pass(l, Result{Evidence: Text{"answered “" + shown + "”", "ตอบว่า “" + shown + "”"}}, now, rev)
+	lp.pass(l, Result{Evidence: i18n.Text{EN: "answered “" + shown + "”", TH: "ตอบว่า “" + shown + "”"}}, now, rev)
 	p.Updated = now
 	return true, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // Attempt is one attempt at a quiz by a student. The server issues it when
@@ -22,7 +24,7 @@ type Attempt struct {
 	// Options are each question's options as this attempt shows them.
 	Options []QuestionOptions `json:"options,omitempty"`
 	// Lang is the language the attempt was submitted in.
-	Lang Lang `json:"lang"`
+	Lang i18n.Lang `json:"lang"`
 	// Answers are the answers submitted, in the bank's option ids.
 	Answers []Answer `json:"answers"`
 	Result  Result   `json:"result"`

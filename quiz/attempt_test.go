@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // TestAttemptOptions: one attempt always shows the same ids in the same
@@ -22,7 +23,7 @@ func TestAttemptOptions(t *testing.T) {
 		}
 		return ids, texts
 	}
-	a, b := q.View(first, quiz.English), q.View(first, quiz.English)
+	a, b := q.View(first, i18n.English), q.View(first, i18n.English)
 	for i := range a.Questions {
 		ia, _ := texts(a, i)
 		ib, _ := texts(b, i)
@@ -33,7 +34,7 @@ func TestAttemptOptions(t *testing.T) {
 	right, _ := q.Questions[0].Option(lessonAnswers["gone-410"])
 	positions, orders, seen := map[int]int{}, map[string]bool{}, map[string]bool{}
 	for range 200 {
-		v := q.View(q.NewAttempt("alice", "", time.Now()), quiz.English)
+		v := q.View(q.NewAttempt("alice", "", time.Now()), i18n.English)
 		ids, order := texts(v, 0)
 		for _, id := range ids {
 			if seen[id] {
@@ -60,7 +61,7 @@ func keyOf(t *testing.T, q *quiz.Quiz, a *quiz.Attempt, qid, option string) stri
 	t.Helper()
 	qu, _ := q.Question(qid)
 	want, _ := qu.Option(option)
-	for _, qv := range q.View(a, quiz.English).Questions {
+	for _, qv := range q.View(a, i18n.English).Questions {
 		for _, o := range qv.Options {
 			if qv.ID == qid && o.Text == want.Text.EN {
 				return o.ID
@@ -78,14 +79,14 @@ func TestKeysDoNotTransfer(t *testing.T) {
 	mine, theirs := q.NewAttempt("alice", "", time.Now()), q.NewAttempt("bob", "", time.Now())
 	stolen := []quiz.Answer{{Question: "gone-410", Choice: keyOf(t, q, theirs, "gone-410", lessonAnswers["gone-410"])}}
 	var inv *quiz.InvalidError
-	if err := q.GradeAttempt(mine, stolen, quiz.English, time.Now()); !errors.As(err, &inv) || inv.Problems[0].Field != "answers[0].choice" || inv.Problems[0].Type != quiz.ProblemNotFound {
+	if err := q.GradeAttempt(mine, stolen, i18n.English, time.Now()); !errors.As(err, &inv) || inv.Problems[0].Field != "answers[0].choice" || inv.Problems[0].Type != quiz.ProblemNotFound {
 		t.Fatalf("another attempt's id: %v", err)
 	}
 	if strings.Contains(inv.Error(), "compacted-relist") {
 		t.Errorf("the error names the bank's option: %v", inv)
 	}
 	own := []quiz.Answer{{Question: "gone-410", Choice: keyOf(t, q, mine, "gone-410", lessonAnswers["gone-410"])}}
-	if err := q.GradeAttempt(mine, own, quiz.English, time.Now()); err != nil || mine.Result.ScoreGiven != 1 || mine.Answers[0].Choice != "compacted-relist" || mine.Open() {
+	if err := q.GradeAttempt(mine, own, i18n.English, time.Now()); err != nil || mine.Result.ScoreGiven != 1 || mine.Answers[0].Choice != "compacted-relist" || mine.Open() {
 		t.Errorf("own id: %v, %+v", err, mine)
 	}
 }
@@ -128,7 +129,7 @@ func graded(t *testing.T, q *quiz.Quiz, answers []quiz.Answer) *quiz.Attempt {
 			answers[i].Marks[j].Reason = keyOf(t, q, a, ans.Question, m.Reason)
 		}
 	}
-	if err := q.GradeAttempt(a, answers, quiz.English, time.Now()); err != nil {
+	if err := q.GradeAttempt(a, answers, i18n.English, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return a
@@ -139,11 +140,11 @@ func graded(t *testing.T, q *quiz.Quiz, answers []quiz.Answer) *quiz.Attempt {
 func TestExplainRevealed(t *testing.T) {
 	q := watchQuiz(t)
 	a := graded(t, q, []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}, {Question: "gone-410", Choice: "compacted-relist"}})
-	e := q.Explain(a, quiz.Thai, true)
+	e := q.Explain(a, i18n.Thai, true)
 	if e.ScoreGiven != 1 || e.ScoreMaximum != 5 || len(e.Questions) != 5 || !e.Revealed {
 		t.Fatalf("explained: %+v", e)
 	}
-	view := q.View(a, quiz.Thai)
+	view := q.View(a, i18n.Thai)
 	for i, eq := range e.Questions {
 		qu := q.Questions[i]
 		if eq.Explanation != qu.Explanation.TH || eq.Proof == nil || eq.Proof.Href != qu.Proof.Href || eq.Proof.Label != qu.Proof.Label.TH {
@@ -169,7 +170,7 @@ func TestExplainRevealed(t *testing.T) {
 
 	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
 	sa := graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 2, Reason: "polling"}, {Line: 4, Reason: "etcd-direct"}}}})
-	es := spot.Explain(sa, quiz.English, true).Questions[0]
+	es := spot.Explain(sa, i18n.English, true).Questions[0]
 	if es.ScoreGiven != 0 || len(es.Lines) != 8 || !es.Lines[3].MarkRight || es.Lines[1].MarkRight || es.Lines[1].Reason != keyOf(t, spot, sa, "wait-for-pod-ready", "polling") || !es.Lines[5].Buggy || es.Lines[0].Buggy {
 		t.Errorf("spot-the-bug lines: %+v", es.Lines)
 	}
@@ -185,7 +186,7 @@ func TestExplainWithholds(t *testing.T) {
 	for _, q := range quiz.Lesson().Quizzes() {
 		blank := graded(t, q, nil)
 		for _, reveal := range []bool{false, true} {
-			for _, eq := range q.Explain(blank, quiz.English, reveal).Questions {
+			for _, eq := range q.Explain(blank, i18n.English, reveal).Questions {
 				if slices.ContainsFunc(eq.Options, func(o quiz.ExplainedOption) bool { return o.Right }) || len(eq.Bugs) > 0 ||
 					slices.ContainsFunc(eq.Lines, func(l quiz.ExplainedLine) bool { return l.Buggy }) {
 					t.Errorf("%s/%s (reveal %v): a blank answer shows the key: %+v", q.ID, eq.ID, reveal, eq)
@@ -198,7 +199,7 @@ func TestExplainWithholds(t *testing.T) {
 	}
 	q := watchQuiz(t)
 	wrong := graded(t, q, []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}, {Question: "gone-410", Choice: "compacted-relist"}})
-	for _, eq := range q.Explain(wrong, quiz.English, false).Questions {
+	for _, eq := range q.Explain(wrong, i18n.English, false).Questions {
 		for _, o := range eq.Options {
 			if o.Right && !(o.Chosen && eq.Correct) {
 				t.Errorf("%s: before the reveal, option %s is marked right", eq.ID, o.Text)
@@ -210,7 +211,7 @@ func TestExplainWithholds(t *testing.T) {
 	}
 	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
 	sa := graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}}}})
-	es := spot.Explain(sa, quiz.English, false).Questions[0]
+	es := spot.Explain(sa, i18n.English, false).Questions[0]
 	if len(es.Bugs) != 1 || es.Bugs[0].ID != "reads-etcd" || es.Bugs[0].Explanation != "" || slices.ContainsFunc(es.Lines, func(l quiz.ExplainedLine) bool { return l.Buggy }) {
 		t.Errorf("spot-the-bug before the reveal shows more than the bug found: %+v", es)
 	}

@@ -1,6 +1,10 @@
 package quiz
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/kubelab/kubelab/web/i18n"
+)
 
 // Explained is a graded attempt as its student sees it afterwards: every
 // question with what they answered and how it scored, in one language,
@@ -8,12 +12,12 @@ import "slices"
 // policy allows, what was right and why. A question left unanswered never
 // shows its right answer.
 type Explained struct {
-	Quiz         string `json:"quiz"`
-	Attempt      string `json:"attempt"`
-	Lang         Lang   `json:"lang"`
-	Title        string `json:"title"`
-	ScoreGiven   int    `json:"scoreGiven"`
-	ScoreMaximum int    `json:"scoreMaximum"`
+	Quiz         string    `json:"quiz"`
+	Attempt      string    `json:"attempt"`
+	Lang         i18n.Lang `json:"lang"`
+	Title        string    `json:"title"`
+	ScoreGiven   int       `json:"scoreGiven"`
+	ScoreMaximum int       `json:"scoreMaximum"`
 	// Revealed says the reveal policy allowed answers and explanations.
 	Revealed  bool                `json:"revealed"`
 	Questions []ExplainedQuestion `json:"questions"`
@@ -79,13 +83,15 @@ type ProofView struct {
 	Label string `json:"label"`
 }
 
-func (p Proof) view(lang Lang) *ProofView { return &ProofView{Href: p.Href, Label: p.Label.In(lang)} }
+func (p Proof) view(lang i18n.Lang) *ProofView {
+	return &ProofView{Href: p.Href, Label: p.Label.In(lang)}
+}
 
 // Explain pairs a graded attempt's result with its questions in lang.
 // reveal is the reveal policy's verdict: it adds the right answers of the
 // questions answered, and every question's explanation. Only call it for
 // an attempt that has been graded.
-func (q *Quiz) Explain(a *Attempt, lang Lang, reveal bool) Explained {
+func (q *Quiz) Explain(a *Attempt, lang i18n.Lang, reveal bool) Explained {
 	r := a.Result
 	e := Explained{
 		Quiz: q.ID, Attempt: a.ID, Lang: lang, Title: q.Title.In(lang),
@@ -118,7 +124,7 @@ func (q *Quiz) Explain(a *Attempt, lang Lang, reveal bool) Explained {
 // explainOptions marks what was chosen and, for an answered question,
 // what is right: a right choice always (the student picked it), the rest
 // only when revealed. An unanswered question marks nothing right, ever.
-func explainOptions(a *Attempt, qu *Question, qr QuestionResult, lang Lang, reveal bool, eq *ExplainedQuestion) {
+func explainOptions(a *Attempt, qu *Question, qr QuestionResult, lang i18n.Lang, reveal bool, eq *ExplainedQuestion) {
 	reasons := map[string]bool{}
 	for _, b := range qu.Bugs {
 		reasons[b.Reason] = true
@@ -138,7 +144,7 @@ func explainOptions(a *Attempt, qu *Question, qr QuestionResult, lang Lang, reve
 // explainLines shows a SpotTheBug question's code with the student's
 // marks, and the bugs they found; the buggy lines and the bugs they
 // missed only when revealed and answered.
-func explainLines(a *Attempt, qu *Question, qr QuestionResult, lang Lang, reveal bool, eq *ExplainedQuestion) {
+func explainLines(a *Attempt, qu *Question, qr QuestionResult, lang i18n.Lang, reveal bool, eq *ExplainedQuestion) {
 	shown := reveal && qr.Answered
 	for n, code := range SnippetLines(qu.Snippet) {
 		l := ExplainedLine{N: n + 1, Code: code}

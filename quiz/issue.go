@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // NewAttempt makes a fresh attempt at q for a student: a random id, and
@@ -123,7 +125,7 @@ func (a *Attempt) offers(qu *Question) string {
 
 // GradeAttempt grades answers, given in a's option ids, and records them
 // and the result on a as submitted at now, in lang. a is not stored.
-func (q *Quiz) GradeAttempt(a *Attempt, answers []Answer, lang Lang, now time.Time) error {
+func (q *Quiz) GradeAttempt(a *Attempt, answers []Answer, lang i18n.Lang, now time.Time) error {
 	bank, err := a.ToBank(q, answers)
 	if err != nil {
 		return err

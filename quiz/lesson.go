@@ -1,5 +1,7 @@
 package quiz
 
+import "github.com/kubelab/kubelab/web/i18n"
+
 // Anchors of the lesson page that prove each answer live.
 const (
 	anchorResourceVersion = "/lesson/resource-version#resource-version"
@@ -33,11 +35,11 @@ func Lesson() *Bank {
 func watchQuiz() *Quiz {
 	return &Quiz{
 		ID: WatchQuizID,
-		Title: Text{
+		Title: i18n.Text{
 			EN: "API Server and etcd Watch: check yourself",
 			TH: "API Server and etcd Watch: ทดสอบความเข้าใจ",
 		},
-		Intro: Text{
+		Intro: i18n.Text{
 			EN: "Five questions on the lesson. Pick one answer each. Once your instructor's reveal policy allows (by default after your last attempt), every question shows why, with a link to the live proof in the lesson.",
 			TH: "ห้าคำถามจากบทเรียน เลือกคำตอบเดียวต่อข้อ เมื่อนโยบายการเฉลยของผู้สอนอนุญาต (ค่าเริ่มต้นคือหลังครั้งสุดท้ายที่ทำได้) ทุกข้อจะแสดงเหตุผล พร้อมลิงก์ไปยังส่วนที่พิสูจน์สด ๆ ในบทเรียน",
 		},
@@ -45,73 +47,73 @@ func watchQuiz() *Quiz {
 			{
 				ID:   "gone-410",
 				Kind: Choice,
-				Prompt: Text{
+				Prompt: i18n.Text{
 					EN: "What does this response tell the client, and what should a watch client do next?",
 					TH: "response นี้บอกอะไร client และ watch client ควรทำอะไรต่อ?",
 				},
 				Snippet: `$ kubectl get --raw "/api/v1/namespaces/internals-demo/pods?watch=1&resourceVersion=1&timeoutSeconds=6"
 {"type":"ERROR","object":{"kind":"Status", ..., "message":"too old resource version: 1 (107)","reason":"Expired","code":410}}`,
 				Options: []Option{
-					{ID: "cluster-broken", Text: Text{
+					{ID: "cluster-broken", Text: i18n.Text{
 						EN: "The API server's storage is damaged; the client should wait and retry the same watch until it succeeds",
 						TH: "storage ของ API server เสียหาย client ควรรอแล้วลอง watch เดิมซ้ำจนกว่าจะสำเร็จ",
 					}},
-					{ID: "compacted-relist", Text: Text{
+					{ID: "compacted-relist", Text: i18n.Text{
 						EN: "The watch cache no longer holds the history after resourceVersion 1; list again, then watch from the list's resourceVersion",
 						TH: "watch cache ไม่มีประวัติหลัง resourceVersion 1 แล้ว ให้ list ใหม่ แล้ว watch จาก resourceVersion ของ list นั้น",
 					}},
-					{ID: "pod-gone", Text: Text{
+					{ID: "pod-gone", Text: i18n.Text{
 						EN: "A Pod of the namespace was deleted at resourceVersion 1; the client should drop it from its local cache and keep on watching",
 						TH: "Pod ใน namespace ถูกลบไปตั้งแต่ resourceVersion 1 client ควรลบมันออกจาก cache ของตัวเองแล้ว watch ต่อไปตามเดิมได้เลย",
 					}},
-					{ID: "rbac-revoked", Text: Text{
+					{ID: "rbac-revoked", Text: i18n.Text{
 						EN: "The client's permission to watch pods has expired; it should get a fresh token and reconnect from resourceVersion 1",
 						TH: "สิทธิ์ watch pods ของ client หมดอายุแล้ว ควรขอ token ใหม่แล้วต่อใหม่จาก resourceVersion 1",
 					}},
 				},
 				Answer: "compacted-relist",
-				Explanation: Text{
+				Explanation: i18n.Text{
 					EN: `410 Expired, "too old resource version: 1 (107)", comes from the API server's watch cache: it names the resourceVersion asked for (1) and where the cache's window of recent events begins, minus one (107: the revision the cache listed at when the server started, or its oldest kept event). The window starts at the server's start and keeps at least 100 events, more while its oldest is younger than 75 s; etcd compaction does not move it (compaction gives other messages, to reads that go to etcd). Nothing is broken and no permission changed (that would be 403), and the request names no Pod. The server refuses rather than silently under-deliver; the client re-lists and watches from the new list's resourceVersion, which is what client-go's Reflector does.`,
 					TH: `410 Expired "too old resource version: 1 (107)" มาจาก watch cache ของ API server บอกทั้ง resourceVersion ที่ขอ (1) และจุดเริ่มของ window ของ event ล่าสุดใน cache ลบหนึ่ง (107 คือ revision ที่ cache list ไว้ตอน server start หรือ event เก่าสุดที่ยังเก็บอยู่) window เริ่มตอน server start และเก็บอย่างน้อย 100 event และมากกว่านั้นตราบที่ event เก่าสุดยังอายุไม่ถึง 75 วินาที etcd compaction ไม่ได้ขยับมัน (compaction ให้ข้อความอื่น กับการอ่านที่ไปถึง etcd) ไม่มีอะไรพัง และไม่มีสิทธิ์ใดถูกถอน (นั่นจะเป็น 403) และ request นี้ไม่ได้ระบุ Pod ตัวไหน server ปฏิเสธแทนที่จะส่งข้อมูลไม่ครบแบบเงียบ ๆ client จึง list ใหม่แล้ว watch ต่อจาก resourceVersion ของ list ใหม่ ซึ่งคือสิ่งที่ Reflector ของ client-go ทำ`,
 				},
-				Proof: Proof{Href: anchorGone, Label: Text{EN: "410 Gone, live", TH: "410 Gone แบบสด ๆ"}},
+				Proof: Proof{Href: anchorGone, Label: i18n.Text{EN: "410 Gone, live", TH: "410 Gone แบบสด ๆ"}},
 			},
 			{
 				ID:   "resource-version",
 				Kind: Choice,
-				Prompt: Text{
+				Prompt: i18n.Text{
 					EN: "What does a resourceVersion actually represent?",
 					TH: "resourceVersion แทนอะไรจริง ๆ?",
 				},
 				Options: []Option{
-					{ID: "object-count", Text: Text{
+					{ID: "object-count", Text: i18n.Text{
 						EN: "A count of the objects in the namespace, which goes up by one each time an object is created there",
 						TH: "จำนวน object ใน namespace ซึ่งเพิ่มขึ้นทีละหนึ่งทุกครั้งที่มี object ถูกสร้างใน namespace นั้น",
 					}},
-					{ID: "etcd-revision", Text: Text{
+					{ID: "etcd-revision", Text: i18n.Text{
 						EN: "An opaque marker that only increases, backed by etcd's revision, used to order a watch and resume it consistently",
 						TH: "marker แบบ opaque ที่มีแต่เพิ่มขึ้น อิง revision ของ etcd ใช้เรียงลำดับ watch และ resume มันได้อย่างสอดคล้อง",
 					}},
-					{ID: "api-version", Text: Text{
+					{ID: "api-version", Text: i18n.Text{
 						EN: "The version of the object's schema, such as v1 or v1beta1, which changes when its API is upgraded",
 						TH: "เวอร์ชันของ schema ของ object เช่น v1 หรือ v1beta1 ซึ่งเปลี่ยนเมื่อ API ของมันถูก upgrade",
 					}},
-					{ID: "write-time", Text: Text{
+					{ID: "write-time", Text: i18n.Text{
 						EN: "The time of the object's last write, in milliseconds since the epoch, which clients compare to tell which copy is newer",
 						TH: "เวลาที่ object ถูกเขียนครั้งล่าสุด นับเป็นมิลลิวินาทีตั้งแต่ epoch ซึ่ง client ใช้เทียบกันว่าสำเนาไหนใหม่กว่ากัน",
 					}},
 				},
 				Answer: "etcd-revision",
-				Explanation: Text{
+				Explanation: i18n.Text{
 					EN: "A list's resourceVersion (125 in the lesson) is etcd's logical clock when the list was read, not a count, a time or an API version (that is apiVersion). watch=1&resourceVersion=125 means: stream every change after exactly this point, replaying nothing you have and skipping nothing.",
 					TH: "resourceVersion ของ list (125 ในบทเรียน) คือ logical clock ของ etcd ตอนที่อ่าน list นั้น ไม่ใช่จำนวน ไม่ใช่เวลา และไม่ใช่เวอร์ชันของ API (นั่นคือ apiVersion) watch=1&resourceVersion=125 หมายถึง stream ทุกการเปลี่ยนแปลงหลังจุดนี้เป๊ะ ไม่ replay สิ่งที่มีแล้ว และไม่ข้ามอะไร",
 				},
-				Proof: Proof{Href: anchorResourceVersion, Label: Text{EN: "resourceVersion, read live", TH: "อ่าน resourceVersion แบบสด ๆ"}},
+				Proof: Proof{Href: anchorResourceVersion, Label: i18n.Text{EN: "resourceVersion, read live", TH: "อ่าน resourceVersion แบบสด ๆ"}},
 			},
 			{
 				ID:   "initial-added",
 				Kind: Choice,
-				Prompt: Text{
+				Prompt: i18n.Text{
 					EN: "Why do ADDED lines appear for Pods that already existed before the watch even started?",
 					TH: "ทำไมบรรทัด ADDED ถึงโผล่มาสำหรับ Pod ที่มีอยู่แล้วก่อน watch จะเริ่มด้วยซ้ำ?",
 				},
@@ -121,93 +123,93 @@ ADDED      gc-demo4-54cd5f4cd9-7jhlq         1/1     Running   0          116s
 ... (five more ADDED lines, one per existing Pod)
 MODIFIED   ssa-demo                          1/1     Running   0          118s`,
 				Options: []Option{
-					{ID: "kubectl-bug", Text: Text{
+					{ID: "kubectl-bug", Text: i18n.Text{
 						EN: "A kubectl bug: it replays a stale local cache of the pods when it starts, which newer kubectl versions no longer do",
 						TH: "บั๊กของ kubectl: มัน replay cache เก่าของ pod ที่อยู่ในเครื่องตอนเริ่มทำงาน ซึ่ง kubectl เวอร์ชันใหม่ ๆ ไม่ทำแล้ว",
 					}},
-					{ID: "initial-replay", Text: Text{
+					{ID: "initial-replay", Text: i18n.Text{
 						EN: "The watch begins from the current state: every existing Pod comes first as an ADDED, like a Reflector's initial list",
 						TH: "watch เริ่มจาก state ปัจจุบัน: Pod ทุกตัวที่มีอยู่มาก่อนในรูป ADDED เหมือน list เริ่มต้นของ Reflector",
 					}},
-					{ID: "recreated", Text: Text{
+					{ID: "recreated", Text: i18n.Text{
 						EN: "The Pods really were created again: opening a watch makes the node restart the pods it watches",
 						TH: "Pod เหล่านั้นถูกสร้างใหม่จริง ๆ: การเปิด watch ทำให้ node restart pod ที่ถูก watch อยู่",
 					}},
-					{ID: "added-means-new", Text: Text{
+					{ID: "added-means-new", Text: i18n.Text{
 						EN: "ADDED always means an object new to the cluster, so these Pods were created just before the watch",
 						TH: "ADDED แปลว่า object ใหม่กับ cluster เสมอ Pod เหล่านี้จึงเพิ่งถูกสร้างก่อน watch เริ่มไม่นาน",
 					}},
 				},
 				Answer: "initial-replay",
-				Explanation: Text{
+				Explanation: i18n.Text{
 					EN: "kubectl get --watch sends two requests (kubectl -v=6 shows them): a list, GET .../pods?limit=500, whose items kubectl itself prints as ADDED, one per existing Pod; then a watch from that list's resourceVersion, GET .../pods?resourceVersion=N&watch=true, which streams only real changes (the MODIFIED from the label). That is the list-then-watch start of client-go's classic Reflector; since client-go 1.35 the Reflector gets the same initial ADDED events from the server instead, in one streaming watch (sendInitialEvents=true) that ends them with a k8s.io/initial-events-end BOOKMARK. Nothing was created and kubectl is doing what it should.",
 					TH: "kubectl get --watch ส่งสอง request (kubectl -v=6 แสดงให้เห็น): list คือ GET .../pods?limit=500 ซึ่ง kubectl พิมพ์ item ของมันเป็น ADDED เอง หนึ่งตัวต่อ Pod ที่มีอยู่ แล้วจึง watch จาก resourceVersion ของ list นั้น คือ GET .../pods?resourceVersion=N&watch=true ซึ่ง stream เฉพาะการเปลี่ยนแปลงจริง (MODIFIED จากการ label) นี่คือการเริ่มแบบ list แล้ว watch ของ Reflector แบบดั้งเดิมของ client-go ตั้งแต่ client-go 1.35 Reflector ได้ event ADDED เริ่มต้นชุดเดียวกันจาก server แทน ใน watch แบบ streaming ตัวเดียว (sendInitialEvents=true) ที่ปิดท้ายด้วย BOOKMARK k8s.io/initial-events-end ไม่มีอะไรถูกสร้าง และ kubectl ทำงานถูกต้องแล้ว",
 				},
-				Proof: Proof{Href: anchorWatch, Label: Text{EN: "a watch and its MODIFIED event, live", TH: "watch และ event MODIFIED แบบสด ๆ"}},
+				Proof: Proof{Href: anchorWatch, Label: i18n.Text{EN: "a watch and its MODIFIED event, live", TH: "watch และ event MODIFIED แบบสด ๆ"}},
 			},
 			{
 				ID:   "etcd-raw",
 				Kind: Choice,
-				Prompt: Text{
+				Prompt: i18n.Text{
 					EN: "Why can't you simply cat a Pod's data out of etcd and read it as text?",
 					TH: "ทำไมคุณ cat ข้อมูล Pod ออกจาก etcd แล้วอ่านเป็นข้อความตรง ๆ ไม่ได้?",
 				},
 				Options: []Option{
-					{ID: "encrypted", Text: Text{
+					{ID: "encrypted", Text: i18n.Text{
 						EN: "etcd encrypts every value at rest by default, so the bytes stay unreadable without the cluster's key",
 						TH: "etcd เข้ารหัสทุกค่าที่เก็บไว้โดย default byte จึงอ่านไม่ออกถ้าไม่มี key ของ cluster",
 					}},
-					{ID: "protobuf", Text: Text{
+					{ID: "protobuf", Text: i18n.Text{
 						EN: `The value is stored as binary protobuf behind a literal k8s\0 prefix, not as JSON or YAML text`,
 						TH: `ค่าถูกเก็บเป็น protobuf แบบ binary หลัง prefix k8s\0 ตรงตัว ไม่ใช่ข้อความ JSON หรือ YAML`,
 					}},
-					{ID: "no-direct-reads", Text: Text{
+					{ID: "no-direct-reads", Text: i18n.Text{
 						EN: "etcd refuses reads from every client but the API server, so the command returns nothing",
 						TH: "etcd ปฏิเสธการอ่านจากทุก client ยกเว้น API server คำสั่งจึงไม่คืนอะไรกลับมาเลย",
 					}},
-					{ID: "pods-special", Text: Text{
+					{ID: "pods-special", Text: i18n.Text{
 						EN: "Pods alone are compressed before they are stored; every other kind is kept as plain JSON",
 						TH: "เฉพาะ Pod ถูกบีบอัดก่อนเก็บ ส่วน kind อื่นทุกชนิดเก็บเป็น JSON ธรรมดา",
 					}},
 				},
 				Answer: "protobuf",
-				Explanation: Text{
+				Explanation: i18n.Text{
 					EN: `etcdctl get /registry/pods/internals-demo/ssa-demo works (etcd allows the read) and prints a value that starts with k8s\0, a version marker, then binary protobuf: the encoding of every built-in kind, ConfigMaps included, not only Pods, and not encryption (only custom resources are stored as JSON). Reading it needs a protobuf decoder, and reading it at all bypasses the API server's authentication, RBAC and watch cache (admission never sees reads).`,
 					TH: `etcdctl get /registry/pods/internals-demo/ssa-demo อ่านได้ (etcd อนุญาต) และแสดงค่าที่ขึ้นต้นด้วย k8s\0 ตามด้วย version marker แล้วเป็น protobuf แบบ binary ซึ่งเป็น encoding ของ built-in kind ทุกตัว รวมทั้ง ConfigMap ไม่ใช่แค่ Pod และไม่ใช่การเข้ารหัส (มีแค่ custom resource ที่เก็บเป็น JSON) จะอ่านได้ต้องมี protobuf decoder และการอ่านแบบนี้ก็ข้าม authentication, RBAC และ watch cache ของ API server ไปทั้งหมด (admission ไม่เคยเห็นการอ่าน)`,
 				},
-				Proof: Proof{Href: anchorEtcd, Label: Text{EN: "a Pod's raw bytes in etcd, live", TH: "byte ดิบของ Pod ใน etcd แบบสด ๆ"}},
+				Proof: Proof{Href: anchorEtcd, Label: i18n.Text{EN: "a Pod's raw bytes in etcd, live", TH: "byte ดิบของ Pod ใน etcd แบบสด ๆ"}},
 			},
 			{
 				ID:   "crd-vs-aggregation",
 				Kind: Choice,
-				Prompt: Text{
+				Prompt: i18n.Text{
 					EN: "What is the real structural difference between a CRD and an aggregated APIService?",
 					TH: "ความต่างเชิงโครงสร้างจริงระหว่าง CRD กับ APIService แบบ aggregated คืออะไร?",
 				},
 				Options: []Option{
-					{ID: "same-thing", Text: Text{
+					{ID: "same-thing", Text: i18n.Text{
 						EN: "There is no real difference: both keep their objects in this cluster's etcd; the two names are only historical",
 						TH: "ไม่มีความต่างจริง: ทั้งสองเก็บ object ไว้ใน etcd ของ cluster นี้ ชื่อที่ต่างกันเป็นแค่เรื่องในอดีตเท่านั้น",
 					}},
-					{ID: "where-stored", Text: Text{
+					{ID: "where-stored", Text: i18n.Text{
 						EN: "A CRD is kept in this cluster's etcd and served by kube-apiserver; an APIService proxies to a server with its own storage",
 						TH: "CRD เก็บใน etcd ของ cluster นี้และ kube-apiserver serve เอง ส่วน APIService proxy ไปยัง server ที่มี storage ของตัวเอง",
 					}},
-					{ID: "crd-faster", Text: Text{
+					{ID: "crd-faster", Text: i18n.Text{
 						EN: "A CRD runs a separate server process for each of its resources, while an aggregated API always runs inside kube-apiserver itself",
 						TH: "CRD รัน server process แยกหนึ่งตัวต่อแต่ละ resource ของมัน ส่วน aggregated API รันอยู่ข้างใน kube-apiserver เองเสมอไม่มีข้อยกเว้น",
 					}},
-					{ID: "no-custom-fields", Text: Text{
+					{ID: "no-custom-fields", Text: i18n.Text{
 						EN: "An aggregated API cannot define fields of its own; only a CRD can add new kinds with their own schema",
 						TH: "aggregated API กำหนด field ของตัวเองไม่ได้เลย มีแค่ CRD เท่านั้นที่เพิ่ม kind ใหม่พร้อม schema ของตัวเองได้",
 					}},
 				},
 				Answer: "where-stored",
-				Explanation: Text{
+				Explanation: i18n.Text{
 					EN: "Both groups show up in /apis, but they are different mechanisms: apiextensions.k8s.io (CRDs) stores custom resources in this cluster's etcd and serves them from a schema, with no extra process; apiregistration.k8s.io (APIService) proxies a whole group to another server that owns its storage, like metrics-server for metrics.k8s.io. So restoring this cluster's etcd restores CRs, never an aggregated API's data. A CRD needs no process of its own (the extra process is the aggregated API's), and an aggregated server defines whatever types it likes.",
 					TH: "ทั้งสองกลุ่มโผล่ใน /apis แต่เป็นกลไกต่างกัน apiextensions.k8s.io (CRD) เก็บ custom resource ใน etcd ของ cluster นี้และ serve จาก schema ไม่มี process เพิ่ม ส่วน apiregistration.k8s.io (APIService) proxy ทั้ง group ไปยัง server อื่นที่เป็นเจ้าของ storage เอง เช่น metrics-server สำหรับ metrics.k8s.io ดังนั้น restore etcd ของ cluster นี้ได้ CR กลับมา แต่ไม่เคยได้ข้อมูลของ aggregated API CRD ไม่ต้องมี process ของตัวเอง (process เพิ่มเป็นของ aggregated API) และ aggregated server กำหนด type ของตัวเองได้ตามใจ",
 				},
-				Proof: Proof{Href: anchorAggregation, Label: Text{EN: "API groups from discovery, live", TH: "API group จาก discovery แบบสด ๆ"}},
+				Proof: Proof{Href: anchorAggregation, Label: i18n.Text{EN: "API groups from discovery, live", TH: "API group จาก discovery แบบสด ๆ"}},
 			},
 		},
 	}

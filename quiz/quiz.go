@@ -9,38 +9,11 @@
 // has been graded.
 package quiz
 
-import "fmt"
+import (
+	"fmt"
 
-// Lang is a language the bank is written in.
-type Lang string
-
-// The languages of the lesson.
-const (
-	English Lang = "en"
-	Thai    Lang = "th"
+	"github.com/kubelab/kubelab/web/i18n"
 )
-
-// ParseLang returns the language named s, English for anything else.
-func ParseLang(s string) Lang {
-	if Lang(s) == Thai {
-		return Thai
-	}
-	return English
-}
-
-// Text is a string in each of the lesson's languages.
-type Text struct {
-	EN string
-	TH string
-}
-
-// In returns the text in lang, falling back to English.
-func (t Text) In(lang Lang) string {
-	if lang == Thai && t.TH != "" {
-		return t.TH
-	}
-	return t.EN
-}
 
 // Kind says how a question is answered.
 type Kind string
@@ -57,7 +30,7 @@ const (
 // SpotTheBug snippet may be wrong. Its ID is what a submission names.
 type Option struct {
 	ID   string
-	Text Text
+	Text i18n.Text
 }
 
 // Bug is one bug in a SpotTheBug snippet: found by marking any of Lines
@@ -66,7 +39,7 @@ type Bug struct {
 	ID          string
 	Lines       []int
 	Reason      string
-	Explanation Text
+	Explanation i18n.Text
 	Proof       Proof
 }
 
@@ -74,7 +47,7 @@ type Bug struct {
 type Proof struct {
 	// Href is a lesson page anchor such as /lesson#watch.
 	Href  string
-	Label Text
+	Label i18n.Text
 }
 
 // Question is one question of a quiz, answers included: only the grader
@@ -82,7 +55,7 @@ type Proof struct {
 type Question struct {
 	ID     string
 	Kind   Kind
-	Prompt Text
+	Prompt i18n.Text
 	// Snippet is shown with the prompt: a command's output for a Choice
 	// question, the code to review for SpotTheBug (one line per line).
 	Snippet string
@@ -92,7 +65,7 @@ type Question struct {
 	Answer string
 	// Bugs are the bugs of a SpotTheBug question; each is worth a point.
 	Bugs        []Bug
-	Explanation Text
+	Explanation i18n.Text
 	Proof       Proof
 }
 
@@ -117,8 +90,8 @@ func (q *Question) Option(id string) (Option, bool) {
 // Quiz is a titled list of questions.
 type Quiz struct {
 	ID        string
-	Title     Text
-	Intro     Text
+	Title     i18n.Text
+	Intro     i18n.Text
 	Questions []Question
 }
 

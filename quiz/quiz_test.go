@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // The lesson's answers, from its "Show the answer" and answer key.
@@ -43,7 +44,7 @@ func TestLessonBank(t *testing.T) {
 		if len(qu.Options) != 4 {
 			t.Errorf("%s: %d options, want 4", qu.ID, len(qu.Options))
 		}
-		for _, text := range []quiz.Text{qu.Prompt, qu.Explanation, qu.Proof.Label} {
+		for _, text := range []i18n.Text{qu.Prompt, qu.Explanation, qu.Proof.Label} {
 			if text.EN == "" || text.TH == "" {
 				t.Errorf("%s: missing a translation: %+v", qu.ID, text)
 			}
@@ -123,7 +124,7 @@ func TestRightAnswersAreNotTheLongest(t *testing.T) {
 			for _, b := range qu.Bugs {
 				right[b.Reason] = true
 			}
-			for _, lang := range []quiz.Lang{quiz.English, quiz.Thai} {
+			for _, lang := range []i18n.Lang{i18n.English, i18n.Thai} {
 				longestRight, longestWrong, shortestWrong := 0, 0, 1<<30
 				for _, o := range qu.Options {
 					text := o.Text.In(lang)
@@ -154,7 +155,7 @@ func TestRightAnswersAreNotTheLongest(t *testing.T) {
 // of every question, knowing nothing, scores at most two of five.
 func TestPickingTheLongestDoesNotPass(t *testing.T) {
 	q := watchQuiz(t)
-	for _, lang := range []quiz.Lang{quiz.English, quiz.Thai} {
+	for _, lang := range []i18n.Lang{i18n.English, i18n.Thai} {
 		var answers []quiz.Answer
 		for _, qu := range q.Questions {
 			longest := qu.Options[0]
@@ -268,7 +269,7 @@ func TestValidate(t *testing.T) {
 // not even the bank's option ids.
 func TestViewHasNoAnswers(t *testing.T) {
 	for _, q := range quiz.Lesson().Quizzes() {
-		for _, lang := range []quiz.Lang{quiz.English, quiz.Thai} {
+		for _, lang := range []i18n.Lang{i18n.English, i18n.Thai} {
 			v := q.View(q.NewAttempt("alice", "", time.Now()), lang)
 			b, err := json.Marshal(v)
 			if err != nil {
@@ -304,11 +305,11 @@ func TestViewHasNoAnswers(t *testing.T) {
 func TestViewLanguage(t *testing.T) {
 	q := watchQuiz(t)
 	a := q.NewAttempt("alice", "", time.Now())
-	th, en := q.View(a, quiz.Thai), q.View(a, quiz.English)
+	th, en := q.View(a, i18n.Thai), q.View(a, i18n.English)
 	if th.Questions[0].Prompt != q.Questions[0].Prompt.TH || en.Questions[0].Prompt != q.Questions[0].Prompt.EN {
 		t.Errorf("prompts: %q / %q", th.Questions[0].Prompt, en.Questions[0].Prompt)
 	}
-	if quiz.ParseLang("th") != quiz.Thai || quiz.ParseLang("fr") != quiz.English || quiz.ParseLang("") != quiz.English {
+	if i18n.Parse("th") != i18n.Thai || i18n.Parse("fr") != i18n.English || i18n.Parse("") != i18n.English {
 		t.Error("ParseLang")
 	}
 }
@@ -328,5 +329,13 @@ func TestNewBankCatchesMistakes(t *testing.T) {
 	ok := &quiz.Quiz{ID: "a", Questions: []quiz.Question{{ID: "q", Kind: quiz.Choice, Options: []quiz.Option{{ID: "x"}}, Answer: "x"}}}
 	if _, err := quiz.NewBank(ok, ok); err == nil {
 		t.Error("two quizzes with one id accepted")
+	}
+}
+
+// Every Text of the bank (titles, prompts, options, reasons,
+// explanations, proofs) has both languages.
+func TestBankIsTranslated(t *testing.T) {
+	for _, m := range i18n.Untranslated(quiz.Lesson()) {
+		t.Error(m)
 	}
 }

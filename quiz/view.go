@@ -1,5 +1,7 @@
 package quiz
 
+import "github.com/kubelab/kubelab/web/i18n"
+
 // View is a quiz as a student sees it before submitting: in one language,
 // options in the order and under the ids of one attempt, and no field that
 // could hold an answer or an explanation.
@@ -8,7 +10,7 @@ type View struct {
 	Attempt string `json:"attempt"`
 	// Number is the attempt's place among the student's attempts, from 1.
 	Number       int            `json:"number"`
-	Lang         Lang           `json:"lang"`
+	Lang         i18n.Lang      `json:"lang"`
 	Title        string         `json:"title"`
 	Intro        string         `json:"intro"`
 	ScoreMaximum int            `json:"scoreMaximum"`
@@ -39,7 +41,7 @@ type OptionView struct {
 
 // View returns the quiz as attempt a shows it in lang: every question's
 // options in a's order, under a's ids.
-func (q *Quiz) View(a *Attempt, lang Lang) View {
+func (q *Quiz) View(a *Attempt, lang i18n.Lang) View {
 	v := View{
 		Quiz: q.ID, Attempt: a.ID, Number: a.Number, Lang: lang,
 		Title: q.Title.In(lang), Intro: q.Intro.In(lang), ScoreMaximum: q.Max(),

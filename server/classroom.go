@@ -28,6 +28,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/web"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // sessionLifetime is how long a browser stays signed in: as long as the
@@ -460,5 +461,5 @@ func wantsJSON(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "application/json")
 }
 
-// pageLang is the page's language, by the site's one rule (web.LangOf).
-func pageLang(c echo.Context) string { return web.LangOf(c.Request()) }
+// pageLang is the page's language, by the site's one rule (i18n.Of).
+func pageLang(c echo.Context) i18n.Lang { return i18n.Of(c.Request()) }

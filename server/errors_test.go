@@ -154,6 +154,8 @@ func TestEveryPageFollowsOneLanguageRule(t *testing.T) {
 			{"", "", "th-TH,th;q=0.9", "th"},
 			{"", "en", "th-TH,th;q=0.9", "en"},
 			{"?lang=th", "en", "en-US", "th"},
+			// A language the site lacks says nothing: the next source decides.
+			{"?lang=fr", "th", "en-US", "th"},
 		} {
 			if got := langOf(page+c.query, c.cookie, c.accept); got != c.want {
 				t.Errorf("%s%s with cookie %q and Accept-Language %q: lang %q, want %q", page, c.query, c.cookie, c.accept, got, c.want)

@@ -325,7 +325,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	s.pageNotFound = ui.NotFound
 	kubeconfig, _ := filepath.Abs(s.kubeconfig)
 	term := terminal.Install(s.echo, terminal.Config{Router: s.echo, Etcd: s.etcd.Client(), Classroom: s.cfg.Classroom,
-		Kubeconfig: kubeconfig, Websockets: websockets, Lang: webui.Lang, Logger: s.log})
+		Kubeconfig: kubeconfig, Websockets: websockets, Logger: s.log})
 	s.OnShutdown(func(context.Context) { term.Close() })
 	labs, err := labhttp.Install(s.echo, labhttp.Config{API: api, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
 		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.mintDashboardSession, SessionCookie: authn.NewSessionCookie,

@@ -5,17 +5,16 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 //go:embed content/*.txt
 var contentFS embed.FS
 
-// Langs are the lesson's languages, the default first.
-var Langs = []string{"en", "th"}
-
 // Lesson is the lesson in one language: its pages in reading order.
 type Lesson struct {
-	Lang  string
+	Lang  i18n.Lang
 	Pages []*LessonPage
 }
 
@@ -66,10 +65,10 @@ type Block struct {
 var widgets = map[string]bool{"flowchart": true, "tracer": true, "timeline": true, "inspector": true, "pollwatch": true}
 
 // LoadLessons parses the embedded lesson files, one per language.
-func LoadLessons() (map[string]*Lesson, error) {
-	out := map[string]*Lesson{}
-	for _, lang := range Langs {
-		b, err := contentFS.ReadFile("content/" + lang + ".txt")
+func LoadLessons() (map[i18n.Lang]*Lesson, error) {
+	out := map[i18n.Lang]*Lesson{}
+	for _, lang := range i18n.Langs {
+		b, err := contentFS.ReadFile("content/" + string(lang) + ".txt")
 		if err != nil {
 			return nil, err
 		}
@@ -89,7 +88,7 @@ func LoadLessons() (map[string]*Lesson, error) {
 // answer, shown once the student has submitted it), "!!fix" ... "!!" a
 // correction to the source (its "$ " lines are the proof); other lines are
 // paragraphs.
-func ParseLesson(lang, src string) (*Lesson, error) {
+func ParseLesson(lang i18n.Lang, src string) (*Lesson, error) {
 	l := &Lesson{Lang: lang}
 	var page *LessonPage
 	sc := bufio.NewScanner(strings.NewReader(src))

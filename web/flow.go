@@ -1,6 +1,10 @@
 package web
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/kubelab/kubelab/web/i18n"
+)
 
 // FlowNode is one box of the request-path flowchart.
 type FlowNode struct {
@@ -18,8 +22,9 @@ const (
 	flowTop   = 14
 )
 
-var flowLabels = map[string][][]string{
-	"en": {
+// flowLabels are the flowchart's boxes, a list of lines each.
+var flowLabels = i18n.Catalog[[][]string]{
+	i18n.English: {
 		{"Client", "kubectl / client-go", "/ scheduler"},
 		{"Authentication"},
 		{"Authorization", "(RBAC)"},
@@ -29,7 +34,7 @@ var flowLabels = map[string][][]string{
 		{"Storage: a write", "goes to etcd;", "the watch cache", "follows etcd"},
 		{"Watch stream,", "resourceVersion-", "ordered"},
 	},
-	"th": {
+	i18n.Thai: {
 		{"Client", "kubectl / client-go", "/ scheduler"},
 		{"Authentication"},
 		{"Authorization", "(RBAC)"},
@@ -45,8 +50,8 @@ var flowStages = []string{"client", "authentication", "authorization", "mutating
 	"validation", "validating-admission", "storage", "watch"}
 
 // FlowNodes lays out the lesson's request path, left to right.
-func FlowNodes(lang string) []FlowNode {
-	labels := flowLabels[NormalizeLang(lang)]
+func FlowNodes(lang i18n.Lang) []FlowNode {
+	labels := flowLabels.In(lang)
 	out := make([]FlowNode, len(flowStages))
 	for i, s := range flowStages {
 		out[i] = FlowNode{Stage: s, Lines: labels[i], X: 2 + i*(flowNodeW+flowGap)}

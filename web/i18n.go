@@ -1,31 +1,23 @@
 package web
 
-// T returns the interface string key in lang, falling back to English.
-func T(lang, key string) string {
-	if s, ok := uiStrings[lang][key]; ok {
-		return s
-	}
-	if s, ok := uiStrings["en"][key]; ok {
+import (
+	"strings"
+
+	"github.com/kubelab/kubelab/web/i18n"
+)
+
+// T is the interface's string key in lang; the key itself if there is
+// none, which the catalogue's test makes sure never ships.
+func T(lang i18n.Lang, key string) string {
+	if s, ok := uiStrings.In(lang)[key]; ok {
 		return s
 	}
 	return key
 }
 
-// LangName is a language's name in that language, for the switch.
-var LangName = map[string]string{"en": "English", "th": "ไทย"}
-
-// NormalizeLang returns lang if the lesson has it, else the default.
-func NormalizeLang(lang string) string {
-	for _, l := range Langs {
-		if l == lang {
-			return l
-		}
-	}
-	return Langs[0]
-}
-
-var uiStrings = map[string]map[string]string{
-	"en": {
+// uiStrings are the lesson's and the live views' own words, by key.
+var uiStrings = i18n.Catalog[map[string]string]{
+	i18n.English: {
 		"brand.tagline":          "API Server and etcd Watch",
 		"skip":                   "Skip to content",
 		"nav.lesson":             "Lesson",
@@ -55,9 +47,6 @@ var uiStrings = map[string]map[string]string{
 		"run.printed":            "What the command prints, from that response",
 		"run.ns":                 "Runs in your namespace",
 		"run.value":              "Label value",
-		"run.running":            "running",
-		"run.done":               "done",
-		"run.stopped":            "stopped",
 		"run.offline":            "kubelab runs etcd inside its own process, not as a pod in kube-system, so this one is shown as recorded.",
 		"run.inspector":          "Run it live reads the same key straight from kubelab's etcd; the inspector below decodes every byte.",
 		"run.etcd":               "etcdctl talks to etcd itself, not to the API server: on a kubelab of your own it reaches the embedded etcd on 127.0.0.1:2379. In a class, students have no access to etcd, so this cannot run from your terminal:",
@@ -109,8 +98,6 @@ var uiStrings = map[string]map[string]string{
 		"pw.bytes":               "Bytes moved",
 		"pw.delay":               "Noticed after",
 		"conn.connecting":        "connecting",
-		"conn.live":              "live",
-		"conn.reconnect":         "reconnecting",
 		"lab.title":              "Live lab",
 		"lab.intro":              "The lesson's live views side by side. They show the real API server and the real etcd behind this page.",
 		"notfound.title":         "Page not found",
@@ -152,8 +139,46 @@ var uiStrings = map[string]map[string]string{
 		"own.copied":      "Copied",
 		"own.etcdLocal":   "etcdctl reads the embedded member too; in this terminal try etcdctl get /registry/pods/ --prefix --keys-only.",
 		"own.etcdClass":   "In a class, etcdctl is not offered: it reads etcd past RBAC. The etcd inspector on the lesson's pages shows your namespace's keys.",
+		// The scripts' words (keys after "js."), sent to the browser by
+		// the layout; {name} is filled in by the script.
+		"js.connecting":          "connecting",
+		"js.live":                "live",
+		"js.reconnecting":        "reconnecting in",
+		"js.down":                "closed",
+		"js.run.running":         "running…",
+		"js.run.done":            "done",
+		"js.run.stopped":         "stopped",
+		"js.run.failed":          "failed",
+		"js.run.failedAt":        "Failed:",
+		"js.run.lost":            "connection lost",
+		"js.insp.bytes":          "bytes",
+		"js.insp.prefix":         "the k8s\\x00 prefix",
+		"js.tracer.source":       "sent by a kubelab page on your behalf",
+		"js.tracer.total":        "the request's total time",
+		"js.tracer.stages":       "pipeline stages",
+		"js.tracer.stoppedAt":    "Stopped at {why}",
+		"js.tl.paused":           "paused",
+		"js.tl.watcher":          "Watcher",
+		"js.tl.now":              "now",
+		"js.tl.window":           "window",
+		"js.tl.etcd":             "etcd compacted",
+		"js.tl.windowText":       "starts at rv {start} · {kept} of {capacity} events kept · oldest {age} s old (a full window drops it only at {fresh} s; younger, it grows)",
+		"js.tl.nothingCompacted": "nothing compacted yet",
+		"js.tl.compactedText":    "compacted at rv {rv}: reads of etcd below it get 410",
+		"js.tl.bLive":            "Watcher B is following. Pause it to let it fall behind.",
+		"js.tl.bPaused":          "Watcher B stopped at rv {rv}. Change the pod so that B misses a change.",
+		"js.tl.bWait":            "Watcher B stopped at rv {rv} and missed a change. The window keeps that change until it is {fresh} s old; then push the window past B.",
+		"js.tl.left":             "{s} s to go",
+		"js.tl.bReady":           "Watcher B stopped at rv {rv}; the change it missed is old enough. Push the window past B, then resume B.",
+		"js.tl.bPast":            "The window now starts at rv {start}, past B's rv {rv}: resume B to get 410.",
+		"js.tl.pushPast":         "PUSH {n} label PATCHes to pod ssa-demo: the window starts at rv {start}, past watcher B",
+		"js.tl.pushShort":        "PUSH {n} label PATCHes to pod ssa-demo: the window starts at rv {start}, not yet past watcher B",
+		"js.tl.pushFailed":       "push refused",
+		"js.tl.compact":          "COMPACT etcd at rv {rv}: etcd forgets older revisions. The watch cache's window does not move: watches are served from it as before.",
+		"js.tl.compactFailed":    "compact failed",
+		"js.tl.labelFailed":      "label failed",
 	},
-	"th": {
+	i18n.Thai: {
 		"brand.tagline":          "API Server และ etcd Watch",
 		"skip":                   "ข้ามไปที่เนื้อหา",
 		"nav.lesson":             "บทเรียน",
@@ -183,9 +208,6 @@ var uiStrings = map[string]map[string]string{
 		"run.printed":            "สิ่งที่คำสั่งพิมพ์ออกมา จาก response นั้น",
 		"run.ns":                 "รันใน namespace ของคุณ",
 		"run.value":              "ค่า label",
-		"run.running":            "กำลังรัน",
-		"run.done":               "เสร็จแล้ว",
-		"run.stopped":            "หยุดแล้ว",
 		"run.offline":            "kubelab รัน etcd อยู่ใน process ของตัวเอง ไม่ได้เป็น pod ใน kube-system ตัวอย่างนี้จึงแสดงตามที่บันทึกไว้",
 		"run.inspector":          "รันสดจะอ่าน key เดียวกันตรงจาก etcd ของ kubelab ส่วน inspector ด้านล่าง decode ให้ทุก byte",
 		"run.etcd":               "etcdctl คุยกับ etcd โดยตรง ไม่ผ่าน API server: บน kubelab ของคุณเองมันเข้าถึง etcd ที่ฝังอยู่ได้ที่ 127.0.0.1:2379 แต่ในห้องเรียน นักเรียนเข้าถึง etcd ไม่ได้ คำสั่งนี้จึงรันจาก terminal ของคุณไม่ได้",
@@ -237,8 +259,6 @@ var uiStrings = map[string]map[string]string{
 		"pw.bytes":               "byte ที่ส่ง",
 		"pw.delay":               "เห็นหลังจาก",
 		"conn.connecting":        "กำลังเชื่อมต่อ",
-		"conn.live":              "สด",
-		"conn.reconnect":         "กำลังเชื่อมต่อใหม่",
 		"lab.title":              "ห้องทดลองสด",
 		"lab.intro":              "มุมมองสดทั้งหมดของบทเรียนในหน้าเดียว แสดง API server จริงและ etcd จริงที่อยู่หลังหน้านี้",
 		"notfound.title":         "ไม่พบหน้านี้",
@@ -255,30 +275,93 @@ var uiStrings = map[string]map[string]string{
 		"answer.waiting":         "คุณส่งแล้ว แต่นโยบายการเฉลยของผู้สอนยังไม่ให้แสดงเฉลย",
 		"answer.see":             "ดูผลของคุณ",
 		// The terminal (kubectl in the browser).
-		"term.title":      "เทอร์มินัล",
-		"term.lead":       "kubectl ตัวจริงที่ kubelab รันให้คุณ คำขอของทุกคำสั่งผ่านไปป์ไลน์เดียวกับ kubectl ของคุณเอง และแสดงในตัวติดตาม (tracer) ว่าเป็นของคุณ",
-		"term.label":      "เทอร์มินัล kubectl",
-		"term.dock":       "เทอร์มินัล: kubectl",
-		"term.hint":       "พิมพ์คำสั่ง เช่น kubectl get pods -w กด Tab เพื่อเติมคำ ลูกศรขึ้นลงเพื่อเรียกประวัติ Ctrl-C เพื่อหยุดคำสั่งที่กำลังรัน",
-		"term.stdin":      "stdin สำหรับ kubectl apply -f -",
-		"term.stdinHelp":  "วาง YAML ที่นี่ เป็นสิ่งที่ -f - อ่าน เหมือน heredoc ที่นี่ไม่มีเชลล์ จึงไม่มีไพป์หรือการเปลี่ยนทิศทาง",
-		"term.ctrlc":      "หยุด (Ctrl-C)",
-		"term.clear":      "ล้างจอ",
-		"term.connecting": "กำลังเชื่อมต่อ…",
-		"term.ready":      "พร้อม",
-		"term.running":    "กำลังรัน",
-		"term.closed":     "หลุดการเชื่อมต่อ กำลังเชื่อมต่อใหม่…",
-		"term.loading":    "กำลังโหลดเทอร์มินัล…",
-		"term.as":         "คุณคือ",
-		"term.in":         "เนมสเปซ",
-		"term.open":       "เปิดเทอร์มินัลในหน้าของมันเอง",
-		"own.title":       "ใช้ kubectl ของคุณเอง",
-		"own.localBody":   "kubelab เขียน kubeconfig ของผู้ดูแลไว้ตอนเริ่มทำงาน ในเชลล์บนเครื่องนี้ ให้รัน:",
-		"own.classBody":   "ดาวน์โหลด kubeconfig สำหรับ kubectl ของคุณเอง (ดาวน์โหลดแต่ละครั้งได้โทเค็นใหม่ของคุณ) แล้วชี้ kubectl ไปที่ไฟล์นั้น:",
-		"own.download":    "ดาวน์โหลด kubeconfig",
-		"own.copy":        "คัดลอก",
-		"own.copied":      "คัดลอกแล้ว",
-		"own.etcdLocal":   "etcdctl อ่านสมาชิก etcd ที่ฝังอยู่ได้ด้วย ในเทอร์มินัลนี้ลอง etcdctl get /registry/pods/ --prefix --keys-only",
-		"own.etcdClass":   "ในชั้นเรียนไม่มี etcdctl ให้ใช้ เพราะอ่าน etcd โดยข้าม RBAC ตัวตรวจ etcd (inspector) ในหน้าบทเรียนแสดงคีย์ในเนมสเปซของคุณ",
+		"term.title":             "เทอร์มินัล",
+		"term.lead":              "kubectl ตัวจริงที่ kubelab รันให้คุณ คำขอของทุกคำสั่งผ่านไปป์ไลน์เดียวกับ kubectl ของคุณเอง และแสดงในตัวติดตาม (tracer) ว่าเป็นของคุณ",
+		"term.label":             "เทอร์มินัล kubectl",
+		"term.dock":              "เทอร์มินัล: kubectl",
+		"term.hint":              "พิมพ์คำสั่ง เช่น kubectl get pods -w กด Tab เพื่อเติมคำ ลูกศรขึ้นลงเพื่อเรียกประวัติ Ctrl-C เพื่อหยุดคำสั่งที่กำลังรัน",
+		"term.stdin":             "stdin สำหรับ kubectl apply -f -",
+		"term.stdinHelp":         "วาง YAML ที่นี่ เป็นสิ่งที่ -f - อ่าน เหมือน heredoc ที่นี่ไม่มีเชลล์ จึงไม่มีไพป์หรือการเปลี่ยนทิศทาง",
+		"term.ctrlc":             "หยุด (Ctrl-C)",
+		"term.clear":             "ล้างจอ",
+		"term.connecting":        "กำลังเชื่อมต่อ…",
+		"term.ready":             "พร้อม",
+		"term.running":           "กำลังรัน",
+		"term.closed":            "หลุดการเชื่อมต่อ กำลังเชื่อมต่อใหม่…",
+		"term.loading":           "กำลังโหลดเทอร์มินัล…",
+		"term.as":                "คุณคือ",
+		"term.in":                "เนมสเปซ",
+		"term.open":              "เปิดเทอร์มินัลในหน้าของมันเอง",
+		"own.title":              "ใช้ kubectl ของคุณเอง",
+		"own.localBody":          "kubelab เขียน kubeconfig ของผู้ดูแลไว้ตอนเริ่มทำงาน ในเชลล์บนเครื่องนี้ ให้รัน:",
+		"own.classBody":          "ดาวน์โหลด kubeconfig สำหรับ kubectl ของคุณเอง (ดาวน์โหลดแต่ละครั้งได้โทเค็นใหม่ของคุณ) แล้วชี้ kubectl ไปที่ไฟล์นั้น:",
+		"own.download":           "ดาวน์โหลด kubeconfig",
+		"own.copy":               "คัดลอก",
+		"own.copied":             "คัดลอกแล้ว",
+		"own.etcdLocal":          "etcdctl อ่านสมาชิก etcd ที่ฝังอยู่ได้ด้วย ในเทอร์มินัลนี้ลอง etcdctl get /registry/pods/ --prefix --keys-only",
+		"own.etcdClass":          "ในชั้นเรียนไม่มี etcdctl ให้ใช้ เพราะอ่าน etcd โดยข้าม RBAC ตัวตรวจ etcd (inspector) ในหน้าบทเรียนแสดงคีย์ในเนมสเปซของคุณ",
+		"js.connecting":          "กำลังเชื่อมต่อ",
+		"js.live":                "สด",
+		"js.reconnecting":        "เชื่อมต่อใหม่ใน",
+		"js.down":                "ปิดแล้ว",
+		"js.run.running":         "กำลังรัน…",
+		"js.run.done":            "เสร็จแล้ว",
+		"js.run.stopped":         "หยุดแล้ว",
+		"js.run.failed":          "ล้มเหลว",
+		"js.run.failedAt":        "ล้มเหลว:",
+		"js.run.lost":            "การเชื่อมต่อหลุด",
+		"js.insp.bytes":          "byte",
+		"js.insp.prefix":         "prefix k8s\\x00",
+		"js.tracer.source":       "ส่งโดยหน้าเว็บของ kubelab ในนามของคุณ",
+		"js.tracer.total":        "เวลาทั้งหมดของ request",
+		"js.tracer.stages":       "ขั้นของ pipeline",
+		"js.tracer.stoppedAt":    "หยุดที่ {why}",
+		"js.tl.paused":           "หยุดอยู่",
+		"js.tl.watcher":          "Watcher",
+		"js.tl.now":              "ตอนนี้",
+		"js.tl.window":           "หน้าต่าง",
+		"js.tl.etcd":             "etcd compact แล้ว",
+		"js.tl.windowText":       "เริ่มที่ rv {start} · เก็บ {kept} จาก {capacity} event · event เก่าสุดอายุ {age} วินาที (หน้าต่างที่เต็มจะทิ้งมันได้เมื่ออายุถึง {fresh} วินาที ถ้ายังอ่อนกว่านั้นหน้าต่างจะขยายแทน)",
+		"js.tl.nothingCompacted": "ยังไม่มีการ compact",
+		"js.tl.compactedText":    "compact แล้วที่ rv {rv}: การอ่าน etcd ที่ต่ำกว่านี้จะได้ 410",
+		"js.tl.bLive":            "Watcher B กำลังตามอยู่ กดหยุดเพื่อให้มันตามหลัง",
+		"js.tl.bPaused":          "Watcher B หยุดที่ rv {rv} เปลี่ยน pod เพื่อให้ B พลาดการเปลี่ยนแปลงหนึ่งครั้ง",
+		"js.tl.bWait":            "Watcher B หยุดที่ rv {rv} และพลาดการเปลี่ยนแปลงไปแล้ว หน้าต่างจะเก็บการเปลี่ยนแปลงนั้นไว้จนอายุถึง {fresh} วินาที แล้วจึงดันหน้าต่างให้เลย B",
+		"js.tl.left":             "อีก {s} วินาที",
+		"js.tl.bReady":           "Watcher B หยุดที่ rv {rv} การเปลี่ยนแปลงที่มันพลาดเก่าพอแล้ว ดันหน้าต่างให้เลย B แล้วให้ B ทำงานต่อ",
+		"js.tl.bPast":            "ตอนนี้หน้าต่างเริ่มที่ rv {start} เลย rv {rv} ของ B แล้ว ให้ B ทำงานต่อเพื่อรับ 410",
+		"js.tl.pushPast":         "PUSH PATCH label ของ pod ssa-demo {n} ครั้ง: หน้าต่างเริ่มที่ rv {start} เลย watcher B แล้ว",
+		"js.tl.pushShort":        "PUSH PATCH label ของ pod ssa-demo {n} ครั้ง: หน้าต่างเริ่มที่ rv {start} ยังไม่เลย watcher B",
+		"js.tl.pushFailed":       "ดันไม่ได้",
+		"js.tl.compact":          "COMPACT etcd ที่ rv {rv}: etcd ลืม revision ที่เก่ากว่านี้ หน้าต่างของ watch cache ไม่ได้เลื่อน watch ยังได้รับบริการจากมันเหมือนเดิม",
+		"js.tl.compactFailed":    "compact ไม่สำเร็จ",
+		"js.tl.labelFailed":      "label ไม่สำเร็จ",
 	},
+}
+
+// scriptPrefix marks the words the browser's scripts say.
+const scriptPrefix = "js."
+
+// scriptWords are, for each language, the scripts' words by key without
+// the prefix: the layout sends the page's language's as JSON, so that the
+// scripts speak from this one catalogue rather than their own.
+var scriptWords = func() map[i18n.Lang]map[string]string {
+	out := map[i18n.Lang]map[string]string{}
+	for _, lang := range i18n.Langs {
+		out[lang] = map[string]string{}
+		for k, v := range uiStrings.In(lang) {
+			if name, ok := strings.CutPrefix(k, scriptPrefix); ok {
+				out[lang][name] = v
+			}
+		}
+	}
+	return out
+}()
+
+// wordsForScripts are the words of the page's scripts in lang.
+func wordsForScripts(lang i18n.Lang) map[string]string {
+	if w, ok := scriptWords[lang]; ok {
+		return w
+	}
+	return scriptWords[i18n.English]
 }

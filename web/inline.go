@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/a-h/templ"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // LiveCommands are the lesson's commands that "Run it live" can run; the
@@ -40,8 +41,8 @@ func inlineText(text string) templ.Component {
 // SectionPage is Page for the pages of one section of the top navigation
 // ("quiz"), which it marks as current: the layout other packages' pages
 // are given.
-func SectionPage(section string) func(title, lang string, body templ.Component) templ.Component {
-	return func(title, lang string, body templ.Component) templ.Component {
+func SectionPage(section string) func(title string, lang i18n.Lang, body templ.Component) templ.Component {
+	return func(title string, lang i18n.Lang, body templ.Component) templ.Component {
 		return PageWith(Meta{Title: title, Lang: lang, Section: section}, body)
 	}
 }

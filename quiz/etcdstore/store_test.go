@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/storage/storagetest"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // issue issues student an attempt at quizID, as the quiz page does.
@@ -27,7 +28,7 @@ func issue(t *testing.T, s *Store, student, class, quizID string, limit int) (*q
 func submitBlank(t *testing.T, s *Store, a *quiz.Attempt, limit int) error {
 	t.Helper()
 	q, _ := quiz.Lesson().Quiz(a.Quiz)
-	if err := q.GradeAttempt(a, nil, quiz.English, time.Now()); err != nil {
+	if err := q.GradeAttempt(a, nil, i18n.English, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return s.Submit(context.Background(), a, limit)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubelab/kubelab/labs"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 func TestAgo(t *testing.T) {
@@ -24,10 +24,10 @@ func TestAgo(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			at := now.Add(-tc.before)
-			if got := ago(now, at, ui(labs.English)); got != tc.en {
+			if got := ago(now, at, ui(i18n.English)); got != tc.en {
 				t.Errorf("English: %q, want %q", got, tc.en)
 			}
-			if got := ago(now, at, ui(labs.Thai)); got != tc.th {
+			if got := ago(now, at, ui(i18n.Thai)); got != tc.th {
 				t.Errorf("Thai: %q, want %q", got, tc.th)
 			}
 		})
@@ -37,7 +37,7 @@ func TestAgo(t *testing.T) {
 // Every word of the pages has a Thai translation: a key added in English
 // only would show an empty string in Thai.
 func TestEveryStringInBothLanguages(t *testing.T) {
-	for _, l := range []labs.Lang{labs.English, labs.Thai} {
+	for _, l := range []i18n.Lang{i18n.English, i18n.Thai} {
 		v := reflect.ValueOf(texts[l])
 		for i := range v.NumField() {
 			if v.Field(i).String() == "" {

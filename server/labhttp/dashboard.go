@@ -16,6 +16,7 @@ import (
 	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // dashboardTick refreshes dashboards that saw no progress, so that a
@@ -98,7 +99,7 @@ func (h *handlers) classSnapshot(ctx context.Context) (*ClassView, error) {
 		}
 	}
 	now := h.cfg.Now()
-	v := &ClassView{Generated: now, StuckAfter: h.cfg.StuckAfter.String(), Labs: listView(h.svc.labs, labs.NewProgress("", "", ""), labs.English).Items}
+	v := &ClassView{Generated: now, StuckAfter: h.cfg.StuckAfter.String(), Labs: listView(h.svc.labs, labs.NewProgress("", "", ""), i18n.English).Items}
 	rows := map[string]*StudentRow{}
 	rowOf := func(user, class string) *StudentRow {
 		r, ok := rows[user]
@@ -171,7 +172,7 @@ func (h *handlers) addProgress(v *ClassView, r *StudentRow, p *labs.Progress, no
 }
 
 // dashboardRowsHTML draws the class table's rows in lang, as the page does.
-func (h *handlers) dashboardRowsHTML(ctx context.Context, v *ClassView, lang labs.Lang) string {
+func (h *handlers) dashboardRowsHTML(ctx context.Context, v *ClassView, lang i18n.Lang) string {
 	var b strings.Builder
 	if err := dashboardRows(v, ui(lang), titlesIn(lang, h.svc.labs)).Render(ctx, &b); err != nil {
 		h.cfg.Logger.Warn("drawing the dashboard", "error", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubelab/kubelab/labs"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // sendQueue is how many messages may wait for a slow browser; past that
@@ -30,7 +31,7 @@ type client struct {
 	user       string
 	instructor bool
 	lab        *labs.Lab
-	lang       labs.Lang
+	lang       i18n.Lang
 }
 
 // hub sends each progress change to the student's own pages and a fresh
@@ -43,7 +44,7 @@ type hub struct {
 	// snapshot builds the dashboard's view of the class; rows draws its
 	// table's rows in a language, as the dashboard page does.
 	snapshot func(ctx context.Context) (*ClassView, error)
-	rows     func(ctx context.Context, v *ClassView, lang labs.Lang) string
+	rows     func(ctx context.Context, v *ClassView, lang i18n.Lang) string
 	// dirty coalesces dashboard updates: one snapshot per burst.
 	dirty chan struct{}
 }
@@ -189,7 +190,7 @@ func (h *hub) refreshDashboards(ctx context.Context, tick time.Duration, log fun
 		}
 		return tick
 	}
-	html := map[labs.Lang]string{}
+	html := map[i18n.Lang]string{}
 	for _, cl := range boards {
 		if _, ok := html[cl.lang]; !ok {
 			html[cl.lang] = h.rows(ctx, snap, cl.lang)

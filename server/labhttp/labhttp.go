@@ -29,7 +29,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server/kubeapi"
-	"github.com/kubelab/kubelab/web"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // Paths of the JSON API and the pages.
@@ -46,7 +46,7 @@ const DefaultStuckAfter = 10 * time.Minute
 const maxBody = 4 << 10
 
 // Layout wraps a page's body in the site's layout. lang is "en" or "th".
-type Layout func(title, lang string, body templ.Component) templ.Component
+type Layout func(title string, lang i18n.Lang, body templ.Component) templ.Component
 
 // Config is what the labs need from the server.
 type Config struct {
@@ -192,5 +192,5 @@ func isInstructor(u pipeline.User) bool {
 	return u.InGroup(classroom.InstructorGroup) || u.InGroup(pipeline.SystemPrivilegedGroup)
 }
 
-// langOf is the page's language, by the site's one rule (web.LangOf).
-func langOf(c echo.Context) labs.Lang { return labs.ParseLang(web.LangOf(c.Request())) }
+// langOf is the page's language, by the site's one rule (i18n.Of).
+func langOf(c echo.Context) i18n.Lang { return i18n.Of(c.Request()) }

@@ -46,7 +46,7 @@ func (h *handlers) signedInPage(next echo.HandlerFunc) echo.HandlerFunc {
 // render writes a page in the layout; the one way pages are written.
 func (h *handlers) render(c echo.Context, status int, title string, body templ.Component) error {
 	var buf bytes.Buffer
-	if err := h.cfg.Layout(title, string(langOf(c)), body).Render(c.Request().Context(), &buf); err != nil {
+	if err := h.cfg.Layout(title, langOf(c), body).Render(c.Request().Context(), &buf); err != nil {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")

@@ -1,10 +1,10 @@
 package labhttp
 
-import "github.com/kubelab/kubelab/labs"
+import "github.com/kubelab/kubelab/web/i18n"
 
 // uiText is the pages' own words in one language.
 type uiText struct {
-	Lang                                                          string
+	Lang                                                          i18n.Lang
 	LabsTitle, LabsIntro, LabOf, Steps, StepsDone, Start, Started string
 	Done, Todo, Current, Passed, Check, Checking, Hint, How, Try  string
 	Lesson, LabLink, Namespace, YourAnswer, Submit, Wrong, Right  string
@@ -25,8 +25,8 @@ type uiText struct {
 	OpenIt                                                                         string
 }
 
-var texts = map[labs.Lang]uiText{
-	labs.English: {
+var texts = i18n.Catalog[uiText]{
+	i18n.English: {
 		Lang: "en", LabsTitle: "Labs", LabsIntro: "Seven hands-on labs, one for each part of the lesson. Each step is checked from what really happened on the server — your requests' traces, the watch events it sent you, the state in etcd — so kubectl, curl and the browser all count.",
 		LabOf: "Lab %d of %d", Steps: "steps", StepsDone: "%d of %d steps done", Start: "Start this lab", Started: "In progress",
 		Done: "Done", Todo: "To do", Current: "Now", Passed: "Passed", Check: "Check now", Checking: "Steps are checked by themselves as you work; this checks again right away.",
@@ -52,7 +52,7 @@ var texts = map[labs.Lang]uiText{
 		DoneBefore: "Finished %d time(s) before.", WhyNot: "Not yet",
 		OpenIt: "This step is checked in the browser, not from the terminal: open the etcd inspector",
 	},
-	labs.Thai: {
+	i18n.Thai: {
 		Lang: "th", LabsTitle: "แล็บ", LabsIntro: "แล็บลงมือทำเจ็ดชุด ชุดละหนึ่งส่วนของบทเรียน ทุกขั้นตรวจจากสิ่งที่เกิดขึ้นจริงบน server ทั้ง trace ของ request ของคุณ event ของ watch ที่ server ส่งให้คุณ และ state ใน etcd ดังนั้นจะใช้ kubectl, curl หรือเบราว์เซอร์ก็นับเหมือนกัน",
 		LabOf: "แล็บที่ %d จาก %d", Steps: "ขั้น", StepsDone: "ทำแล้ว %d จาก %d ขั้น", Start: "เริ่มแล็บนี้", Started: "กำลังทำ",
 		Done: "เสร็จแล้ว", Todo: "ยังไม่ทำ", Current: "ตอนนี้", Passed: "ผ่าน", Check: "ตรวจเดี๋ยวนี้", Checking: "ขั้นต่าง ๆ ถูกตรวจเองระหว่างที่คุณทำ ปุ่มนี้สั่งตรวจอีกครั้งทันที",
@@ -80,4 +80,4 @@ var texts = map[labs.Lang]uiText{
 	},
 }
 
-func ui(lang labs.Lang) uiText { return texts[labs.ParseLang(string(lang))] }
+func ui(lang i18n.Lang) uiText { return texts.In(lang) }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // StudentPath is the drill-down into one student, under the dashboard:
@@ -67,7 +68,7 @@ type AttemptRow struct {
 
 // studentDetail reads one student for the drill-down, in lang; ok is
 // false if no student of that name joined, started a lab or took a quiz.
-func (h *handlers) studentDetail(ctx context.Context, name string, lang labs.Lang) (*StudentDetail, error) {
+func (h *handlers) studentDetail(ctx context.Context, name string, lang i18n.Lang) (*StudentDetail, error) {
 	v, err := h.classSnapshot(ctx)
 	if err != nil {
 		return nil, err

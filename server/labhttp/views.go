@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // LabSummary names a lab in the list of labs, with the student's progress.
@@ -48,7 +49,7 @@ type LabView struct {
 	Done       bool       `json:"done"`
 	Current    int        `json:"current"`
 	Steps      []StepView `json:"steps"`
-	Lang       labs.Lang  `json:"lang"`
+	Lang       i18n.Lang  `json:"lang"`
 	// Runs is how often the student finished the lab before doing it again.
 	Runs int `json:"runs,omitempty"`
 }
@@ -98,7 +99,7 @@ func number(all []*labs.Lab, id string) int {
 	return 0
 }
 
-func listView(all []*labs.Lab, p *labs.Progress, lang labs.Lang) LabList {
+func listView(all []*labs.Lab, p *labs.Progress, lang i18n.Lang) LabList {
 	out := LabList{APIVersion: "kubelab.io/v1", Kind: "LabList", User: p.User, Namespace: p.Namespace, Current: p.Current, Items: []LabSummary{}}
 	for i, l := range all {
 		s := LabSummary{ID: l.ID, Number: i + 1, Title: l.Title.In(lang), Intro: l.Intro.In(lang), Lesson: l.Lesson, Steps: len(l.Steps)}
@@ -110,7 +111,7 @@ func listView(all []*labs.Lab, p *labs.Progress, lang labs.Lang) LabList {
 	return out
 }
 
-func labView(all []*labs.Lab, l *labs.Lab, p *labs.Progress, lang labs.Lang) LabView {
+func labView(all []*labs.Lab, l *labs.Lab, p *labs.Progress, lang i18n.Lang) LabView {
 	v := LabView{APIVersion: "kubelab.io/v1", Kind: "Lab", ID: l.ID, Number: number(all, l.ID), Title: l.Title.In(lang), Intro: l.Intro.In(lang),
 		Lesson: l.Lesson, Namespace: p.Namespace, Lang: lang}
 	lp := p.Labs[l.ID]
@@ -142,7 +143,7 @@ func labView(all []*labs.Lab, l *labs.Lab, p *labs.Progress, lang labs.Lang) Lab
 // titles names labs and quizzes in a page's language: the dashboard shows
 // words, not ids.
 type titles struct {
-	lang    labs.Lang
+	lang    i18n.Lang
 	labs    []*labs.Lab
 	quizzes *quiz.Bank
 }
@@ -150,7 +151,7 @@ type titles struct {
 // lessonQuizzes is the quiz bank the quiz pages serve, for its titles.
 var lessonQuizzes = quiz.Lesson()
 
-func titlesIn(lang labs.Lang, all []*labs.Lab) titles {
+func titlesIn(lang i18n.Lang, all []*labs.Lab) titles {
 	return titles{lang: lang, labs: all, quizzes: lessonQuizzes}
 }
 
@@ -165,7 +166,7 @@ func (t titles) lab(id string) string {
 // quiz is quiz id's title, or the id of a quiz the bank does not have.
 func (t titles) quiz(id string) string {
 	if q, ok := t.quizzes.Quiz(id); ok {
-		return q.Title.In(quiz.ParseLang(string(t.lang)))
+		return q.Title.In(t.lang)
 	}
 	return id
 }

@@ -32,7 +32,7 @@ func langURL(path string, s uiText) templ.SafeURL {
 	if found {
 		anchor = "#" + anchor
 	}
-	return templ.URL(path + "?lang=" + s.Lang + anchor)
+	return templ.URL(path + "?lang=" + string(s.Lang) + anchor)
 }
 
 func labsList(v LabList, s uiText, reset bool) templ.Component {
@@ -1876,9 +1876,9 @@ func dashboardView(v *ClassView, s uiText, t titles) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var113 string
-		templ_7745c5c3_Var113, templ_7745c5c3_Err = templruntime.NewAttributeExpression(s.Lang).Resolve(ctx)
+		templ_7745c5c3_Var113, templ_7745c5c3_Err = templruntime.NewAttributeExpression(string(s.Lang)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/labhttp/views.templ`, Line: 233, Col: 62}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/labhttp/views.templ`, Line: 233, Col: 70}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var113)
 		if templ_7745c5c3_Err != nil {

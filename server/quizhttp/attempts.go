@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // issue gives u an attempt at q: their open one, or a new one while they
@@ -27,7 +28,7 @@ func (h *handlers) issue(ctx context.Context, u pipeline.User, q *quiz.Quiz) (*q
 
 // submit grades answers (in the attempt's option ids) and stores them on
 // u's open attempt id at q, paced per user.
-func (h *handlers) submit(ctx context.Context, u pipeline.User, q *quiz.Quiz, id string, lang quiz.Lang, answers []quiz.Answer) (*quiz.Attempt, error) {
+func (h *handlers) submit(ctx context.Context, u pipeline.User, q *quiz.Quiz, id string, lang i18n.Lang, answers []quiz.Answer) (*quiz.Attempt, error) {
 	now := h.now()
 	if ok, wait := h.pace.allow(u.Name, now); !ok {
 		return nil, errTooManySubmissions(wait)
@@ -58,7 +59,7 @@ func (h *handlers) submit(ctx context.Context, u pipeline.User, q *quiz.Quiz, id
 // explain shows one of student's graded attempts as the reveal policy
 // allows at the moment: after-last-attempt looks at how many attempts
 // they have submitted now.
-func (h *handlers) explain(ctx context.Context, q *quiz.Quiz, a *quiz.Attempt, lang quiz.Lang) (quiz.Explained, error) {
+func (h *handlers) explain(ctx context.Context, q *quiz.Quiz, a *quiz.Attempt, lang i18n.Lang) (quiz.Explained, error) {
 	reveal := h.policy.Reveal == quiz.RevealAfterSubmit
 	if h.policy.Reveal == quiz.RevealAfterLastAttempt && h.policy.Attempts > 0 {
 		mine, err := h.store.List(ctx, quiz.Filter{Student: a.Student, Quiz: q.ID})

@@ -15,13 +15,14 @@ import (
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server/quizhttp"
 	"github.com/kubelab/kubelab/storage/storagetest"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // TestSiteLayout: the site's layout, given at install time, wraps every
 // page, with the page's title and language.
 func TestSiteLayout(t *testing.T) {
 	e := echo.New()
-	site := func(title, lang string, body templ.Component) templ.Component {
+	site := func(title string, lang i18n.Lang, body templ.Component) templ.Component {
 		return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 			fmt.Fprintf(w, `<html data-site="kubelab" lang=%q><title>%s</title>`, lang, templ.EscapeString(title))
 			if err := body.Render(ctx, w); err != nil {

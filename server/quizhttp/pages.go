@@ -40,7 +40,7 @@ func (h *handlers) signedInPage(next echo.HandlerFunc) echo.HandlerFunc {
 
 // render writes body as a page in the site's layout.
 func (h *handlers) render(c echo.Context, status int, title string, body templ.Component) error {
-	return web.Render(c, status, h.layout(title, string(langOf(c)), body))
+	return web.Render(c, status, h.layout(title, langOf(c), body))
 }
 
 func (h *handlers) listPage(c echo.Context) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server/quizhttp"
 	"github.com/kubelab/kubelab/web"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // secrets are what must not be served before an attempt is submitted:
@@ -38,10 +39,10 @@ func TestNothingGivenAwayBeforeSubmitting(t *testing.T) {
 	for _, q := range quiz.Lesson().Quizzes() {
 		for _, lang := range []string{"en", "th"} {
 			for path, want := range map[string]string{
-				"/quiz/" + q.ID + "?lang=" + lang:                   html.EscapeString(q.Questions[0].Prompt.In(quiz.Lang(lang))),
-				quizhttp.QuizzesPath + "/" + q.ID + "?lang=" + lang: q.Questions[0].Prompt.In(quiz.Lang(lang)),
-				"/quiz?lang=" + lang:                                html.EscapeString(q.Title.In(quiz.Lang(lang))),
-				quizhttp.QuizzesPath + "?lang=" + lang:              q.Title.In(quiz.Lang(lang)),
+				"/quiz/" + q.ID + "?lang=" + lang:                   html.EscapeString(q.Questions[0].Prompt.In(i18n.Lang(lang))),
+				quizhttp.QuizzesPath + "/" + q.ID + "?lang=" + lang: q.Questions[0].Prompt.In(i18n.Lang(lang)),
+				"/quiz?lang=" + lang:                                html.EscapeString(q.Title.In(i18n.Lang(lang))),
+				quizhttp.QuizzesPath + "?lang=" + lang:              q.Title.In(i18n.Lang(lang)),
 			} {
 				resp, body := alice.get(path)
 				if resp.StatusCode != http.StatusOK {

@@ -26,7 +26,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/quiz/etcdstore"
-	"github.com/kubelab/kubelab/web"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // ClassGroupPrefix marks the group that names a student's class (see
@@ -37,7 +37,7 @@ const ClassGroupPrefix = classroom.ClassGroupPrefix
 const MaxBodyBytes = 64 << 10
 
 // Layout wraps a page's body in the site's layout. lang is "en" or "th".
-type Layout func(title, lang string, body templ.Component) templ.Component
+type Layout func(title string, lang i18n.Lang, body templ.Component) templ.Component
 
 // Config is what the quiz handlers need.
 type Config struct {
@@ -143,8 +143,8 @@ func classOf(u pipeline.User) string {
 	return ""
 }
 
-// langOf is the page's language, by the site's one rule (web.LangOf).
-func langOf(c echo.Context) quiz.Lang { return quiz.ParseLang(web.LangOf(c.Request())) }
+// langOf is the page's language, by the site's one rule (i18n.Of).
+func langOf(c echo.Context) i18n.Lang { return i18n.Of(c.Request()) }
 
 // canSeeAttempt: a student sees their own attempts; graders see all.
 func canSeeAttempt(u pipeline.User, a *quiz.Attempt) bool {

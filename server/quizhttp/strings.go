@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // ui is the pages' own wording, in each language.
 type ui struct {
-	Lang         string
+	Lang         i18n.Lang
 	QuizzesTitle string
 	Quizzes      string
 	Submit       string
@@ -46,8 +47,8 @@ type ui struct {
 	Errors map[int]string
 }
 
-var uiText = map[quiz.Lang]ui{
-	quiz.English: {
+var uiText = i18n.Catalog[ui]{
+	i18n.English: {
 		Lang: "en", QuizzesTitle: "Quizzes: API Server and etcd Watch", Quizzes: "All quizzes",
 		Submit: "Submit answers", YourScore: "Your score", YourAttempts: "Your attempts", NoAttempts: "Not attempted yet",
 		Correct: "Correct", Partly: "Partly right", Incorrect: "Not right", NotAnswered: "Not answered",
@@ -69,7 +70,7 @@ var uiText = map[quiz.Lang]ui{
 			429: "Too many submissions", 500: "Something went wrong",
 		},
 	},
-	quiz.Thai: {
+	i18n.Thai: {
 		Lang: "th", QuizzesTitle: "แบบทดสอบ: API Server and etcd Watch", Quizzes: "แบบทดสอบทั้งหมด",
 		Submit: "ส่งคำตอบ", YourScore: "คะแนนของคุณ", YourAttempts: "การทำแบบทดสอบของคุณ", NoAttempts: "ยังไม่ได้ทำ",
 		Correct: "ถูกต้อง", Partly: "ถูกบางส่วน", Incorrect: "ยังไม่ถูก", NotAnswered: "ไม่ได้ตอบ",
@@ -93,7 +94,7 @@ var uiText = map[quiz.Lang]ui{
 	},
 }
 
-func uiFor(lang quiz.Lang) ui { return uiText[lang] }
+func uiFor(lang i18n.Lang) ui { return uiText.In(lang) }
 
 func (s ui) verdict(q quiz.ExplainedQuestion) string {
 	switch {

@@ -3,13 +3,15 @@ package terminal
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // messages are what the terminal itself says, in each language of the
 // site; kubectl's and etcdctl's own output stays theirs. %s is the word
 // of the command line the message is about.
-var messages = map[string]map[string]string{
-	"en": {
+var messages = i18n.Catalog[map[string]string]{
+	i18n.English: {
 		"shell.operator":     "%s: there is no shell here, so no pipes, redirects or several commands on a line. Run one command at a time; for `apply -f -` paste the YAML into the stdin box below the terminal.",
 		"shell.expand":       "%s: there is no shell here, so no variables or command substitution. Type the value itself.",
 		"shell.unterminated": "the line ends inside a quote or after a backslash: close the quote.",
@@ -46,7 +48,7 @@ var messages = map[string]map[string]string{
 		"etcd.flag":          "%s: the terminal's etcdctl reads the embedded member only.",
 		"interrupted":        "^C",
 	},
-	"th": {
+	i18n.Thai: {
 		"shell.operator":     "%s: ที่นี่ไม่มีเชลล์ จึงใช้ไพป์ การเปลี่ยนทิศทาง หรือหลายคำสั่งในบรรทัดเดียวไม่ได้ รันทีละคำสั่ง ส่วน `apply -f -` ให้วาง YAML ในช่อง stdin ใต้เทอร์มินัล",
 		"shell.expand":       "%s: ที่นี่ไม่มีเชลล์ จึงใช้ตัวแปรหรือการแทนคำสั่งไม่ได้ พิมพ์ค่านั้นลงไปตรง ๆ",
 		"shell.unterminated": "บรรทัดจบในเครื่องหมายคำพูดหรือหลังแบ็กสแลช: ปิดเครื่องหมายคำพูดก่อน",
@@ -86,15 +88,8 @@ var messages = map[string]map[string]string{
 }
 
 // say renders r in lang.
-func say(lang string, r *refusal) string {
-	m, ok := messages[lang]
-	if !ok {
-		m = messages["en"]
-	}
-	format, ok := m[r.key]
-	if !ok {
-		format = messages["en"][r.key]
-	}
+func say(lang i18n.Lang, r *refusal) string {
+	format := messages.In(lang)[r.key]
 	if format == "" {
 		return r.key
 	}

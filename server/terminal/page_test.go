@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kubelab/kubelab/web"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // TestPageStringsInBothLanguages: every string of the terminal's page and
@@ -14,7 +15,7 @@ import (
 // the Thai page is in Thai.
 func TestPageStringsInBothLanguages(t *testing.T) {
 	key := regexp.MustCompile(`\b(term|own)\.[a-zA-Z]+\b`)
-	for _, lang := range []string{"en", "th"} {
+	for _, lang := range i18n.Langs {
 		for _, classroom := range []bool{false, true} {
 			var b strings.Builder
 			info := web.TerminalInfo{Lang: lang, Classroom: classroom, Kubeconfig: "/data dir/kubeconfig"}
@@ -28,7 +29,7 @@ func TestPageStringsInBothLanguages(t *testing.T) {
 			if k := key.FindString(html); k != "" {
 				t.Errorf("%s: untranslated %s", lang, k)
 			}
-			if lang == "th" && !strings.Contains(html, "เทอร์มินัล") {
+			if lang == i18n.Thai && !strings.Contains(html, "เทอร์มินัล") {
 				t.Errorf("the Thai page is not in Thai")
 			}
 			if !classroom && !strings.Contains(html, "export KUBECONFIG=&#39;/data dir/kubeconfig&#39;") {

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubelab/kubelab/web"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // WebsocketPath is the terminal's websocket.
@@ -22,7 +23,7 @@ func Install(e *echo.Echo, cfg Config) *Terminal {
 }
 
 func (t *Terminal) page(c echo.Context) error {
-	lang := t.cfg.Lang(c.Request())
+	lang := i18n.Of(c.Request())
 	info := web.TerminalInfo{Lang: lang, Classroom: t.cfg.Classroom, Kubeconfig: t.cfg.Kubeconfig}
 	m := web.Meta{Title: web.T(lang, "term.title"), Lang: lang, Section: "terminal"}
 	return web.Render(c, http.StatusOK, web.PageWith(m, web.TerminalView(info)))

@@ -26,6 +26,7 @@ import (
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // Limits are the per-user caps.
@@ -66,9 +67,7 @@ type Config struct {
 	Kubeconfig string
 	Websockets WebsocketCounter
 	Limits     Limits
-	// Lang is the reader's language.
-	Lang   func(*http.Request) string
-	Logger *slog.Logger
+	Logger     *slog.Logger
 }
 
 // Terminal runs the commands.
@@ -87,9 +86,6 @@ func New(cfg Config) *Terminal {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
-	}
-	if cfg.Lang == nil {
-		cfg.Lang = func(*http.Request) string { return "en" }
 	}
 	t := &Terminal{cfg: cfg, running: map[string]int{}}
 	t.ctx, t.stop = context.WithCancel(context.Background())
@@ -164,7 +160,7 @@ func (t *Terminal) ServeWS(c echo.Context) error {
 		return nil // Accept has answered (403 for a foreign Origin).
 	}
 	conn.SetReadLimit(int64(t.cfg.Limits.Stdin) + 64<<10)
-	s := &session{t: t, conn: conn, lang: t.cfg.Lang(r), owner: owner.Name,
+	s := &session{t: t, conn: conn, lang: i18n.Of(r), owner: owner.Name,
 		id: identity{router: t.cfg.Router, from: CallerOf(r), namespace: classroom.NamespaceOf(user), logger: t.cfg.Logger}}
 	ctx, cancel := context.WithCancel(t.ctx)
 	defer cancel()
@@ -179,7 +175,7 @@ func (t *Terminal) ServeWS(c echo.Context) error {
 type session struct {
 	t     *Terminal
 	conn  *websocket.Conn
-	lang  string
+	lang  i18n.Lang
 	owner string
 	id    identity
 

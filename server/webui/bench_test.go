@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/web"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // rawWS is the smallest possible websocket client: a TCP connection that
@@ -287,8 +288,8 @@ func BenchmarkLessonRender(b *testing.B) {
 	w := bufio.NewWriterSize(io.Discard, 64*1024)
 	ctx := context.Background()
 	for i := 0; b.Loop(); i++ {
-		l := lessons[web.Langs[i%len(web.Langs)]]
-		idx := (i / len(web.Langs)) % len(l.Pages)
+		l := lessons[i18n.Langs[i%len(i18n.Langs)]]
+		idx := (i / len(i18n.Langs)) % len(l.Pages)
 		start := time.Now()
 		page := web.PageWith(web.Meta{Title: l.Pages[idx].Title, Lang: l.Lang, Section: "lesson"}, web.LessonView(l, idx, "internals-demo", true))
 		if err := page.Render(ctx, w); err != nil {

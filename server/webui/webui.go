@@ -27,6 +27,7 @@ import (
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage/etcd3"
 	"github.com/kubelab/kubelab/web"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // Deps is what the web UI needs from the server.
@@ -62,7 +63,7 @@ type WebsocketCounter interface {
 type UI struct {
 	Deps
 	router  http.Handler
-	lessons map[string]*web.Lesson
+	lessons map[i18n.Lang]*web.Lesson
 	hub     *hub
 	pods    *etcd3.Store
 	ctx     context.Context
@@ -140,9 +141,6 @@ func Render(c echo.Context, status int, component templ.Component) error {
 	return component.Render(c.Request().Context(), c.Response())
 }
 
-// Lang is the reader's language, by the site's one rule (web.LangOf).
-func Lang(r *http.Request) string { return web.LangOf(r) }
-
 // signedIn refuses an anonymous user in classroom mode with kube's 401,
 // before a live view is opened.
 func (u *UI) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
@@ -178,7 +176,7 @@ func (u *UI) allowed(c echo.Context, path string) bool {
 func namespace(c echo.Context) string { return classroom.NamespaceOf(user(c)) }
 
 func (u *UI) lessonPage(c echo.Context) error {
-	lang := Lang(c.Request())
+	lang := i18n.Of(c.Request())
 	l := u.lessons[lang]
 	slug := c.Param("slug")
 	if slug == "" {
@@ -193,22 +191,22 @@ func (u *UI) lessonPage(c echo.Context) error {
 }
 
 func (u *UI) labPage(c echo.Context) error {
-	lang := Lang(c.Request())
+	lang := i18n.Of(c.Request())
 	m := web.Meta{Title: web.T(lang, "lab.title"), Lang: lang, Section: "lab"}
 	return Render(c, http.StatusOK, web.PageWith(m, web.LabView(lang, namespace(c), u.mayCompact(c))))
 }
 
 // NotFound is the friendly page for a browser at an unknown address.
 func (u *UI) NotFound(c echo.Context) error {
-	lang := Lang(c.Request())
+	lang := i18n.Of(c.Request())
 	return Render(c, http.StatusNotFound, web.Page(web.T(lang, "notfound.title"), lang, web.NotFound(lang)))
 }
 
 // setLang remembers the chosen language and goes back to the page the
 // reader was on (only ever a page of this site).
 func (u *UI) setLang(c echo.Context) error {
-	lang := web.NormalizeLang(c.QueryParam("to"))
-	c.SetCookie(&http.Cookie{Name: web.LangCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, HttpOnly: true})
+	lang := i18n.Parse(c.QueryParam("to"))
+	c.SetCookie(&http.Cookie{Name: i18n.Cookie, Value: string(lang), Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, HttpOnly: true})
 	back := "/lesson/"
 	if ref, err := url.Parse(c.Request().Referer()); err == nil && ref.Host == c.Request().Host {
 		back = web.LocalPath(ref.Path)

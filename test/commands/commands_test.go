@@ -26,6 +26,7 @@ import (
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/server/labhttp"
 	"github.com/kubelab/kubelab/web"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // windowFreshness shortens kube's 75 s, the age the oldest event of a full
@@ -39,8 +40,9 @@ const (
 
 // A lesson command as the page shows it, and where.
 type lessonCommand struct {
-	lang, page string
-	line       string // as written, in the lesson's namespace
+	lang i18n.Lang
+	page string
+	line string // as written, in the lesson's namespace
 	// raw is set for what "Run it live" runs in place of a command that
 	// no request to kubelab can stand for.
 	raw bool
@@ -57,14 +59,14 @@ func lessonCommands(t *testing.T) []lessonCommand {
 	}
 	var out []lessonCommand
 	seen := map[string]bool{}
-	var lang string
+	var lang i18n.Lang
 	add := func(page, line string, raw bool) {
 		if !seen[line] {
 			seen[line] = true
 			out = append(out, lessonCommand{lang: lang, page: page, line: line, raw: raw})
 		}
 	}
-	for _, lang = range web.Langs {
+	for _, lang = range i18n.Langs {
 		for _, p := range lessons[lang].Pages {
 			for _, b := range p.Blocks {
 				switch b.Kind {
@@ -218,9 +220,9 @@ func runLesson(t *testing.T, r *reader) {
 	for _, c := range lessonCommands(t) {
 		line := web.InNamespace(c.line, r.ns)
 		// The page shows the command in the reader's namespace.
-		url := "/lesson/" + c.page + "?lang=" + c.lang
+		url := "/lesson/" + c.page + "?lang=" + string(c.lang)
 		if _, ok := pages[url]; !ok {
-			code, body := r.do("GET", url, "", "Accept-Language", c.lang)
+			code, body := r.do("GET", url, "", "Accept-Language", string(c.lang))
 			if code != http.StatusOK {
 				t.Fatalf("lesson page %s: HTTP %d", url, code)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubelab/kubelab/web"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // expectation is what one command must do: its exit status and what its
@@ -62,14 +63,14 @@ func (e expectation) cannotRun(r *reader) string {
 
 // pageMark is what the page in lang shows beside a command that cannot
 // run for r, or "".
-func (e expectation) pageMark(r *reader, lang string) string {
+func (e expectation) pageMark(r *reader, lang i18n.Lang) string {
 	switch {
 	case e.notOnKubelab != "":
 		return web.T(lang, e.kindMark)
 	case e.etcdInClass && r.student:
 		return web.T(lang, "run.etcd")
 	case e.instructorInClass && r.student:
-		return map[string]string{"en": "these three commands are the instructor's to run", "th": "สามคำสั่งนี้เป็นของผู้สอน"}[lang]
+		return i18n.Text{EN: "these three commands are the instructor's to run", TH: "สามคำสั่งนี้เป็นของผู้สอน"}.In(lang)
 	}
 	return ""
 }

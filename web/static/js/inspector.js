@@ -1,9 +1,9 @@
 // The etcd inspector: keys under /registry, a value's raw bytes as hex with
 // the k8s\0 prefix marked, its protobuf fields decoded, and the JSON the API
 // returns for the same object.
-import { h, lang } from "./live.js";
+import { h, say } from "./live.js";
 
-const W = lang === "th" ? { bytes: "byte", prefix: "prefix k8s\\x00" } : { bytes: "bytes", prefix: "the k8s\\x00 prefix" };
+const W = { bytes: say("insp.bytes"), prefix: say("insp.prefix") };
 
 const hex2 = (b) => b.toString(16).padStart(2, "0");
 

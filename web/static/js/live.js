@@ -25,12 +25,12 @@ export function svg(tag, attrs, text) {
   return el;
 }
 
-const words = {
-  en: { connecting: "connecting", live: "live", reconnecting: "reconnecting in", down: "closed" },
-  th: { connecting: "กำลังเชื่อมต่อ", live: "สด", reconnecting: "เชื่อมต่อใหม่ใน", down: "ปิดแล้ว" },
-};
+// The scripts' words come from the server's one catalogue, in the page's
+// language (web/i18n.go, keys "js.…"): the layout puts them in the page.
+const words = JSON.parse(document.getElementById("kubelab-words")?.textContent || "{}");
 export const lang = document.documentElement.lang === "th" ? "th" : "en";
-export const say = (k) => (words[lang] || words.en)[k];
+// say is the word k, its {name}s filled in from args.
+export const say = (k, args = {}) => (words[k] ?? k).replace(/\{(\w+)\}/g, (m, n) => (n in args ? String(args[n]) : m));
 
 /**
  * connect opens path (with query from params(), called at each attempt, so

@@ -1,12 +1,12 @@
 // "Run it live": the lesson's command, sent by the server through the same
 // pipeline kubectl's requests take, in the reader's namespace; the real
 // request line and response appear beside the lesson's recorded output.
-import { h, lang } from "./live.js";
+import { h, lang, say } from "./live.js";
 
 const T = {
-  en: { running: "running…", done: "done", stopped: "stopped", failed: "failed", failedAt: "Failed:", lost: "connection lost" },
-  th: { running: "กำลังรัน…", done: "เสร็จแล้ว", stopped: "หยุดแล้ว", failed: "ล้มเหลว", failedAt: "ล้มเหลว:", lost: "การเชื่อมต่อหลุด" },
-}[lang];
+  running: say("run.running"), done: say("run.done"), stopped: say("run.stopped"),
+  failed: say("run.failed"), failedAt: say("run.failedAt"), lost: say("run.lost"),
+};
 
 export function initRun(fig) {
   const run = fig.querySelector("[data-run]");

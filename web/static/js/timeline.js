@@ -5,47 +5,27 @@
 // (an exact list from before it gets etcd's own 410). Watcher B can be
 // paused; what it misses is drawn on its lane, and once the window has
 // moved past it, resuming it gets the real 410 and a relist.
-import { connect, h, svg, post, lang } from "./live.js";
+import { connect, h, svg, post, say as word } from "./live.js";
 
 const MAX_MARKS = 80;
 
-const words = {
-  en: {
-    paused: "paused", watcher: "Watcher", now: "now", window: "window", etcd: "etcd compacted",
-    windowText: (s, e, c, age, fresh) => `starts at rv ${s} · ${e} of ${c} events kept · oldest ${age} s old (a full window drops it only at ${fresh} s; younger, it grows)`,
-    nothingCompacted: "nothing compacted yet",
-    compactedText: (r) => `compacted at rv ${r}: reads of etcd below it get 410`,
-    bLive: "Watcher B is following. Pause it to let it fall behind.",
-    bPaused: (rv) => `Watcher B stopped at rv ${rv}. Change the pod so that B misses a change.`,
-    bWait: (rv, fresh) => `Watcher B stopped at rv ${rv} and missed a change. The window keeps that change until it is ${fresh} s old; then push the window past B.`,
-    left: (s) => `${s} s to go`,
-    bReady: (rv) => `Watcher B stopped at rv ${rv}; the change it missed is old enough. Push the window past B, then resume B.`,
-    bPast: (rv, start) => `The window now starts at rv ${start}, past B's rv ${rv}: resume B to get 410.`,
-    push: (n, start, past) => `PUSH ${n} label PATCHes to pod ssa-demo: the window starts at rv ${start}` + (past ? ", past watcher B" : ", not yet past watcher B"),
-    pushFailed: "push refused",
-    compact: (r) => `COMPACT etcd at rv ${r}: etcd forgets older revisions. The watch cache's window does not move: watches are served from it as before.`,
-    compactFailed: "compact failed",
-    labelFailed: "label failed",
-  },
-  th: {
-    paused: "หยุดอยู่", watcher: "Watcher", now: "ตอนนี้", window: "หน้าต่าง", etcd: "etcd compact แล้ว",
-    windowText: (s, e, c, age, fresh) => `เริ่มที่ rv ${s} · เก็บ ${e} จาก ${c} event · event เก่าสุดอายุ ${age} วินาที (หน้าต่างที่เต็มจะทิ้งมันได้เมื่ออายุถึง ${fresh} วินาที ถ้ายังอ่อนกว่านั้นหน้าต่างจะขยายแทน)`,
-    nothingCompacted: "ยังไม่มีการ compact",
-    compactedText: (r) => `compact แล้วที่ rv ${r}: การอ่าน etcd ที่ต่ำกว่านี้จะได้ 410`,
-    bLive: "Watcher B กำลังตามอยู่ กดหยุดเพื่อให้มันตามหลัง",
-    bPaused: (rv) => `Watcher B หยุดที่ rv ${rv} เปลี่ยน pod เพื่อให้ B พลาดการเปลี่ยนแปลงหนึ่งครั้ง`,
-    bWait: (rv, fresh) => `Watcher B หยุดที่ rv ${rv} และพลาดการเปลี่ยนแปลงไปแล้ว หน้าต่างจะเก็บการเปลี่ยนแปลงนั้นไว้จนอายุถึง ${fresh} วินาที แล้วจึงดันหน้าต่างให้เลย B`,
-    left: (s) => `อีก ${s} วินาที`,
-    bReady: (rv) => `Watcher B หยุดที่ rv ${rv} การเปลี่ยนแปลงที่มันพลาดเก่าพอแล้ว ดันหน้าต่างให้เลย B แล้วให้ B ทำงานต่อ`,
-    bPast: (rv, start) => `ตอนนี้หน้าต่างเริ่มที่ rv ${start} เลย rv ${rv} ของ B แล้ว ให้ B ทำงานต่อเพื่อรับ 410`,
-    push: (n, start, past) => `PUSH PATCH label ของ pod ssa-demo ${n} ครั้ง: หน้าต่างเริ่มที่ rv ${start}` + (past ? " เลย watcher B แล้ว" : " ยังไม่เลย watcher B"),
-    pushFailed: "ดันไม่ได้",
-    compact: (r) => `COMPACT etcd ที่ rv ${r}: etcd ลืม revision ที่เก่ากว่านี้ หน้าต่างของ watch cache ไม่ได้เลื่อน watch ยังได้รับบริการจากมันเหมือนเดิม`,
-    compactFailed: "compact ไม่สำเร็จ",
-    labelFailed: "label ไม่สำเร็จ",
-  },
+const say = {
+  paused: word("tl.paused"), watcher: word("tl.watcher"), now: word("tl.now"), window: word("tl.window"), etcd: word("tl.etcd"),
+  windowText: (start, kept, capacity, age, fresh) => word("tl.windowText", { start, kept, capacity, age, fresh }),
+  nothingCompacted: word("tl.nothingCompacted"),
+  compactedText: (rv) => word("tl.compactedText", { rv }),
+  bLive: word("tl.bLive"),
+  bPaused: (rv) => word("tl.bPaused", { rv }),
+  bWait: (rv, fresh) => word("tl.bWait", { rv, fresh }),
+  left: (s) => word("tl.left", { s }),
+  bReady: (rv) => word("tl.bReady", { rv }),
+  bPast: (rv, start) => word("tl.bPast", { rv, start }),
+  push: (n, start, past) => word(past ? "tl.pushPast" : "tl.pushShort", { n, start }),
+  pushFailed: word("tl.pushFailed"),
+  compact: (rv) => word("tl.compact", { rv }),
+  compactFailed: word("tl.compactFailed"),
+  labelFailed: word("tl.labelFailed"),
 };
-const say = words[lang] || words.en;
 
 export function initTimeline(root) {
   const canvas = root.querySelector(".tl-svg");

@@ -1,6 +1,6 @@
 // The pipeline tracer: the reader's requests as they pass each stage, drawn
 // on the page's flowchart and listed with every record the server kept.
-import { connect, h, lang } from "./live.js";
+import { connect, h, say } from "./live.js";
 
 const ORDER = ["authentication", "authorization", "mutating-admission", "validation", "validating-admission", "storage", "watch"];
 const RANK = { allow: 0, mutate: 1, error: 2, deny: 3 };
@@ -84,13 +84,13 @@ export function initTracer(root) {
         h("span", { class: "trace-path" }, tr.path),
         h("span", { class: "trace-user" }, tr.as ? `${tr.user} as ${tr.as}` : tr.user),
         // A request a page's view sent for the user, not their own client.
-        tr.source && h("span", { class: "trace-source", title: lang === "th" ? "ส่งโดยหน้าเว็บของ kubelab ในนามของคุณ" : "sent by a kubelab page on your behalf" },
-          (lang === "th" ? "kubelab · " : "kubelab · ") + tr.source),
+        tr.source && h("span", { class: "trace-source", title: say("tracer.source") },
+          "kubelab · " + tr.source),
         h("span", { class: "trace-code" }, String(tr.code)),
         // The request's whole time, beside its stages' own.
-        tr.duration ? h("span", { class: "trace-total", title: lang === "th" ? "เวลาทั้งหมดของ request" : "the request's total time" }, fmtDur(tr.duration)) : null),
-      h("ul", { class: "stages", "aria-label": lang === "th" ? "ขั้นของ pipeline" : "pipeline stages" }, chips),
-      why && h("p", { class: "trace-why" }, (lang === "th" ? "หยุดที่ " : "Stopped at ") + why),
+        tr.duration ? h("span", { class: "trace-total", title: say("tracer.total") }, fmtDur(tr.duration)) : null),
+      h("ul", { class: "stages", "aria-label": say("tracer.stages") }, chips),
+      why && h("p", { class: "trace-why" }, say("tracer.stoppedAt", { why })),
       patches);
     list.querySelector(".empty")?.remove();
     list.prepend(li);

@@ -1,0 +1,11 @@
+package quizhttp
+
+import "testing"
+
+// Every word of the quiz pages, every reveal policy's note and every
+// error page's title exists in English and in Thai.
+func TestCatalogueIsWhole(t *testing.T) {
+	for _, m := range uiText.Missing() {
+		t.Error(m)
+	}
+}

@@ -1,0 +1,10 @@
+package server
+
+import "testing"
+
+// Every word of the sign-in page exists in English and in Thai.
+func TestSigninCatalogueIsWhole(t *testing.T) {
+	for _, m := range signinText.Missing() {
+		t.Error(m)
+	}
+}
