@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,7 +41,6 @@ type Documents interface {
 type Config struct {
 	API    *kubeapi.API
 	Docs   Documents
-	Client *clientv3.Client
 	Logger *slog.Logger
 }
 
@@ -358,26 +356,30 @@ func (c *controller) remove(ctx context.Context, name string) {
 }
 
 // unserveLocked stops serving a CRD's resources; with purge, as when the
-// CRD is deleted, its objects are deleted too, each through its store so
-// that watchers see them go.
+// CRD is deleted, its objects are deleted too, through their store.
 func (c *controller) unserveLocked(ctx context.Context, name string, purge bool) {
 	s, ok := c.serving[name]
 	if !ok {
 		return
 	}
 	delete(c.serving, name)
+	var store *registry.Store
 	if purge && len(s.gvrs) > 0 {
-		c.purge(ctx, s.gvrs[0])
+		// Every served version shares the one store.
+		store, _ = c.cfg.API.Registry().Store(s.gvrs[0])
+	}
+	if store != nil {
+		// While the resource is still served, so that its watchers see
+		// its objects go.
+		c.purge(ctx, store, false)
 	}
 	for _, gvr := range s.gvrs {
 		c.cfg.API.RemoveResource(gvr)
 	}
-	if purge && len(s.gvrs) > 0 && c.cfg.Client != nil {
-		// Whatever was created while the deletes ran.
-		prefix := storage.ResourcePrefix(s.gvrs[0].GroupResource(), true) + "/"
-		if _, err := c.cfg.Client.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil && ctx.Err() == nil {
-			c.cfg.Logger.Warn("deleting a CustomResourceDefinition's objects", "prefix", prefix, "err", err)
-		}
+	if store != nil {
+		// Whatever was created while the first pass ran, now that nothing
+		// can create more; the store still writes etcd once unserved.
+		c.purge(ctx, store, true)
 	}
 	c.updateDocumentsLocked(s.gvrs)
 	if c.cfg.Docs != nil {
@@ -387,20 +389,41 @@ func (c *controller) unserveLocked(ctx context.Context, name string, purge bool)
 	}
 }
 
-func (c *controller) purge(ctx context.Context, gvr schema.GroupVersionResource) {
-	store, ok := c.cfg.API.Registry().Store(gvr)
-	if !ok {
-		return
-	}
-	list, err := store.List(ctx, storage.ListOptions{})
+// purge deletes every object of a deleted CRD as kube's CRD finalizer
+// does: a deletecollection through the resource's store, by the API
+// server (the finalizer is part of kube-apiserver), so that the trace and
+// the watchers see it as any other deletion. kube keeps a CRD until its
+// objects are gone, waiting on their finalizers; kubelab deletes the CRD
+// at once, so on the last pass, once no client can reach the objects any
+// more, it also takes away the finalizers that still hold some.
+func (c *controller) purge(ctx context.Context, store *registry.Store, last bool) {
+	gr := store.GroupResource()
+	held, err := store.DeleteCollection(ctx, storage.ListOptions{}, registry.DeleteOptions{})
 	if err != nil {
-		c.cfg.Logger.Warn("listing a deleted CustomResourceDefinition's objects", "resource", gvr, "err", err)
+		if ctx.Err() == nil {
+			c.cfg.Logger.Warn("deleting a deleted CustomResourceDefinition's objects", "resource", gr, "err", err)
+		}
 		return
 	}
-	for _, obj := range list.Items {
-		m, _ := meta.Accessor(obj)
-		if _, _, err := store.Delete(ctx, storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, registry.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			c.cfg.Logger.Warn("deleting a custom resource", "resource", gvr, "name", m.GetName(), "err", err)
+	if !last {
+		return
+	}
+	for _, obj := range held {
+		m, err := meta.Accessor(obj)
+		if err != nil || len(m.GetFinalizers()) == 0 {
+			continue // gone already
+		}
+		_, err = store.Update(ctx, storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
+			next := cur.DeepCopyObject()
+			cm, err := meta.Accessor(next)
+			if err != nil {
+				return nil, err
+			}
+			cm.SetFinalizers(nil)
+			return next, nil
+		}), registry.UpdateOptions{FieldManager: fieldManager, Preconditions: &storage.Preconditions{UID: new(m.GetUID())}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
+			c.cfg.Logger.Warn("releasing a deleted CustomResourceDefinition's object", "resource", gr, "namespace", m.GetNamespace(), "name", m.GetName(), "err", err)
 		}
 	}
 }
