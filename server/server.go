@@ -71,6 +71,8 @@ type Server struct {
 	adminTokenHash [sha256.Size]byte
 
 	shuttingDown atomic.Bool
+	// shutdownStarted is closed when Shutdown begins: /readyz fails.
+	shutdownStarted chan struct{}
 	// stops undoes what New and Start started, newest first: on Shutdown,
 	// and when New fails part-way.
 	stops stopStack
@@ -165,6 +167,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		out:     os.Stderr,
 		errc:    make(chan error, 2),
 		stopped: make(chan struct{}),
+
+		shutdownStarted: make(chan struct{}),
 	}
 	if s.log == nil {
 		level, _ := parseLogLevel(cfg.LogLevel)
@@ -496,6 +500,7 @@ func (s *Server) stopServing(ctx context.Context) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdownOnce.Do(func() {
 		s.shuttingDown.Store(true)
+		close(s.shutdownStarted)
 		s.shutdownErr = s.stops.run(ctx)
 		s.log.Info("stopped")
 	})
