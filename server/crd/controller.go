@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -19,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/kubelab/kubelab/pipeline/informer"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
@@ -110,29 +108,27 @@ type served struct {
 
 func (c *controller) run(ctx context.Context) {
 	defer close(c.done)
-	for ctx.Err() == nil {
-		if err := c.listAndWatch(ctx); err != nil && ctx.Err() == nil {
-			c.cfg.Logger.Warn("watching CustomResourceDefinitions", "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
-	}
+	informer.New("customresourcedefinitions", c.store, storedCRDs{c, ctx}, c.cfg.Logger).Run(ctx)
 }
 
-// listAndWatch syncs with every stored CRD, then follows changes until the
-// watch ends.
-func (c *controller) listAndWatch(ctx context.Context) error {
-	list, err := c.store.List(ctx, storage.ListOptions{})
-	if err != nil {
-		return err
-	}
+// storedCRDs is the informer's handler: it serves every stored CRD, and
+// stops serving deleted ones, as apiextensions-apiserver's controllers
+// follow their CRD informer.
+type storedCRDs struct {
+	c *controller
+	// ctx is the controller's own (the API server's identity, ended by
+	// Stop): the informer's handler methods take none.
+	ctx context.Context
+}
+
+// Replace syncs with every stored CRD: at start, and after a 410.
+func (h storedCRDs) Replace(objs []runtime.Object) {
+	c := h.c
 	present := map[string]bool{}
-	for _, obj := range list.Items {
+	for _, obj := range objs {
 		crd := obj.(*apiextensionsv1.CustomResourceDefinition)
 		present[crd.Name] = true
-		c.upsert(ctx, crd)
+		c.upsert(h.ctx, crd)
 	}
 	c.mu.Lock()
 	var gone []string
@@ -143,32 +139,17 @@ func (c *controller) listAndWatch(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	for _, name := range gone {
-		c.remove(ctx, name)
+		c.remove(h.ctx, name)
 	}
 	c.synced.Store(true)
-	w, err := c.store.Watch(ctx, storage.WatchOptions{ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10)})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil
-			}
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				c.upsert(ctx, ev.Object.(*apiextensionsv1.CustomResourceDefinition))
-			case watch.Deleted:
-				c.remove(ctx, ev.Object.(*apiextensionsv1.CustomResourceDefinition).Name)
-			case watch.Error:
-				return fmt.Errorf("watch: %v", apierrors.FromObject(ev.Object))
-			}
-		}
-	}
+}
+
+func (h storedCRDs) Upsert(obj runtime.Object) {
+	h.c.upsert(h.ctx, obj.(*apiextensionsv1.CustomResourceDefinition))
+}
+
+func (h storedCRDs) Remove(obj runtime.Object) {
+	h.c.remove(h.ctx, obj.(*apiextensionsv1.CustomResourceDefinition).Name)
 }
 
 // upsert serves a CRD whose names are accepted and records its conditions.
