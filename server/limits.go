@@ -65,7 +65,7 @@ type inflight struct {
 func newInflight(reads, mutations, perUser, watchesPerUser int, adapt bool) *inflight {
 	in := &inflight{}
 	// Long-running requests never reach it (limit serves them first).
-	in.capped = filters.WithMaxInFlightLimit(http.HandlerFunc(serveAdmitted), reads, mutations, nil)
+	in.capped = filters.WithMaxInFlightLimit(http.HandlerFunc(resumeAdmitted), reads, mutations, nil)
 	if perUser > 0 {
 		in.users = newUserCounts(perUser)
 	}
@@ -127,9 +127,9 @@ type admitted struct {
 
 type admittedKey struct{}
 
-// serveAdmitted is what the max-in-flight filter calls for a request it
-// admitted.
-func serveAdmitted(_ http.ResponseWriter, r *http.Request) {
+// resumeAdmitted is what the max-in-flight filter calls for a request it
+// admitted: the request carries on through Echo.
+func resumeAdmitted(_ http.ResponseWriter, r *http.Request) {
 	a := r.Context().Value(admittedKey{}).(*admitted)
 	a.err = a.next(a.c)
 }
