@@ -43,6 +43,15 @@ func startStalledPost(t *testing.T, baseURL, path, body string) *stalledPost {
 	return &stalledPost{conn: conn, rest: body[10:]}
 }
 
+// answered reports whether the server has already answered the stalled
+// request (refused it, when another request held the slot first).
+func (p *stalledPost) answered() bool {
+	p.conn.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	defer p.conn.SetReadDeadline(time.Time{})
+	n, _ := p.conn.Read(make([]byte, 1))
+	return n > 0
+}
+
 // finish sends the rest of the body and returns the response's code.
 func (p *stalledPost) finish(t *testing.T) int {
 	t.Helper()
@@ -87,6 +96,11 @@ func TestOverloadIsRefusedAtOnceWith429(t *testing.T) {
 		}
 		if resp.StatusCode != http.StatusCreated || time.Now().After(deadline) {
 			t.Fatalf("never refused while the only mutation slot was held: %d %s", resp.StatusCode, body)
+		}
+		if stalled.answered() {
+			// This create took the slot first and the stalled one was
+			// refused: stall another.
+			stalled = startStalledPost(t, lab.URL(), path, configMap)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
