@@ -72,6 +72,7 @@ func (s *Server) startControllers(ctx context.Context, api *kubeapi.API, quotas 
 	for _, c := range controllers {
 		s.background.Go(func() { c.run(registry.WithUser(ctx, c.as)) })
 	}
+	s.log.Debug("controllers started", "count", len(controllers))
 }
 
 // ownerStore finds the store of an owner reference's kind: the resource

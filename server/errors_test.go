@@ -44,7 +44,7 @@ func TestErrorsBecomeStatus(t *testing.T) {
 		{"GET", "/conflict", 409, metav1.StatusReasonConflict, `Operation cannot be fulfilled on pods "web": the object has been modified`},
 		{"GET", "/wrapped", 404, metav1.StatusReasonNotFound, `pods "web" not found`},
 		{"GET", "/nowhere", 404, metav1.StatusReasonNotFound, "the server could not find the requested resource"},
-		{"DELETE", "/readyz", 405, metav1.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource"},
+		{"DELETE", "/bad-request", 405, metav1.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource"},
 		{"GET", "/too-large", 413, metav1.StatusReasonRequestEntityTooLarge, "Request entity too large: the request body is too large"},
 		{"GET", "/media-type", 415, metav1.StatusReasonUnsupportedMediaType, "the body of the request was in an unknown format - accepted media types include: application/json"},
 		{"GET", "/bad-request", 400, metav1.StatusReasonBadRequest, "name is required"},

@@ -70,7 +70,7 @@ func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) (err e
 		return err
 	}
 	x.crds.Reserve(metricsapi.GroupVersion.Group)
-	if err := x.crds.Start(crd.Config{API: api, Docs: docs, Client: s.etcd.Client(), Logger: s.log}); err != nil {
+	if err := x.crds.Start(crd.Config{API: api, Docs: docs, Logger: s.log}); err != nil {
 		return err
 	}
 	s.OnShutdown(func(context.Context) { x.crds.Stop() })

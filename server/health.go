@@ -1,59 +1,79 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"k8s.io/apiserver/pkg/server/healthz"
 
 	"github.com/kubelab/kubelab/server/aggregator"
 )
 
-// healthCheck is one named check of /healthz, /livez or /readyz.
-type healthCheck struct {
-	name  string
-	check func(ctx context.Context) error
-}
-
-// installHealth serves /healthz, /livez and /readyz the way kube-apiserver
-// does, so `kubectl get --raw '/readyz?verbose'` reads the same: ping, log
-// and etcd, then the post-start hooks by kube's names (each kubelab
+// installHealth serves /healthz, /livez and /readyz with kube-apiserver's
+// own handlers (k8s.io/apiserver's healthz), so `kubectl get --raw
+// '/readyz?verbose'`, ?exclude and /readyz/<check> read the same: ping,
+// log and etcd, then the post-start hooks by kube's names (each kubelab
 // component that does that hook's work, done once it has), and, for
 // readiness, the API server's own informers and whether it is shutting
 // down.
 func (s *Server) installHealth() {
-	ping := healthCheck{"ping", func(context.Context) error { return nil }}
-	logs := healthCheck{"log", s.logs.Check}
-	etcd := healthCheck{"etcd", s.checkEtcd}
-	informers := healthCheck{"informer-sync", s.checkInformers}
-	shutdown := healthCheck{"shutdown", s.checkShutdown}
+	ping := healthz.PingHealthz
+	// kube's log check asks whether klog can flush; kubelab logs through
+	// slog, and its own check asks whether that handler could write.
+	logs := s.healthCheck("log", s.logs.Check)
+	etcd := s.healthCheck("etcd", s.checkEtcd)
+	// kube's healthz.NewInformerSyncHealthz asks a client-go informer
+	// factory; the API server's caches here (RBAC's, admission's
+	// namespaces) are kubelab's own, so the check asks them.
+	informers := s.healthCheck("informer-sync", s.checkInformers)
+	shutdown := healthz.NewShutdownHealthz(s.shutdownStarted)
 	hooks := s.postStartHooks()
-	completion := healthCheck{"autoregister-completion", s.checkAutoregistered}
-	live := append(append([]healthCheck{ping, logs, etcd}, hooks...), completion)
-	s.installHealthEndpoint("healthz", live...)
-	s.installHealthEndpoint("livez", live...)
-	s.installHealthEndpoint("readyz", append(append([]healthCheck{ping, logs, etcd, informers}, hooks...), completion, shutdown)...)
+	completion := s.healthCheck("autoregister-completion", s.checkAutoregistered)
+	live := append(append([]healthz.HealthChecker{ping, logs, etcd}, hooks...), completion)
+	mux := echoMux{s.echo}
+	healthz.InstallHandler(mux, live...)
+	healthz.InstallLivezHandler(mux, live...)
+	healthz.InstallReadyzHandler(mux, append(append([]healthz.HealthChecker{ping, logs, etcd, informers}, hooks...), completion, shutdown)...)
+}
+
+// echoMux lets healthz install its handlers on the router. Like kube's
+// mux they answer every method; RBAC decides who may POST (kube's
+// system:public-info-viewer may only get).
+type echoMux struct{ e *echo.Echo }
+
+func (m echoMux) Handle(pattern string, h http.Handler) { m.e.Any(pattern, echo.WrapHandler(h)) }
+
+// healthCheck is a named check that logs why it failed: healthz withholds
+// the reason from the answer and logs it through klog, which kubelab does
+// not configure.
+func (s *Server) healthCheck(name string, check func(context.Context) error) healthz.HealthChecker {
+	return healthz.NamedCheck(name, func(r *http.Request) error {
+		err := check(r.Context())
+		if err != nil {
+			s.log.LogAttrs(r.Context(), slog.LevelWarn, "health check failed", slog.String("path", r.URL.Path), slog.String("check", name), slog.Any("error", err))
+		}
+		return err
+	})
 }
 
 // postStartHooks are kube-apiserver's post-start hooks, each answered by
 // what does that work in kubelab. A hook's check fails ("not finished")
 // until its work has been done once.
-func (s *Server) postStartHooks() []healthCheck {
-	hook := func(name string, done func() bool) healthCheck {
-		return healthCheck{"poststarthook/" + name, func(context.Context) error {
+func (s *Server) postStartHooks() []healthz.HealthChecker {
+	hook := func(name string, done func() bool) healthz.HealthChecker {
+		return s.healthCheck("poststarthook/"+name, func(context.Context) error {
 			if !done() {
 				return errors.New("not finished")
 			}
 			return nil
-		}}
+		})
 	}
-	keeper := func(name string) healthCheck {
+	keeper := func(name string) healthz.HealthChecker {
 		return hook(name, func() bool {
 			for _, k := range s.keepers {
 				if k.name == name {
@@ -68,7 +88,7 @@ func (s *Server) postStartHooks() []healthCheck {
 	agg := func(done func(*aggregator.Aggregator) bool) func() bool {
 		return func() bool { return s.extensions != nil && s.extensions.agg != nil && done(s.extensions.agg) }
 	}
-	return []healthCheck{
+	return []healthz.HealthChecker{
 		hook("start-apiserver-admission-initializer", s.pipelineReady.Load),
 		// The API server's informers: the authorizer's and admission's caches.
 		hook("generic-apiserver-start-informers", func() bool { return s.nsCache != nil }),
@@ -149,81 +169,4 @@ func (s *Server) checkEtcd(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, etcdHealthTimeout)
 	defer cancel()
 	return s.etcd.Ready(ctx)
-}
-
-func (s *Server) checkShutdown(context.Context) error {
-	if s.shuttingDown.Load() {
-		return errors.New("process is shutting down")
-	}
-	return nil
-}
-
-var healthMethods = []string{http.MethodGet, http.MethodHead}
-
-func (s *Server) installHealthEndpoint(name string, checks ...healthCheck) {
-	s.echo.Match(healthMethods, "/"+name, s.healthHandler(name, checks))
-	for _, c := range checks {
-		s.echo.Match(healthMethods, "/"+name+"/"+c.name, s.singleCheckHandler(name, c))
-	}
-}
-
-// healthHandler runs every check in order. Like kube-apiserver it answers a
-// bare "ok" on success, lists the checks when ?verbose is given or a check
-// failed, withholds failure reasons from the response (they are logged), and
-// skips checks named in ?exclude.
-func (s *Server) healthHandler(name string, checks []healthCheck) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		excluded := map[string]bool{}
-		for _, e := range r.URL.Query()["exclude"] {
-			excluded[e] = true
-		}
-		var out, reasons bytes.Buffer
-		failed := false
-		for _, hc := range checks {
-			if excluded[hc.name] {
-				delete(excluded, hc.name)
-				fmt.Fprintf(&out, "[+]%s excluded: ok\n", hc.name)
-				continue
-			}
-			if err := hc.check(r.Context()); err != nil {
-				failed = true
-				fmt.Fprintf(&out, "[-]%s failed: reason withheld\n", hc.name)
-				fmt.Fprintf(&reasons, "[-]%s failed: %v\n", hc.name, err)
-				continue
-			}
-			fmt.Fprintf(&out, "[+]%s ok\n", hc.name)
-		}
-		if len(excluded) > 0 {
-			var unknown []string
-			for e := range excluded {
-				unknown = append(unknown, e)
-			}
-			sort.Strings(unknown)
-			fmt.Fprintf(&out, "warn: some health checks cannot be excluded: no matches for %s\n", strings.Join(unknown, ","))
-		}
-		h := c.Response().Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		if failed {
-			s.log.LogAttrs(r.Context(), slog.LevelWarn, name+" check failed", slog.String("checks", reasons.String()))
-			return c.String(http.StatusInternalServerError, out.String()+name+" check failed\n")
-		}
-		if _, verbose := r.URL.Query()["verbose"]; !verbose {
-			return c.String(http.StatusOK, "ok")
-		}
-		return c.String(http.StatusOK, out.String()+name+" check passed\n")
-	}
-}
-
-// singleCheckHandler serves /<endpoint>/<check>; like kube-apiserver it does
-// show the reason of a failure.
-func (s *Server) singleCheckHandler(name string, hc healthCheck) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		c.Response().Header().Set("X-Content-Type-Options", "nosniff")
-		if err := hc.check(c.Request().Context()); err != nil {
-			s.log.Warn(name+" check failed", "check", hc.name, "error", err)
-			return c.String(http.StatusInternalServerError, fmt.Sprintf("internal server error: %v\n", err))
-		}
-		return c.String(http.StatusOK, "ok")
-	}
 }

@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/authentication/user"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/server/filters"
 
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/server/adaptive"
@@ -42,7 +47,11 @@ const adaptiveFloor = 4
 
 // inflight counts the requests being served, by kind and by user.
 type inflight struct {
-	reads, mutations chan struct{}
+	// capped is kube-apiserver's own max-in-flight filter (with priority
+	// and fairness off), around the rest of a short request's serving:
+	// the caps on reads and on mutations, its 429, and its exemption of
+	// system:masters, who always get an answer.
+	capped http.Handler
 	// users counts each user's short requests in flight and watches each
 	// user's open watches; both are nil when there is no per-user limit.
 	users, watches *userCounts
@@ -54,7 +63,9 @@ type inflight struct {
 
 // newInflight: perUser and watchesPerUser 0 mean no per-user limit.
 func newInflight(reads, mutations, perUser, watchesPerUser int, adapt bool) *inflight {
-	in := &inflight{reads: make(chan struct{}, reads), mutations: make(chan struct{}, mutations)}
+	in := &inflight{}
+	// Long-running requests never reach it (limit serves them first).
+	in.capped = filters.WithMaxInFlightLimit(http.HandlerFunc(resumeAdmitted), reads, mutations, nil)
 	if perUser > 0 {
 		in.users = newUserCounts(perUser)
 	}
@@ -105,34 +116,71 @@ func (in *inflight) serveWatch(c echo.Context, next echo.HandlerFunc) error {
 	return next(c)
 }
 
+// admitted is a short request on its way through the max-in-flight
+// filter, which is an http.Handler: what to serve it with once admitted,
+// and how that went.
+type admitted struct {
+	c    echo.Context
+	next echo.HandlerFunc
+	err  error
+}
+
+type admittedKey struct{}
+
+// resumeAdmitted is what the max-in-flight filter calls for a request it
+// admitted: the request carries on through Echo.
+func resumeAdmitted(_ http.ResponseWriter, r *http.Request) {
+	a := r.Context().Value(admittedKey{}).(*admitted)
+	a.err = a.next(a.c)
+}
+
 // serveShort serves a request that must finish soon: it takes a read or
 // mutation slot, the user's share, and the request timeout.
 func (in *inflight) serveShort(c echo.Context, next echo.HandlerFunc, timeout time.Duration) error {
 	r := c.Request()
-	slots, adapt := in.reads, in.adaptiveReads
+	// The user requests are served as, impersonated or not, as in kube,
+	// where the filter runs after impersonation.
+	_, u, _ := pipeline.FromContext(r.Context())
+	// What the filter asks of a request: its verb (it counts get, list
+	// and watch as reads; kubelab's REST handler parses the verb later,
+	// so the method stands in for it) and its user.
+	verb := "get"
 	if isMutating(r.Method) {
-		slots, adapt = in.mutations, in.adaptiveMutations
+		verb = strings.ToLower(r.Method)
 	}
-	select {
-	case slots <- struct{}{}:
-		defer func() { <-slots }()
-	default:
-		return tooManyRequests()
+	ctx := apirequest.WithRequestInfo(r.Context(), &apirequest.RequestInfo{Verb: verb})
+	ctx = apirequest.WithUser(ctx, &user.DefaultInfo{Name: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra})
+	a := &admitted{c: c, next: func(c echo.Context) error { return in.serveAdmitted(c, next, timeout, u) }}
+	in.capped.ServeHTTP(c.Response(), r.WithContext(context.WithValue(ctx, admittedKey{}, a)))
+	return a.err
+}
+
+// serveAdmitted serves a short request within the hard caps: under them,
+// kubelab's own limits (the adaptive one, each user's share), which, like
+// the caps, let system:masters through, then the request timeout.
+func (in *inflight) serveAdmitted(c echo.Context, next echo.HandlerFunc, timeout time.Duration, u pipeline.User) error {
+	r := c.Request()
+	adapt := in.adaptiveReads
+	if isMutating(r.Method) {
+		adapt = in.adaptiveMutations
 	}
-	// Under the hard cap, the adaptive limit: it refuses as the cap
-	// does (at once, 429), and learns from the latency of what it
-	// admitted. The request's body is not read yet either way.
+	if slices.Contains(u.Groups, pipeline.SystemPrivilegedGroup) {
+		adapt = nil
+	}
+	// The adaptive limit refuses as the cap does (at once, 429), and
+	// learns from the latency of what it admitted. The request's body is
+	// not read yet either way.
 	if adapt != nil {
 		if !adapt.Acquire() {
-			return tooManyRequests()
+			return tooManyRequests(c)
 		}
 		start := time.Now()
 		defer func() { adapt.Release(time.Since(start)) }()
 	}
-	if in.users != nil {
+	if in.users != nil && !slices.Contains(u.Groups, pipeline.SystemPrivilegedGroup) {
 		key := limitKey(r)
 		if !in.users.Enter(key) {
-			return tooManyRequests()
+			return tooManyRequests(c)
 		}
 		defer in.users.Leave(key)
 	}
@@ -205,9 +253,13 @@ func (u *userCounts) Leave(user string) {
 // Limit is the cap.
 func (u *userCounts) Limit() int { return u.max }
 
-// tooManyRequests is kube-apiserver's refusal, word for word.
-func tooManyRequests() error {
-	return apierrors.NewTooManyRequests("Too many requests, please try again later.", 1)
+// tooManyRequests answers as the max-in-flight filter refuses (its
+// function for it is not exported): plain text, not a Status, with
+// Retry-After, as kube-apiserver 1.37 answers.
+func tooManyRequests(c echo.Context) error {
+	c.Response().Header().Set("Retry-After", "1")
+	http.Error(c.Response(), "Too many requests, please try again later.", http.StatusTooManyRequests)
+	return nil
 }
 
 func isMutating(method string) bool {

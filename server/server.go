@@ -71,8 +71,11 @@ type Server struct {
 	adminTokenHash [sha256.Size]byte
 
 	shuttingDown atomic.Bool
-	hooksMu      sync.Mutex
-	hooks        []func(context.Context)
+	// shutdownStarted is closed when Shutdown begins: /readyz fails.
+	shutdownStarted chan struct{}
+	// stops undoes what New and Start started, newest first: on Shutdown,
+	// and when New fails part-way.
+	stops stopStack
 
 	compactor Compactor
 	// etcdCompactor is the real compactor: stores register their watch
@@ -106,7 +109,8 @@ type Server struct {
 	tlsSrv     *http.Server
 	secureAddr string
 	secureURL  string
-	// background runs goroutines (the compactor) that must end before etcd stops.
+	// background runs goroutines (the compactor, the controllers) that
+	// must end before etcd stops.
 	background     sync.WaitGroup
 	stopBackground context.CancelFunc
 	backgroundCtx  context.Context
@@ -115,6 +119,10 @@ type Server struct {
 	shutdownErr    error
 	stopped        chan struct{}
 }
+
+// releaseTimeout bounds how long a failed New waits for what it started
+// to stop.
+const releaseTimeout = 30 * time.Second
 
 // Run starts kubelab and serves until ctx is done or something fatal
 // happens, then shuts down. It returns nil after a clean stop on ctx.
@@ -146,7 +154,9 @@ func Run(ctx context.Context, cfg Config) error {
 
 // New starts etcd (embedded, or a client of cfg.EtcdEndpoints), binds the
 // listener, writes the admin kubeconfig and builds the router, but serves
-// nothing until Start. ctx bounds only the start-up.
+// nothing until Start. ctx bounds only the start-up. If New fails, or ctx
+// ends before it is done, everything it started is stopped again (etcd's
+// data dir is unlocked, no goroutine is left) before it returns.
 func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -157,6 +167,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		out:     os.Stderr,
 		errc:    make(chan error, 2),
 		stopped: make(chan struct{}),
+
+		shutdownStarted: make(chan struct{}),
 	}
 	if s.log == nil {
 		level, _ := parseLogLevel(cfg.LogLevel)
@@ -165,6 +177,13 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.logs = logcheck.New()
 	s.log = slog.New(s.logs.Wrap(s.log.Handler()))
 	s.backgroundCtx, s.stopBackground = context.WithCancel(context.Background())
+	defer func() {
+		if err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+			defer cancel()
+			err = errors.Join(err, s.Shutdown(rctx))
+		}
+	}()
 
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
@@ -172,21 +191,21 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.etcd, err = startEtcd(ctx, cfg, s.log, &s.shuttingDown); err != nil {
 		return nil, err
 	}
+	s.stops.push(func(context.Context) error { s.etcd.Stop(); return nil })
+	// Background work reads etcd, so it ends first.
+	s.stops.push(func(context.Context) error {
+		s.stopBackground()
+		s.background.Wait()
+		close(s.stopped)
+		return nil
+	})
 	s.metrics = metrics.New()
 	s.metrics.InstrumentEtcd(s.etcd.Client())
-	defer func() {
-		if err != nil {
-			s.etcd.Stop()
-		}
-	}()
 	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("--listen: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			s.ln.Close()
-		}
-	}()
+	// Shutdown closes a listener only if it was serving.
+	s.stops.push(func(context.Context) error { s.ln.Close(); return nil })
 	// The CA exists in every mode: the root-CA publisher gives it to every
 	// namespace, and classroom mode also serves HTTPS with it.
 	if s.pki, err = pki.Load(ctx, s.etcd.Client()); err != nil {
@@ -196,11 +215,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if s.tlsLn, err = net.Listen("tcp", cfg.SecureListen); err != nil {
 			return nil, fmt.Errorf("--secure-listen: %w", err)
 		}
-		defer func() {
-			if err != nil {
-				s.tlsLn.Close()
-			}
-		}()
+		s.stops.push(func(context.Context) error { s.tlsLn.Close(); return nil })
 		s.secureAddr = s.tlsLn.Addr().String()
 		s.secureURL = "https" + strings.TrimPrefix(serverURL(cfg.SecureListen, s.tlsLn.Addr()), "http")
 	}
@@ -216,6 +231,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("admin kubeconfig: %w", err)
 	}
 	s.newEcho()
+	// The servers Start serves with stop after the shutdown hooks, pushed
+	// later and so run earlier, have ended the long-running requests.
+	s.stops.push(s.stopServing)
 	if err := s.installAPI(ctx); err != nil {
 		return nil, err
 	}
@@ -257,20 +275,18 @@ func (s *Server) installAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.OnShutdown(func(context.Context) { api.Stop() })
 	api.Install(s.echo)
 	docs.Register(s.echo)
 	attempts := &countedAttempts{Store: etcdstore.New(s.etcd.Client())}
 	s.metrics.Counter("kubelab_quiz_submissions_total", "Quiz attempts submitted and stored.", func() float64 { return float64(attempts.n.Load()) })
 	if err := quizhttp.Install(s.echo, quizhttp.Config{Store: attempts, Logger: s.log, RequireSignIn: s.cfg.Classroom, Layout: web.SectionPage("quiz"),
 		Policy: quiz.Policy{Attempts: s.cfg.QuizAttempts, Reveal: quiz.Reveal(s.cfg.QuizReveal)}, DisplayNames: s.displayNames}); err != nil {
-		api.Stop()
 		return err
 	}
 	s.api = api
-	s.OnShutdown(func(context.Context) { api.Stop() })
 	p, err := s.buildPipeline(ctx, api)
 	if err != nil {
-		api.Stop()
 		return fmt.Errorf("request pipeline: %w", err)
 	}
 	api.SetPipeline(p)
@@ -291,7 +307,6 @@ func (s *Server) installAPI(ctx context.Context) error {
 		s.metrics.Counter("kubelab_adaptive_inflight_refused_total_"+kind, "Requests ("+kind+") refused with 429 by the adaptive limit.", func() float64 { return float64(l.Stats().Refused) })
 	}
 	if err := s.startExtensions(api, docs); err != nil {
-		api.Stop()
 		return err
 	}
 	s.installMetrics()
@@ -300,12 +315,10 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	s.installClassroom()
 	if err := s.startKeepers(ctx); err != nil {
-		api.Stop()
 		return err
 	}
 	s.startControllersLater()
 	if err := api.SeedDemo(registry.WithUser(ctx, seeder)); err != nil {
-		api.Stop()
 		return err
 	}
 	deps := webui.Deps{API: api, Traces: s.traces, Compactor: s.etcdCompactor, Etcd: s.etcd.Client(), Logger: s.log}
@@ -318,7 +331,6 @@ func (s *Server) installAPI(ctx context.Context) error {
 	deps.Websockets = websockets
 	ui, err := webui.Install(s.echo, deps)
 	if err != nil {
-		api.Stop()
 		return err
 	}
 	s.OnShutdown(func(context.Context) { ui.Close() })
@@ -332,7 +344,6 @@ func (s *Server) installAPI(ctx context.Context) error {
 		RequireSignIn: s.cfg.Classroom, Websockets: websockets, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log,
 		Class: s.class})
 	if err != nil {
-		api.Stop()
 		return err
 	}
 	s.OnShutdown(func(context.Context) { labs.Close() })
@@ -459,11 +470,27 @@ func (s *Server) fatal(err error) {
 // starts failing and before the HTTP server waits for requests to finish:
 // the place to end long-running requests such as watches, which would
 // otherwise hold the shutdown up until its timeout. Hooks run in reverse
-// order of registration.
+// order of registration, on the same stack as the stops of what New
+// started.
 func (s *Server) OnShutdown(hook func(context.Context)) {
-	s.hooksMu.Lock()
-	defer s.hooksMu.Unlock()
-	s.hooks = append(s.hooks, hook)
+	s.stops.push(func(ctx context.Context) error { hook(ctx); return nil })
+}
+
+// stopServing lets in-flight requests finish until ctx is done, then
+// closes what is left. Before Start it has nothing to wait for.
+func (s *Server) stopServing(ctx context.Context) error {
+	var errs []error
+	if err := s.echo.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("stopping HTTP server: %w", err))
+		s.echo.Close()
+	}
+	if s.tlsSrv != nil {
+		if err := s.tlsSrv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping HTTPS server: %w", err))
+			s.tlsSrv.Close()
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Shutdown stops the server in the reverse order of New and Start: readyz
@@ -473,36 +500,44 @@ func (s *Server) OnShutdown(hook func(context.Context)) {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdownOnce.Do(func() {
 		s.shuttingDown.Store(true)
-		s.hooksMu.Lock()
-		hooks := s.hooks
-		s.hooksMu.Unlock()
-		for i := len(hooks) - 1; i >= 0; i-- {
-			hooks[i](ctx)
-		}
-		var errs []error
-		if err := s.echo.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("stopping HTTP server: %w", err))
-			s.echo.Close()
-		}
-		if s.tlsSrv != nil {
-			if err := s.tlsSrv.Shutdown(ctx); err != nil {
-				errs = append(errs, fmt.Errorf("stopping HTTPS server: %w", err))
-				s.tlsSrv.Close()
-			}
-		}
-		// Shutdown closes the listener only if it was serving.
-		s.ln.Close()
-		if s.tlsLn != nil {
-			s.tlsLn.Close()
-		}
-		s.stopBackground()
-		s.background.Wait()
-		close(s.stopped)
-		s.etcd.Stop()
-		s.shutdownErr = errors.Join(errs...)
+		close(s.shutdownStarted)
+		s.shutdownErr = s.stops.run(ctx)
 		s.log.Info("stopped")
 	})
 	return s.shutdownErr
+}
+
+// stopStack is the one place that knows how to stop what kubelab started:
+// each thing, once started, pushes its stop, and run stops them newest
+// first, so that nothing outlives what it uses.
+type stopStack struct {
+	mu    sync.Mutex
+	stops []func(context.Context) error
+}
+
+func (st *stopStack) push(stop func(context.Context) error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.stops = append(st.stops, stop)
+}
+
+// run pops and runs every stop, the newest first, and joins their errors.
+func (st *stopStack) run(ctx context.Context) error {
+	var errs []error
+	for {
+		st.mu.Lock()
+		n := len(st.stops)
+		if n == 0 {
+			st.mu.Unlock()
+			return errors.Join(errs...)
+		}
+		stop := st.stops[n-1]
+		st.stops = st.stops[:n-1]
+		st.mu.Unlock()
+		if err := stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 }
 
 // Echo is the router; routes added before Start are served.

@@ -218,6 +218,26 @@ func TestHealth(t *testing.T) {
 			}
 		})
 	}
+	// As kube-apiserver 1.37 answers: unknown exclusions quoted and
+	// sorted, and every method served (RBAC decides who may POST).
+	t.Run("unknown exclusions", func(t *testing.T) {
+		want := strings.TrimSuffix(verboseHealth("readyz", false), "readyz check passed\n") +
+			`warn: some health checks cannot be excluded: no matches for "bar","foo"` + "\nreadyz check passed\n"
+		if code, body := get(t, s.URL()+"/readyz?verbose&exclude=foo&exclude=bar"); code != http.StatusOK || body != want {
+			t.Fatalf("GET /readyz?verbose&exclude=foo&exclude=bar = %d %q, want 200 %q", code, body, want)
+		}
+	})
+	t.Run("POST", func(t *testing.T) {
+		resp, err := http.Post(s.URL()+"/readyz", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(body) != "ok" || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
+			t.Fatalf("POST /readyz = %d %q (%s), want 200 ok, text/plain; charset=utf-8", resp.StatusCode, body, resp.Header.Get("Content-Type"))
+		}
+	})
 	t.Run("unknown check", func(t *testing.T) {
 		for _, path := range []string{"/readyz/nope", "/livez/shutdown", "/livez/informer-sync"} {
 			if code, _ := get(t, s.URL()+path); code != http.StatusNotFound {

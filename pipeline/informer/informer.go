@@ -1,25 +1,27 @@
-// Package informer keeps an in-memory copy of one resource, the way
-// client-go's reflector does: list, then watch from the list's
-// resourceVersion; resume a closed watch from the last resourceVersion
-// seen; list again when that version has been compacted away (410).
-// The pipeline's caches (RBAC, namespaces) read memory, never etcd, per
-// request.
+// Package informer keeps an in-memory copy of one resource with client-go's
+// Reflector, over kubelab's storage instead of HTTP: it syncs (a streaming
+// list, or a list where the source cannot stream), then watches from the
+// sync's resourceVersion, resumes a closed watch from the last
+// resourceVersion seen, and syncs again when that version has been
+// compacted away (410). The pipeline's caches (RBAC, namespaces) read
+// memory, never etcd, per request.
 package informer
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/kubelab/kubelab/storage"
 )
@@ -42,26 +44,19 @@ type Handler interface {
 	Remove(obj runtime.Object)
 }
 
-// Backoff bounds how fast a failing list or watch is retried.
-const (
-	minBackoff = 100 * time.Millisecond
-	maxBackoff = 5 * time.Second
-)
+// backoff bounds how fast a failing sync or watch is retried: quicker than
+// client-go's default (800 ms to 30 s), since the source is in process.
+var backoff = wait.Backoff{Duration: 100 * time.Millisecond, Cap: 5 * time.Second, Factor: 2, Jitter: 0.1, Steps: 100}
 
 // Informer feeds a Handler from a Source until its context ends.
 type Informer struct {
-	name string
-	src  Source
-	h    Handler
-	log  *slog.Logger
+	h         Handler
+	log       logr.Logger
+	reflector *cache.Reflector
 
 	synced   chan struct{}
 	syncOnce sync.Once
-
-	mu sync.Mutex
-	rv string
-
-	lists atomic.Int64
+	syncs    atomic.Int64
 }
 
 // New returns an informer; name is for logs. Run starts it.
@@ -69,144 +64,80 @@ func New(name string, src Source, h Handler, log *slog.Logger) *Informer {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Informer{name: name, src: src, h: h, log: log, synced: make(chan struct{})}
+	i := &Informer{h: h, log: logr.FromSlogHandler(log.Handler()).WithValues("resource", name), synced: make(chan struct{})}
+	lw := listWatch{src}
+	i.reflector = cache.NewReflectorWithOptions(&cache.ListWatch{ListWithContextFunc: lw.list, WatchFuncWithContext: lw.watch}, nil, store{i}, cache.ReflectorOptions{
+		Name: name, TypeDescription: name, Logger: &i.log, Backoff: &backoff,
+	})
+	return i
 }
 
 // Synced is closed once the first list has been handed to the Handler.
 func (i *Informer) Synced() <-chan struct{} { return i.synced }
 
 // ResourceVersion is the last resourceVersion the Handler has seen.
-func (i *Informer) ResourceVersion() string {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	return i.rv
-}
+func (i *Informer) ResourceVersion() string { return i.reflector.LastSyncResourceVersion() }
 
-// Lists counts the lists done so far: one at start, one per 410.
-func (i *Informer) Lists() int64 { return i.lists.Load() }
-
-func (i *Informer) setRV(rv string) {
-	i.mu.Lock()
-	i.rv = rv
-	i.mu.Unlock()
-}
+// Lists counts the complete syncs (Replace) so far: one at start, one per
+// 410.
+func (i *Informer) Lists() int64 { return i.syncs.Load() }
 
 // Run lists and watches until ctx ends.
 func (i *Informer) Run(ctx context.Context) {
-	b := backoff{}
-	for ctx.Err() == nil {
-		if err := i.list(ctx); err != nil {
-			if ctx.Err() == nil {
-				i.log.Warn("informer list failed", "resource", i.name, "err", err)
-			}
-			b.wait(ctx)
-			continue
-		}
-		b.reset()
-		i.watch(ctx)
-	}
+	// The reflector logs through the context's logger too.
+	i.reflector.RunWithContext(klog.NewContext(ctx, i.log))
 }
 
-func (i *Informer) list(ctx context.Context) error {
-	res, err := i.src.List(ctx, storage.ListOptions{})
-	if err != nil {
-		return err
+// store is the reflector's view of the Handler. The reflector calls it from
+// one goroutine, in order.
+type store struct{ i *Informer }
+
+func (s store) Add(obj any) error    { s.i.h.Upsert(obj.(runtime.Object)); return nil }
+func (s store) Update(obj any) error { s.i.h.Upsert(obj.(runtime.Object)); return nil }
+func (s store) Delete(obj any) error { s.i.h.Remove(obj.(runtime.Object)); return nil }
+func (s store) Resync() error        { return nil }
+
+func (s store) Replace(items []any, _ string) error {
+	objs := make([]runtime.Object, len(items))
+	for n, item := range items {
+		objs[n] = item.(runtime.Object)
 	}
-	i.lists.Add(1)
-	i.h.Replace(res.Items)
-	i.setRV(itoa(res.ResourceVersion))
-	i.syncOnce.Do(func() { close(i.synced) })
+	s.i.h.Replace(objs)
+	s.i.syncs.Add(1)
+	s.i.syncOnce.Do(func() { close(s.i.synced) })
 	return nil
 }
 
-// watch follows the resource from the last resourceVersion, resuming
-// closed watches, and returns when a new list is needed (410) or ctx ends.
-func (i *Informer) watch(ctx context.Context) {
-	b := backoff{}
-	for ctx.Err() == nil {
-		w, err := i.src.Watch(ctx, storage.WatchOptions{ResourceVersion: i.ResourceVersion(), AllowWatchBookmarks: true})
-		if err != nil {
-			if expired(err) {
-				return
-			}
-			if ctx.Err() == nil {
-				i.log.Warn("informer watch failed", "resource", i.name, "err", err)
-			}
-			b.wait(ctx)
-			continue
-		}
-		gone, progressed := i.consume(ctx, w)
-		w.Stop()
-		if gone {
-			i.log.Info("informer relisting after 410", "resource", i.name)
-			return
-		}
-		if progressed {
-			b.reset()
-		} else {
-			b.wait(ctx) // a watch that closes at once must not spin
-		}
+// listWatch is the reflector's list and watch over a Source: what
+// client-go would ask of the API server over HTTP, asked of storage in
+// process.
+type listWatch struct{ src Source }
+
+// list reads every object at once: a server may ignore a page
+// size, and storage's lists are the API's.
+func (lw listWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	res, err := lw.src.List(ctx, storage.ListOptions{ResourceVersion: opts.ResourceVersion, ResourceVersionMatch: opts.ResourceVersionMatch})
+	if err != nil {
+		return nil, err
 	}
+	list := &metav1.List{ListMeta: metav1.ListMeta{ResourceVersion: itoa(res.ResourceVersion)}, Items: make([]runtime.RawExtension, len(res.Items))}
+	for n, obj := range res.Items {
+		list.Items[n].Object = obj
+	}
+	return list, nil
 }
 
-// consume hands w's events to the Handler until w closes. It reports
-// whether the watch ended with 410 and whether any event arrived.
-func (i *Informer) consume(ctx context.Context, w watch.Interface) (gone, progressed bool) {
-	for {
-		select {
-		case <-ctx.Done():
-			return false, progressed
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return false, progressed
-			}
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				i.h.Upsert(ev.Object)
-			case watch.Deleted:
-				i.h.Remove(ev.Object)
-			case watch.Bookmark:
-			case watch.Error:
-				err := apierrors.FromObject(ev.Object)
-				if expired(err) {
-					return true, progressed
-				}
-				i.log.Warn("informer watch error", "resource", i.name, "err", err)
-				return false, progressed
-			}
-			if m, err := meta.Accessor(ev.Object); err == nil && m.GetResourceVersion() != "" {
-				i.setRV(m.GetResourceVersion())
-			}
-			progressed = true
-		}
+// watch watches as the API's watch would with the same options:
+// storage's errors are already Kubernetes Statuses (a 410 among them).
+func (lw listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	w := storage.WatchOptions{
+		ResourceVersion: opts.ResourceVersion, ResourceVersionMatch: opts.ResourceVersionMatch,
+		SendInitialEvents: opts.SendInitialEvents, AllowWatchBookmarks: opts.AllowWatchBookmarks,
 	}
-}
-
-// expired is the 410 that says a resourceVersion is no longer servable.
-func expired(err error) bool {
-	if storage.IsCode(err, storage.CodeExpired) {
-		return true
+	if opts.TimeoutSeconds != nil {
+		w.Deadline = time.Now().Add(time.Duration(*opts.TimeoutSeconds) * time.Second)
 	}
-	var st apierrors.APIStatus
-	if errors.As(err, &st) {
-		s := st.Status()
-		return s.Code == 410 || s.Reason == metav1.StatusReasonExpired || s.Reason == metav1.StatusReasonGone
-	}
-	return false
-}
-
-type backoff struct{ d time.Duration }
-
-func (b *backoff) reset() { b.d = 0 }
-
-func (b *backoff) wait(ctx context.Context) {
-	b.d = min(max(2*b.d, minBackoff), maxBackoff)
-	t := time.NewTimer(b.d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
+	return lw.src.Watch(ctx, w)
 }
 
 // itoa is a list's revision as a resourceVersion; 0 (no read) is "".

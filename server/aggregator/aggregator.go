@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/url"
 	"reflect"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,10 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 
+	"github.com/kubelab/kubelab/pipeline/informer"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
@@ -100,7 +99,8 @@ func (a *Aggregator) Start() {
 	a.cancel = cancel
 	a.cfg.API.SetAggregator(a)
 	var wg sync.WaitGroup
-	wg.Go(func() { a.follow(ctx) })
+	services := informer.New("apiservices", a.store, storedServices{a}, a.cfg.Logger)
+	wg.Go(func() { services.Run(ctx) })
 	wg.Go(func() { a.checkLoop(ctx) })
 	a.startAutoregistration(ctx, &wg)
 	wg.Go(func() { a.openapi.run(ctx) })
@@ -130,25 +130,15 @@ func (a *Aggregator) Register(ctx context.Context, svc *apiregistrationv1.APISer
 	return err
 }
 
-func (a *Aggregator) follow(ctx context.Context) {
-	for ctx.Err() == nil {
-		if err := a.listAndWatch(ctx); err != nil && ctx.Err() == nil {
-			a.cfg.Logger.Warn("watching APIServices", "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
-	}
-}
+// storedServices is the informer's handler: it keeps the stored
+// APIServices and their backends, as kube-aggregator's APIService
+// informer feeds its controllers.
+type storedServices struct{ a *Aggregator }
 
-func (a *Aggregator) listAndWatch(ctx context.Context) error {
-	list, err := a.store.List(ctx, storage.ListOptions{})
-	if err != nil {
-		return err
-	}
+func (h storedServices) Replace(objs []runtime.Object) {
+	a := h.a
 	services := map[string]*apiregistrationv1.APIService{}
-	for _, obj := range list.Items {
+	for _, obj := range objs {
 		svc := obj.(*apiregistrationv1.APIService)
 		services[svc.Name] = svc
 	}
@@ -158,40 +148,30 @@ func (a *Aggregator) listAndWatch(ctx context.Context) error {
 	a.mu.Unlock()
 	a.listed.Store(true)
 	a.kickCheck()
-	w, err := a.store.Watch(ctx, storage.WatchOptions{ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10)})
-	if err != nil {
-		return err
+}
+
+func (h storedServices) Upsert(obj runtime.Object) {
+	a, svc := h.a, obj.(*apiregistrationv1.APIService)
+	a.mu.Lock()
+	_, known := a.services[svc.Name]
+	a.services[svc.Name] = svc
+	changed := a.rebuildLocked()
+	a.mu.Unlock()
+	// A new APIService, local ones included, gets its Available
+	// condition now rather than at the next periodic check.
+	if changed || !known {
+		a.kickCheck()
 	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil
-			}
-			if ev.Type == watch.Error {
-				return fmt.Errorf("watch: %v", apierrors.FromObject(ev.Object))
-			}
-			svc, ok := ev.Object.(*apiregistrationv1.APIService)
-			if !ok {
-				continue
-			}
-			a.mu.Lock()
-			if ev.Type == watch.Deleted {
-				delete(a.services, svc.Name)
-			} else {
-				a.services[svc.Name] = svc
-			}
-			changed := a.rebuildLocked()
-			a.mu.Unlock()
-			// A new APIService, local ones included, gets its Available
-			// condition now rather than at the next periodic check.
-			if changed || ev.Type == watch.Added {
-				a.kickCheck()
-			}
-		}
+}
+
+func (h storedServices) Remove(obj runtime.Object) {
+	a := h.a
+	a.mu.Lock()
+	delete(a.services, obj.(*apiregistrationv1.APIService).Name)
+	changed := a.rebuildLocked()
+	a.mu.Unlock()
+	if changed {
+		a.kickCheck()
 	}
 }
 

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/kubelab/kubelab/pipeline/informer"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
@@ -42,7 +39,6 @@ type Documents interface {
 type Config struct {
 	API    *kubeapi.API
 	Docs   Documents
-	Client *clientv3.Client
 	Logger *slog.Logger
 }
 
@@ -112,29 +108,27 @@ type served struct {
 
 func (c *controller) run(ctx context.Context) {
 	defer close(c.done)
-	for ctx.Err() == nil {
-		if err := c.listAndWatch(ctx); err != nil && ctx.Err() == nil {
-			c.cfg.Logger.Warn("watching CustomResourceDefinitions", "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
-	}
+	informer.New("customresourcedefinitions", c.store, storedCRDs{c, ctx}, c.cfg.Logger).Run(ctx)
 }
 
-// listAndWatch syncs with every stored CRD, then follows changes until the
-// watch ends.
-func (c *controller) listAndWatch(ctx context.Context) error {
-	list, err := c.store.List(ctx, storage.ListOptions{})
-	if err != nil {
-		return err
-	}
+// storedCRDs is the informer's handler: it serves every stored CRD, and
+// stops serving deleted ones, as apiextensions-apiserver's controllers
+// follow their CRD informer.
+type storedCRDs struct {
+	c *controller
+	// ctx is the controller's own (the API server's identity, ended by
+	// Stop): the informer's handler methods take none.
+	ctx context.Context
+}
+
+// Replace syncs with every stored CRD: at start, and after a 410.
+func (h storedCRDs) Replace(objs []runtime.Object) {
+	c := h.c
 	present := map[string]bool{}
-	for _, obj := range list.Items {
+	for _, obj := range objs {
 		crd := obj.(*apiextensionsv1.CustomResourceDefinition)
 		present[crd.Name] = true
-		c.upsert(ctx, crd)
+		c.upsert(h.ctx, crd)
 	}
 	c.mu.Lock()
 	var gone []string
@@ -145,32 +139,17 @@ func (c *controller) listAndWatch(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	for _, name := range gone {
-		c.remove(ctx, name)
+		c.remove(h.ctx, name)
 	}
 	c.synced.Store(true)
-	w, err := c.store.Watch(ctx, storage.WatchOptions{ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10)})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil
-			}
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				c.upsert(ctx, ev.Object.(*apiextensionsv1.CustomResourceDefinition))
-			case watch.Deleted:
-				c.remove(ctx, ev.Object.(*apiextensionsv1.CustomResourceDefinition).Name)
-			case watch.Error:
-				return fmt.Errorf("watch: %v", apierrors.FromObject(ev.Object))
-			}
-		}
-	}
+}
+
+func (h storedCRDs) Upsert(obj runtime.Object) {
+	h.c.upsert(h.ctx, obj.(*apiextensionsv1.CustomResourceDefinition))
+}
+
+func (h storedCRDs) Remove(obj runtime.Object) {
+	h.c.remove(h.ctx, obj.(*apiextensionsv1.CustomResourceDefinition).Name)
 }
 
 // upsert serves a CRD whose names are accepted and records its conditions.
@@ -358,26 +337,30 @@ func (c *controller) remove(ctx context.Context, name string) {
 }
 
 // unserveLocked stops serving a CRD's resources; with purge, as when the
-// CRD is deleted, its objects are deleted too, each through its store so
-// that watchers see them go.
+// CRD is deleted, its objects are deleted too, through their store.
 func (c *controller) unserveLocked(ctx context.Context, name string, purge bool) {
 	s, ok := c.serving[name]
 	if !ok {
 		return
 	}
 	delete(c.serving, name)
+	var store *registry.Store
 	if purge && len(s.gvrs) > 0 {
-		c.purge(ctx, s.gvrs[0])
+		// Every served version shares the one store.
+		store, _ = c.cfg.API.Registry().Store(s.gvrs[0])
+	}
+	if store != nil {
+		// While the resource is still served, so that its watchers see
+		// its objects go.
+		c.purge(ctx, store, false)
 	}
 	for _, gvr := range s.gvrs {
 		c.cfg.API.RemoveResource(gvr)
 	}
-	if purge && len(s.gvrs) > 0 && c.cfg.Client != nil {
-		// Whatever was created while the deletes ran.
-		prefix := storage.ResourcePrefix(s.gvrs[0].GroupResource(), true) + "/"
-		if _, err := c.cfg.Client.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil && ctx.Err() == nil {
-			c.cfg.Logger.Warn("deleting a CustomResourceDefinition's objects", "prefix", prefix, "err", err)
-		}
+	if store != nil {
+		// Whatever was created while the first pass ran, now that nothing
+		// can create more; the store still writes etcd once unserved.
+		c.purge(ctx, store, true)
 	}
 	c.updateDocumentsLocked(s.gvrs)
 	if c.cfg.Docs != nil {
@@ -387,20 +370,41 @@ func (c *controller) unserveLocked(ctx context.Context, name string, purge bool)
 	}
 }
 
-func (c *controller) purge(ctx context.Context, gvr schema.GroupVersionResource) {
-	store, ok := c.cfg.API.Registry().Store(gvr)
-	if !ok {
-		return
-	}
-	list, err := store.List(ctx, storage.ListOptions{})
+// purge deletes every object of a deleted CRD as kube's CRD finalizer
+// does: a deletecollection through the resource's store, by the API
+// server (the finalizer is part of kube-apiserver), so that the trace and
+// the watchers see it as any other deletion. kube keeps a CRD until its
+// objects are gone, waiting on their finalizers; kubelab deletes the CRD
+// at once, so on the last pass, once no client can reach the objects any
+// more, it also takes away the finalizers that still hold some.
+func (c *controller) purge(ctx context.Context, store *registry.Store, last bool) {
+	gr := store.GroupResource()
+	held, err := store.DeleteCollection(ctx, storage.ListOptions{}, registry.DeleteOptions{})
 	if err != nil {
-		c.cfg.Logger.Warn("listing a deleted CustomResourceDefinition's objects", "resource", gvr, "err", err)
+		if ctx.Err() == nil {
+			c.cfg.Logger.Warn("deleting a deleted CustomResourceDefinition's objects", "resource", gr, "err", err)
+		}
 		return
 	}
-	for _, obj := range list.Items {
-		m, _ := meta.Accessor(obj)
-		if _, _, err := store.Delete(ctx, storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, registry.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			c.cfg.Logger.Warn("deleting a custom resource", "resource", gvr, "name", m.GetName(), "err", err)
+	if !last {
+		return
+	}
+	for _, obj := range held {
+		m, err := meta.Accessor(obj)
+		if err != nil || len(m.GetFinalizers()) == 0 {
+			continue // gone already
+		}
+		_, err = store.Update(ctx, storage.Key{Namespace: m.GetNamespace(), Name: m.GetName()}, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
+			next := cur.DeepCopyObject()
+			cm, err := meta.Accessor(next)
+			if err != nil {
+				return nil, err
+			}
+			cm.SetFinalizers(nil)
+			return next, nil
+		}), registry.UpdateOptions{FieldManager: fieldManager, Preconditions: &storage.Preconditions{UID: new(m.GetUID())}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
+			c.cfg.Logger.Warn("releasing a deleted CustomResourceDefinition's object", "resource", gr, "namespace", m.GetNamespace(), "name", m.GetName(), "err", err)
 		}
 	}
 }

@@ -232,9 +232,13 @@ func TestCRDWithKubectl(t *testing.T) {
 		}
 		return ""
 	})
-	if out := etcdctl(t, lab, "get", "--prefix", "/registry/lab.example.com/", "--keys-only"); strings.TrimSpace(out) != "" {
-		t.Fatalf("objects left after the CRD was deleted: %s", out)
-	}
+	// The last pass of deletes runs once the group is no longer served.
+	eventually(t, "objects gone after the CRD was deleted", func() string {
+		if out := etcdctl(t, lab, "get", "--prefix", "/registry/lab.example.com/", "--keys-only"); strings.TrimSpace(out) != "" {
+			return "left: " + out
+		}
+		return ""
+	})
 	if out := mustKubectl(t, lab, "", "get", "--raw", "/apis"); strings.Contains(out, "lab.example.com") {
 		t.Fatalf("/apis still lists the group: %s", out)
 	}
