@@ -2,8 +2,6 @@ package openapi
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,8 +23,9 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	"k8s.io/kube-openapi/pkg/util"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -70,68 +69,24 @@ func newScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// gvkKey is one entry of x-kubernetes-group-version-kind.
-type gvkKey struct{ group, version, kind string }
-
-// definitionNamer names definitions and tags kinds with their GVKs, as
-// k8s.io/apiserver/pkg/endpoints/openapi.DefinitionNamer does; it is
-// reimplemented here (it is short) so that this package does not pull in
-// k8s.io/apiserver.
-type definitionNamer struct {
-	kinds map[string][]gvkKey
+// newDefinitionNamer is kube-apiserver's namer over the scheme: it keeps the
+// generator's REST-friendly names (io.k8s.api.core.v1.Pod) and tags every
+// definition that is a kind with x-kubernetes-group-version-kind.
+func newDefinitionNamer(s *runtime.Scheme) *openapinamer.DefinitionNamer {
+	return openapinamer.NewDefinitionNamer(s)
 }
 
-// newDefinitionNamer indexes every external kind in the scheme by the
-// definition name the generator gives its Go type.
-func newDefinitionNamer(s *runtime.Scheme) (*definitionNamer, error) {
-	n := &definitionNamer{kinds: map[string][]gvkKey{}}
-	for k := range s.AllKnownTypes() {
-		if k.Version == runtime.APIVersionInternal {
-			continue // internal types have no OpenAPI definition
+// hasKind reports whether the namer tags definition name with gvk.
+func hasKind(namer *openapinamer.DefinitionNamer, name string, gvk schema.GroupVersionKind) bool {
+	_, ext := namer.GetDefinitionName(name)
+	list, _ := ext[gvkExtension].([]interface{})
+	for _, item := range list {
+		m, _ := item.(map[string]interface{})
+		if m["group"] == gvk.Group && m["version"] == gvk.Version && m["kind"] == gvk.Kind {
+			return true
 		}
-		name, err := s.ToOpenAPIDefinitionName(k)
-		if err != nil {
-			return nil, fmt.Errorf("openapi: definition name for %v: %w", k, err)
-		}
-		n.kinds[name] = append(n.kinds[name], gvkKey{k.Group, k.Version, k.Kind})
 	}
-	for _, list := range n.kinds {
-		sort.Slice(list, func(i, j int) bool {
-			a, b := list[i], list[j]
-			if a.group != b.group {
-				return a.group < b.group
-			}
-			if a.version != b.version {
-				return a.version < b.version
-			}
-			return a.kind < b.kind
-		})
-	}
-	return n, nil
-}
-
-// GetDefinitionName is the common.Config hook: it returns the REST-friendly
-// name (io.k8s.api.core.v1.Pod) and the GVK extension for kinds.
-func (n *definitionNamer) GetDefinitionName(name string) (string, spec.Extensions) {
-	if strings.Contains(name, "/") {
-		// A Go package path: a type without an OpenAPIModelName method.
-		name = util.ToRESTFriendlyName(name)
-	}
-	list, ok := n.kinds[name]
-	if !ok {
-		return name, nil
-	}
-	return name, spec.Extensions{gvkExtension: gvkJSON(list)}
-}
-
-// gvkJSON renders GVKs the way kube does: a list of maps, the shape the
-// managedfields GVK parser and kubectl expect after a JSON round trip too.
-func gvkJSON(list []gvkKey) []interface{} {
-	out := make([]interface{}, 0, len(list))
-	for _, k := range list {
-		out = append(out, map[string]interface{}{"group": k.group, "version": k.version, "kind": k.kind})
-	}
-	return out
+	return false
 }
 
 // crossRegisteredKinds are the meta kinds that metav1.AddToGroupVersion
