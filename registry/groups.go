@@ -92,6 +92,7 @@ func groupResources() []*Resource {
 // one kube-apiserver stores them in), converting on the way in and out.
 func withStorageVersion[S, T runtime.Object](r *Resource, gv schema.GroupVersion, newStored func() runtime.Object, toStored func(T) S, fromStored func(S) T) *Resource {
 	r.Codec = &convertingCodec{
+		gv:        gv,
 		stored:    storage.NewProtobufCodec(Scheme, gv),
 		newStored: newStored,
 		to:        func(obj runtime.Object) runtime.Object { return toStored(obj.(T)) },
@@ -100,8 +101,18 @@ func withStorageVersion[S, T runtime.Object](r *Resource, gv schema.GroupVersion
 	return r
 }
 
+// StorageGroupVersion is the group version r's objects are kept in etcd
+// as: r's own, unless r is stored as another version of its kind.
+func (r *Resource) StorageGroupVersion() schema.GroupVersion {
+	if c, ok := r.Codec.(*convertingCodec); ok {
+		return c.gv
+	}
+	return r.GroupVersion
+}
+
 // convertingCodec stores objects as another version of their kind.
 type convertingCodec struct {
+	gv        schema.GroupVersion
 	stored    storage.Codec
 	newStored func() runtime.Object
 	to, from  func(runtime.Object) runtime.Object

@@ -1,8 +1,6 @@
 package kubeapi
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"net"
 	"net/http"
 
@@ -19,12 +17,6 @@ var Version = version.Info{
 	Major: "1", Minor: "37", GitVersion: "v1.37.2+kubelab", GitCommit: "kubelab", GitTreeState: "clean",
 	BuildDate: "2026-11-01T00:00:00Z", GoVersion: "go1.26", Compiler: "gc", Platform: "linux/amd64",
 	EmulationMajor: "1", EmulationMinor: "37", MinCompatibilityMajor: "1", MinCompatibilityMinor: "36",
-}
-
-// storageVersionHash is kube-apiserver's discovery hash of a kind's storage version.
-func storageVersionHash(gvk schema.GroupVersionKind) string {
-	sum := sha256.Sum256([]byte(gvk.Group + "/" + gvk.Version + "/" + gvk.Kind))
-	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 
 // serveDiscovery answers /api, /api/v1, /apis, /apis/<group> and
