@@ -3,30 +3,12 @@ package openapi
 import (
 	"fmt"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	batchv1 "k8s.io/api/batch/v1"
-	certificatesv1 "k8s.io/api/certificates/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	nodev1 "k8s.io/api/node/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	storagev1 "k8s.io/api/storage/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kubelab/kubelab/registry"
 )
 
 // gvkExtension is the vendor extension kube-apiserver puts on every
@@ -34,36 +16,14 @@ import (
 // the server-side apply type converter all key on it.
 const gvkExtension = "x-kubernetes-group-version-kind"
 
-// newScheme registers every group whose definitions are generated into
-// generated.GetOpenAPIDefinitions. It plays the part of kube-apiserver's
-// legacyscheme: the definition namer reads kinds from it, so a definition
+// newScheme registers every built-in group kubelab serves, whose
+// definitions are generated into generated.GetOpenAPIDefinitions. It plays
+// the part of kube-apiserver's legacyscheme: the definition namer reads kinds from it, so a definition
 // carries x-kubernetes-group-version-kind whether or not its resource is
 // served right now (as in kube, where the scheme is wider than the API).
 func newScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	builder := runtime.NewSchemeBuilder(
-		corev1.AddToScheme,
-		rbacv1.AddToScheme,
-		appsv1.AddToScheme,
-		coordinationv1.AddToScheme,
-		authorizationv1.AddToScheme,
-		authenticationv1.AddToScheme,
-		autoscalingv1.AddToScheme,
-		policyv1.AddToScheme,
-		eventsv1.AddToScheme,
-		apiextensionsv1.AddToScheme,
-		apiregistrationv1.AddToScheme,
-		admissionregistrationv1.AddToScheme,
-		autoscalingv2.AddToScheme,
-		batchv1.AddToScheme,
-		certificatesv1.AddToScheme,
-		discoveryv1.AddToScheme,
-		networkingv1.AddToScheme,
-		nodev1.AddToScheme,
-		schedulingv1.AddToScheme,
-		storagev1.AddToScheme,
-	)
-	if err := builder.AddToScheme(s); err != nil {
+	if err := registry.AddBuiltinGroupVersions(s); err != nil {
 		return nil, fmt.Errorf("openapi: building scheme: %w", err)
 	}
 	return s, nil
