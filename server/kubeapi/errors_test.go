@@ -87,6 +87,16 @@ func TestBadInputGetsAStatusAndWritesNothing(t *testing.T) {
 		{"ErrBadResourceVersion", "GET", podsPath + "?resourceVersion=abc", "", "", 400, "BadRequest", "invalid resource version"},
 		{"ErrBadTimeout", "GET", podsPath + "?watch=1&timeoutSeconds=x", "", "", 400, "BadRequest", "timeoutSeconds"},
 		{"ErrBadContinue", "GET", podsPath + "?limit=1&continue=zzz", "", "", 400, "BadRequest", "continue key is not valid"},
+		// DeleteOptions, with kube-apiserver 1.37's messages. A bad one must
+		// not delete anything (dryRun=Foo used to be taken for no dry run).
+		{"ErrDeleteBadDryRun", "DELETE", podsPath + "/ssa-demo?dryRun=Foo", "", "", 422, "Invalid", `DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Foo"]: supported values: "All"`},
+		{"ErrDeleteBadPropagation", "DELETE", podsPath + "/ssa-demo?propagationPolicy=Bad", "", "", 422, "Invalid", `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Bad": supported values: "Foreground", "Background", "Orphan", "nil"`},
+		{"ErrDeleteOrphanAndPropagation", "DELETE", podsPath + "/ssa-demo?propagationPolicy=Orphan&orphanDependents=true", "", "", 422, "Invalid", `propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set`},
+		{"ErrDeleteBadGracePeriod", "DELETE", podsPath + "/ssa-demo?gracePeriodSeconds=abc", "", "", 400, "BadRequest", `strconv.ParseInt: parsing "abc": invalid syntax`},
+		{"ErrDeleteBodyNotJSON", "DELETE", podsPath + "/ssa-demo", "application/json", "xx", 400, "BadRequest", "couldn't get version/kind; json parse error: invalid character 'x' looking for beginning of value"},
+		{"ErrDeleteBodyWrongKind", "DELETE", podsPath + "/ssa-demo", "application/json", `{"kind":"Pod","apiVersion":"v1"}`, 400, "BadRequest", `no kind "Pod" is registered for version "v1"`},
+		{"ErrDeleteBodyTextPlain", "DELETE", podsPath + "/ssa-demo", "text/plain", "{}", 415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"},
+		{"ErrDeleteBodyWinsOverQuery", "DELETE", podsPath + "/ssa-demo?propagationPolicy=Orphan", "application/json", `{"propagationPolicy":"Bad","dryRun":["Foo"]}`, 422, "Invalid", `DeleteOptions.meta.k8s.io "" is invalid: [propagationPolicy: Unsupported value: "Bad": supported values: "Foreground", "Background", "Orphan", "nil", dryRun: Unsupported value: ["Foo"]: supported values: "All"]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := do(t, lab, tc.method, tc.path, tc.contentType, tc.body)
