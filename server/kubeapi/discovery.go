@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
 // Version is the Kubernetes version kubelab speaks, with a semver build
@@ -47,7 +48,8 @@ func (a *API) serveDiscovery(c echo.Context, info *requestInfo) error {
 		}
 		obj = list
 	}
-	out, err := negotiateOutput(c.Request().Header.Get("Accept"))
+	// Discovery documents convert to nothing, as in kube-apiserver.
+	out, err := negotiateOutput(c.Request(), negotiation.DefaultEndpointRestrictions)
 	if err != nil {
 		return err
 	}

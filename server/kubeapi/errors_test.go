@@ -129,3 +129,51 @@ func listRV(t *testing.T, lab *kubelabtest.Lab) string {
 	}
 	return list.Metadata.ResourceVersion
 }
+
+// TestNegotiationAnswersAsKube: the Accept header and the client are
+// answered as kube-apiserver 1.37 answers them (its messages, verbatim).
+func TestNegotiationAnswersAsKube(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	const cm = "/api/v1/namespaces/internals-demo/configmaps"
+	const allTypes = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+	for _, tc := range []struct {
+		name, path string
+		headers    []string
+		code       int
+		message    string
+	}{
+		{"ErrTableInProtobuf", cm, []string{"Accept", "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"}, 406, allTypes},
+		{"ErrTableOfDiscovery", "/api/v1", []string{"Accept", "application/json;as=Table;v=v1;g=meta.k8s.io"}, 406, allTypes},
+		{"ErrWatchInYAML", cm + "?watch=1&timeoutSeconds=1", []string{"Accept", "application/yaml"}, 406,
+			"only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"},
+		{"ErrUnknownConversion", cm, []string{"Accept", "application/json;as=Pod;v=v1;g="}, 406, allTypes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := do(t, lab, "GET", tc.path, "", "", tc.headers...)
+			if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.message) {
+				t.Fatalf("got %d %s, want %d %q", resp.StatusCode, body, tc.code, tc.message)
+			}
+		})
+	}
+	// curl, wget and browsers get indented JSON, other clients compact JSON.
+	for _, tc := range []struct {
+		name, query, userAgent string
+		indented               bool
+	}{
+		{"Curl", "", "curl/8.5.0", true},
+		{"Browser", "", "Mozilla/5.0 (X11; Linux x86_64)", true},
+		{"CurlPrettyFalse", "?pretty=false", "curl/8.5.0", false},
+		{"GoClientPretty", "?pretty=true", "Go-http-client/1.1", true},
+		{"GoClient", "", "Go-http-client/1.1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := do(t, lab, "GET", podsPath+"/ssa-demo"+tc.query, "", "", "User-Agent", tc.userAgent)
+			if resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			if got := strings.HasPrefix(string(body), "{\n  \"kind\""); got != tc.indented {
+				t.Fatalf("indented: %v, want %v: %.80s", got, tc.indented, body)
+			}
+		})
+	}
+}
