@@ -5,6 +5,9 @@ import (
 	"reflect"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,13 +19,61 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/kubelab/kubelab/storage"
 )
+
+// BuiltinGroupVersion is a built-in API group version whose kinds kubelab
+// knows: its name and how to add its kinds to a scheme.
+type BuiltinGroupVersion struct {
+	GroupVersion schema.GroupVersion
+	AddToScheme  func(*runtime.Scheme) error
+}
+
+// BuiltinGroupVersions is the one list of the built-in group versions
+// kubelab serves (CustomResourceDefinitions and APIServices included).
+// The registry's Scheme and the OpenAPI scheme are built from it, and a
+// test holds it, the resources' rows and the OpenAPI generator's inputs
+// (server/openapi/generate.sh, a shell script) to one another.
+var BuiltinGroupVersions = []BuiltinGroupVersion{
+	{corev1.SchemeGroupVersion, corev1.AddToScheme},
+	{admissionregistrationv1.SchemeGroupVersion, admissionregistrationv1.AddToScheme},
+	{apiextensionsv1.SchemeGroupVersion, apiextensionsv1.AddToScheme},
+	{apiregistrationv1.SchemeGroupVersion, apiregistrationv1.AddToScheme},
+	{appsv1.SchemeGroupVersion, appsv1.AddToScheme},
+	{authenticationv1.SchemeGroupVersion, authenticationv1.AddToScheme},
+	{authorizationv1.SchemeGroupVersion, authorizationv1.AddToScheme},
+	{autoscalingv1.SchemeGroupVersion, autoscalingv1.AddToScheme},
+	{autoscalingv2.SchemeGroupVersion, autoscalingv2.AddToScheme},
+	{batchv1.SchemeGroupVersion, batchv1.AddToScheme},
+	{certificatesv1.SchemeGroupVersion, certificatesv1.AddToScheme},
+	{coordinationv1.SchemeGroupVersion, coordinationv1.AddToScheme},
+	{discoveryv1.SchemeGroupVersion, discoveryv1.AddToScheme},
+	{eventsv1.SchemeGroupVersion, eventsv1.AddToScheme},
+	{networkingv1.SchemeGroupVersion, networkingv1.AddToScheme},
+	{nodev1.SchemeGroupVersion, nodev1.AddToScheme},
+	{policyv1.SchemeGroupVersion, policyv1.AddToScheme},
+	{rbacv1.SchemeGroupVersion, rbacv1.AddToScheme},
+	{schedulingv1.SchemeGroupVersion, schedulingv1.AddToScheme},
+	{storagev1.SchemeGroupVersion, storagev1.AddToScheme},
+}
+
+// AddBuiltinGroupVersions adds the kinds of every built-in group version to s.
+func AddBuiltinGroupVersions(s *runtime.Scheme) error {
+	for _, gv := range BuiltinGroupVersions {
+		if err := gv.AddToScheme(s); err != nil {
+			return fmt.Errorf("adding %s to a scheme: %w", gv.GroupVersion, err)
+		}
+	}
+	return nil
+}
 
 // groupResources are the rest of the built-in API groups a conformant
 // server serves (the Discovery and AggregatedDiscovery conformance specs
@@ -92,6 +143,7 @@ func groupResources() []*Resource {
 // one kube-apiserver stores them in), converting on the way in and out.
 func withStorageVersion[S, T runtime.Object](r *Resource, gv schema.GroupVersion, newStored func() runtime.Object, toStored func(T) S, fromStored func(S) T) *Resource {
 	r.Codec = &convertingCodec{
+		gv:        gv,
 		stored:    storage.NewProtobufCodec(Scheme, gv),
 		newStored: newStored,
 		to:        func(obj runtime.Object) runtime.Object { return toStored(obj.(T)) },
@@ -100,8 +152,18 @@ func withStorageVersion[S, T runtime.Object](r *Resource, gv schema.GroupVersion
 	return r
 }
 
+// StorageGroupVersion is the group version r's objects are kept in etcd
+// as: r's own, unless r is stored as another version of its kind.
+func (r *Resource) StorageGroupVersion() schema.GroupVersion {
+	if c, ok := r.Codec.(*convertingCodec); ok {
+		return c.gv
+	}
+	return r.GroupVersion
+}
+
 // convertingCodec stores objects as another version of their kind.
 type convertingCodec struct {
+	gv        schema.GroupVersion
 	stored    storage.Codec
 	newStored func() runtime.Object
 	to, from  func(runtime.Object) runtime.Object

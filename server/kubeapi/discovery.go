@@ -1,8 +1,6 @@
 package kubeapi
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"net"
 	"net/http"
 
@@ -11,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
 // Version is the Kubernetes version kubelab speaks, with a semver build
@@ -19,12 +18,6 @@ var Version = version.Info{
 	Major: "1", Minor: "37", GitVersion: "v1.37.2+kubelab", GitCommit: "kubelab", GitTreeState: "clean",
 	BuildDate: "2026-11-01T00:00:00Z", GoVersion: "go1.26", Compiler: "gc", Platform: "linux/amd64",
 	EmulationMajor: "1", EmulationMinor: "37", MinCompatibilityMajor: "1", MinCompatibilityMinor: "36",
-}
-
-// storageVersionHash is kube-apiserver's discovery hash of a kind's storage version.
-func storageVersionHash(gvk schema.GroupVersionKind) string {
-	sum := sha256.Sum256([]byte(gvk.Group + "/" + gvk.Version + "/" + gvk.Kind))
-	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 
 // serveDiscovery answers /api, /api/v1, /apis, /apis/<group> and
@@ -55,7 +48,8 @@ func (a *API) serveDiscovery(c echo.Context, info *requestInfo) error {
 		}
 		obj = list
 	}
-	out, err := negotiateOutput(c.Request().Header.Get("Accept"))
+	// Discovery documents convert to nothing, as in kube-apiserver.
+	out, err := negotiateOutput(c.Request(), negotiation.DefaultEndpointRestrictions)
 	if err != nil {
 		return err
 	}

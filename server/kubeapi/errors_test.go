@@ -80,6 +80,9 @@ func TestBadInputGetsAStatusAndWritesNothing(t *testing.T) {
 		{"ErrUnknownGroup", "GET", "/apis/nope.example.com/v1", "", "", 404, "NotFound", "the server could not find the requested resource"},
 		{"ErrClusterScopedInNamespace", "GET", "/api/v1/namespaces/internals-demo/namespaces", "", "", 404, "NotFound", ""},
 		{"ErrUnknownSubresource", "GET", podsPath + "/ssa-demo/exec", "", "", 404, "NotFound", ""},
+		{"ErrBelowSubresource", "GET", podsPath + "/ssa-demo/status/extra", "", "", 404, "NotFound", "the server could not find the requested resource"},
+		{"ErrProxyVerb", "GET", "/api/v1/proxy/namespaces/internals-demo/pods/ssa-demo", "", "", 404, "NotFound", "the server could not find the requested resource"},
+		{"ErrCreateOnWatchPath", "POST", "/api/v1/watch/namespaces/internals-demo/configmaps", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w"}}`, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource"},
 		{"ErrNotFound", "GET", podsPath + "/nope", "", "", 404, "NotFound", `pods "nope" not found`},
 		{"ErrBadLabelSelector", "GET", podsPath + "?labelSelector=a%3D%3D%3D", "", "", 400, "BadRequest", ""},
 		{"ErrUnknownFieldSelector", "GET", podsPath + "?fieldSelector=spec.color%3Dred", "", "", 400, "BadRequest", "field label not supported: spec.color"},
@@ -87,6 +90,16 @@ func TestBadInputGetsAStatusAndWritesNothing(t *testing.T) {
 		{"ErrBadResourceVersion", "GET", podsPath + "?resourceVersion=abc", "", "", 400, "BadRequest", "invalid resource version"},
 		{"ErrBadTimeout", "GET", podsPath + "?watch=1&timeoutSeconds=x", "", "", 400, "BadRequest", "timeoutSeconds"},
 		{"ErrBadContinue", "GET", podsPath + "?limit=1&continue=zzz", "", "", 400, "BadRequest", "continue key is not valid"},
+		// DeleteOptions, with kube-apiserver 1.37's messages. A bad one must
+		// not delete anything (dryRun=Foo used to be taken for no dry run).
+		{"ErrDeleteBadDryRun", "DELETE", podsPath + "/ssa-demo?dryRun=Foo", "", "", 422, "Invalid", `DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Foo"]: supported values: "All"`},
+		{"ErrDeleteBadPropagation", "DELETE", podsPath + "/ssa-demo?propagationPolicy=Bad", "", "", 422, "Invalid", `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Bad": supported values: "Foreground", "Background", "Orphan", "nil"`},
+		{"ErrDeleteOrphanAndPropagation", "DELETE", podsPath + "/ssa-demo?propagationPolicy=Orphan&orphanDependents=true", "", "", 422, "Invalid", `propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set`},
+		{"ErrDeleteBadGracePeriod", "DELETE", podsPath + "/ssa-demo?gracePeriodSeconds=abc", "", "", 400, "BadRequest", `strconv.ParseInt: parsing "abc": invalid syntax`},
+		{"ErrDeleteBodyNotJSON", "DELETE", podsPath + "/ssa-demo", "application/json", "xx", 400, "BadRequest", "couldn't get version/kind; json parse error: invalid character 'x' looking for beginning of value"},
+		{"ErrDeleteBodyWrongKind", "DELETE", podsPath + "/ssa-demo", "application/json", `{"kind":"Pod","apiVersion":"v1"}`, 400, "BadRequest", `no kind "Pod" is registered for version "v1"`},
+		{"ErrDeleteBodyTextPlain", "DELETE", podsPath + "/ssa-demo", "text/plain", "{}", 415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"},
+		{"ErrDeleteBodyWinsOverQuery", "DELETE", podsPath + "/ssa-demo?propagationPolicy=Orphan", "application/json", `{"propagationPolicy":"Bad","dryRun":["Foo"]}`, 422, "Invalid", `DeleteOptions.meta.k8s.io "" is invalid: [propagationPolicy: Unsupported value: "Bad": supported values: "Foreground", "Background", "Orphan", "nil", dryRun: Unsupported value: ["Foo"]: supported values: "All"]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := do(t, lab, tc.method, tc.path, tc.contentType, tc.body)
@@ -118,4 +131,52 @@ func listRV(t *testing.T, lab *kubelabtest.Lab) string {
 		t.Fatalf("list: %v %s", err, body)
 	}
 	return list.Metadata.ResourceVersion
+}
+
+// TestNegotiationAnswersAsKube: the Accept header and the client are
+// answered as kube-apiserver 1.37 answers them (its messages, verbatim).
+func TestNegotiationAnswersAsKube(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	const cm = "/api/v1/namespaces/internals-demo/configmaps"
+	const allTypes = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+	for _, tc := range []struct {
+		name, path string
+		headers    []string
+		code       int
+		message    string
+	}{
+		{"ErrTableInProtobuf", cm, []string{"Accept", "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"}, 406, allTypes},
+		{"ErrTableOfDiscovery", "/api/v1", []string{"Accept", "application/json;as=Table;v=v1;g=meta.k8s.io"}, 406, allTypes},
+		{"ErrWatchInYAML", cm + "?watch=1&timeoutSeconds=1", []string{"Accept", "application/yaml"}, 406,
+			"only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"},
+		{"ErrUnknownConversion", cm, []string{"Accept", "application/json;as=Pod;v=v1;g="}, 406, allTypes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := do(t, lab, "GET", tc.path, "", "", tc.headers...)
+			if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.message) {
+				t.Fatalf("got %d %s, want %d %q", resp.StatusCode, body, tc.code, tc.message)
+			}
+		})
+	}
+	// curl, wget and browsers get indented JSON, other clients compact JSON.
+	for _, tc := range []struct {
+		name, query, userAgent string
+		indented               bool
+	}{
+		{"Curl", "", "curl/8.5.0", true},
+		{"Browser", "", "Mozilla/5.0 (X11; Linux x86_64)", true},
+		{"CurlPrettyFalse", "?pretty=false", "curl/8.5.0", false},
+		{"GoClientPretty", "?pretty=true", "Go-http-client/1.1", true},
+		{"GoClient", "", "Go-http-client/1.1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := do(t, lab, "GET", podsPath+"/ssa-demo"+tc.query, "", "", "User-Agent", tc.userAgent)
+			if resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			if got := strings.HasPrefix(string(body), "{\n  \"kind\""); got != tc.indented {
+				t.Fatalf("indented: %v, want %v: %.80s", got, tc.indented, body)
+			}
+		})
+	}
 }

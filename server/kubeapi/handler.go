@@ -187,14 +187,24 @@ func (r *request) key() storage.Key {
 	return storage.Key{Namespace: r.info.Namespace, Name: r.info.Name}
 }
 
-// readBody reads at most MaxBodyBytes; more is 413, as in kube-apiserver.
-func (r *request) readBody() ([]byte, error) {
+// readOptionalBody reads a body that may be empty, at most MaxBodyBytes;
+// more is 413, as in kube-apiserver.
+func (r *request) readOptionalBody() ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r.c.Request().Body, MaxBodyBytes+1))
 	if err != nil {
 		return nil, apierrors.NewBadRequest("reading the request body: " + err.Error())
 	}
 	if len(body) > MaxBodyBytes {
 		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxBodyBytes))
+	}
+	return body, nil
+}
+
+// readBody is readOptionalBody for a body that must be there.
+func (r *request) readBody() ([]byte, error) {
+	body, err := r.readOptionalBody()
+	if err != nil {
+		return nil, err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, apierrors.NewBadRequest("the request body is empty")

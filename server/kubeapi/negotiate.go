@@ -1,15 +1,12 @@
 package kubeapi
 
 import (
-	"fmt"
-	"mime"
 	"net/http"
-	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
 // output is what a client asked to get back: a serialization, and whether
@@ -23,93 +20,84 @@ type output struct {
 	meta schema.GroupVersion
 }
 
-var acceptedAs = map[string]bool{"Table": true, "PartialObjectMetadata": true, "PartialObjectMetadataList": true}
-
-// negotiateOutput picks the first entry of the Accept header kubelab can
-// serve, as kube-apiserver does; an empty header or */* means JSON.
-func negotiateOutput(accept string) (output, error) {
-	return negotiateOutputOf(accept, false, false)
+// negotiateOutput picks the first entry of the Accept header the endpoint
+// can serve, with kube-apiserver's own negotiation: an empty header or */*
+// means JSON, and curl, wget and browsers get indented JSON unless they
+// ask for pretty=false.
+func negotiateOutput(req *http.Request, endpoint negotiation.EndpointRestrictions) (output, error) {
+	opts, info, err := negotiation.NegotiateOutputMediaType(req, Codecs, endpoint)
+	if err != nil {
+		return output{}, err
+	}
+	out := output{info: info}
+	if c := opts.Convert; c != nil {
+		out.as, out.meta = c.Kind, c.GroupVersion()
+	}
+	return out, nil
 }
 
-// negotiate is negotiateOutput for the request's resource; a custom
-// resource has no protobuf form, as in kube-apiserver. A review (such as a
-// SelfSubjectAccessReview) has no Table form either: kube-apiserver's
-// storage for it converts nothing to a Table, so asking for one is a 406.
+// negotiate is negotiateOutput for the request's resource.
 func (r *request) negotiate() (output, error) {
-	return negotiateOutputOf(r.c.Request().Header.Get("Accept"), r.res.Custom, r.res.Review != nil)
+	return negotiateOutput(r.c.Request(), resourceEndpoint{r.res})
 }
 
-func negotiateOutputOf(accept string, noProtobuf, noTable bool) (output, error) {
-	if strings.TrimSpace(accept) == "" {
-		return output{info: serializerFor(runtime.ContentTypeJSON)}, nil
+// negotiateWatch is negotiate for a watch, whose events are framed by a
+// stream serializer (JSON and protobuf have one, YAML has not), never
+// indented, as kube-apiserver's watch handler negotiates them.
+func (r *request) negotiateWatch() (output, error) {
+	out, err := r.negotiate()
+	if err != nil {
+		return output{}, err
 	}
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		if mt == "*/*" || mt == "application/*" {
-			mt = runtime.ContentTypeJSON
-		}
-		info := serializerFor(mt)
-		if info.MediaType == "" || (noProtobuf && info.MediaType == runtime.ContentTypeProtobuf) {
-			continue
-		}
-		as := params["as"]
-		if as != "" && (!acceptedAs[as] || params["g"] != metav1.GroupName || (params["v"] != "v1" && params["v"] != "v1beta1")) {
-			continue
-		}
-		if as == "Table" && noTable {
-			continue
-		}
-		out := output{info: info, as: as, meta: metaGV}
-		if as != "" {
-			out.meta.Version = params["v"]
-		}
-		return out, nil
+	info, err := negotiation.NegotiateOutputMediaTypeStream(r.c.Request(), Codecs, resourceEndpoint{r.res})
+	if err != nil {
+		return output{}, err
 	}
-	return output{}, notAcceptable()
+	out.info = info
+	return out, nil
+}
+
+// resourceEndpoint tells the negotiation what a resource's endpoint serves,
+// answering as kube-apiserver's handlers.RequestScope does. That type needs
+// the whole of kube's REST storage to build; kubelab's rows know the same
+// answers: every resource converts to PartialObjectMetadata, all but the
+// reviews to Tables (in JSON or YAML only), and a custom resource itself
+// has no protobuf form.
+type resourceEndpoint struct{ res *Resource }
+
+var _ negotiation.EndpointRestrictions = resourceEndpoint{}
+
+// AllowsMediaTypeTransform answers whether the object may be served as
+// target (nil for the object itself) in type/subType.
+func (e resourceEndpoint) AllowsMediaTypeTransform(mimeType, mimeSubType string, target *schema.GroupVersionKind) bool {
+	if target == nil {
+		return !e.res.Custom || mimeSubType != "vnd.kubernetes.protobuf"
+	}
+	if target.Group != metav1.GroupName || (target.Version != "v1" && target.Version != "v1beta1") {
+		return false
+	}
+	switch target.Kind {
+	case "Table":
+		return e.res.Review == nil && mimeType == "application" && (mimeSubType == "json" || mimeSubType == "yaml")
+	case "PartialObjectMetadata", "PartialObjectMetadataList":
+		return true
+	}
+	return false
+}
+
+// AllowsServerVersion answers for the sv parameter: meta's v1.
+func (resourceEndpoint) AllowsServerVersion(version string) bool { return version == "v1" }
+
+// AllowsStreamSchema answers for the stream parameter: watch only.
+func (resourceEndpoint) AllowsStreamSchema(schema string) bool { return schema == "watch" }
+
+// bodyDecoder is the serializer for a request body's Content-Type (JSON
+// if there is none), or kube-apiserver's 415.
+func bodyDecoder(contentType string) (runtime.SerializerInfo, error) {
+	return negotiation.NegotiateInputSerializerForMediaType(contentType, false, Codecs)
 }
 
 func serializerFor(mediaType string) runtime.SerializerInfo {
 	info, _ := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), mediaType)
 	return info
-}
-
-func mediaTypes() string {
-	var types []string
-	for _, info := range Codecs.SupportedMediaTypes() {
-		types = append(types, info.MediaType)
-	}
-	return strings.Join(types, ", ")
-}
-
-func notAcceptable() error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
-		Message: "only the following media types are accepted: " + mediaTypes(),
-	}}
-}
-
-func unsupportedMediaType(contentType string, accepted string) error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: fmt.Sprintf("the body of the request was in an unknown format %q - accepted media types include: %s", contentType, accepted),
-	}}
-}
-
-// bodyDecoder is the serializer for a request body's Content-Type.
-func bodyDecoder(contentType string) (runtime.SerializerInfo, error) {
-	mt := runtime.ContentTypeJSON
-	if contentType != "" {
-		var err error
-		if mt, _, err = mime.ParseMediaType(contentType); err != nil {
-			return runtime.SerializerInfo{}, unsupportedMediaType(contentType, mediaTypes())
-		}
-	}
-	info := serializerFor(mt)
-	if info.MediaType == "" {
-		return runtime.SerializerInfo{}, unsupportedMediaType(contentType, mediaTypes())
-	}
-	return info, nil
 }

@@ -2,7 +2,6 @@ package kubeapi
 
 import (
 	"fmt"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubelab/kubelab/registry"
@@ -25,13 +25,9 @@ func (r *request) patch() error {
 	if err != nil {
 		return err
 	}
-	pt, err := patchType(r.c.Request().Header.Get("Content-Type"))
+	pt, err := r.patchType()
 	if err != nil {
 		return err
-	}
-	if pt == types.StrategicMergePatchType && r.res.Custom {
-		// As kube-apiserver: a custom resource has no patch strategies to merge by.
-		return unsupportedMediaType(string(pt), "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
 	}
 	validation, err := r.fieldValidation()
 	if err != nil {
@@ -67,20 +63,25 @@ func (r *request) patch() error {
 	return r.respond(http.StatusOK, obj)
 }
 
-func patchType(contentType string) (types.PatchType, error) {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err == nil {
-		for _, pt := range patchTypes {
-			if mt == string(pt) {
-				return pt, nil
-			}
-		}
+// patchType reads the patch type from the Content-Type as kube-apiserver's
+// patch handler does, parameters dropped. A custom resource has no patch
+// strategies to merge by, so it takes no strategic merge patch.
+func (r *request) patchType() (types.PatchType, error) {
+	contentType := r.c.Request().Header.Get("Content-Type")
+	if i := strings.Index(contentType, ";"); i > 0 {
+		contentType = contentType[:i]
 	}
 	var accepted []string
 	for _, pt := range patchTypes {
+		if pt == types.StrategicMergePatchType && r.res.Custom {
+			continue
+		}
+		if contentType == string(pt) {
+			return pt, nil
+		}
 		accepted = append(accepted, string(pt))
 	}
-	return "", unsupportedMediaType(contentType, strings.Join(accepted, ", "))
+	return "", negotiation.NewUnsupportedMediaTypeError(accepted)
 }
 
 // appliedObject is an apply body: YAML (or JSON) naming this resource's

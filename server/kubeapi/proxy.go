@@ -56,7 +56,7 @@ func (a *API) proxied(c echo.Context, info *requestInfo, st stages) (bool, error
 		attrs := &pipeline.Attributes{
 			User: st.user, Verb: info.Verb, Operation: pipeline.OperationFor(info.Verb), IsResourceRequest: true,
 			Path: c.Request().URL.Path, APIGroup: info.GroupVersion.Group, APIVersion: info.GroupVersion.Version,
-			Resource: info.Resource, Subresource: info.Subresource, Namespace: info.Namespace, Name: info.Name,
+			Resource: info.Resource, Subresource: info.Subresource, Namespace: info.kube.Namespace, Name: info.Name,
 		}
 		st.trace.Describe(attrs)
 		if err := st.p.Authorize(st.trace, attrs); err != nil {

@@ -5,91 +5,129 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
-// requestInfo is what a URL under /api or /apis asks for, parsed the way
-// kube-apiserver's RequestInfoFactory parses it.
+// requestInfoFactory parses /api and /apis paths into verb, resource,
+// namespace, name and subresource: kube-apiserver's own parser.
+var requestInfoFactory = &apirequest.RequestInfoFactory{
+	APIPrefixes:          sets.NewString("api", "apis"),
+	GrouplessAPIPrefixes: sets.NewString("api"),
+}
+
+// requestInfo is what a URL under /api or /apis asks for: kube's
+// RequestInfo, plus what the discovery paths (which kube does not parse as
+// resource requests) name, and the namespace of the object's key.
 type requestInfo struct {
 	// Prefix is "api" (the core group) or "apis" (named groups).
 	Prefix       string
 	Verb         string
 	GroupVersion schema.GroupVersion
 	// HasVersion is false for /api and /apis, and /apis/<group>.
-	HasVersion  bool
-	HasGroup    bool
+	HasVersion bool
+	HasGroup   bool
+	// Namespace is the namespace the resource is in, by the path: empty
+	// for the namespace object itself, which kube's RequestInfo reads as
+	// in its own namespace (for authorization, as the registry does too).
 	Namespace   string
 	Resource    string
 	Name        string
 	Subresource string
+	// kube is kube-apiserver's reading of the path, as authorization of a
+	// request handed on to another server sees it.
+	kube *apirequest.RequestInfo
 }
 
-// namespaceSubresources are the subresources of a namespace itself, so that
-// /namespaces/<name>/status is not read as a resource called "status".
-var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
-
-// parseRequestInfo returns nil for a path that is neither /api nor /apis.
+// parseRequestInfo returns nil for a path kubelab does not serve: neither
+// /api nor /apis, a proxy verb, deeper than a subresource, or a
+// path kube's parser cannot read (kube-apiserver answers /api/v1/watch
+// with a plain-text 500; kubelab says 404).
 func parseRequestInfo(r *http.Request) *requestInfo {
-	parts := splitPath(r.URL.Path)
-	if len(parts) == 0 {
+	segs := splitPath(r.URL.Path)
+	if len(segs) == 0 || (segs[0] != "api" && segs[0] != "apis") {
 		return nil
 	}
-	info := &requestInfo{Prefix: parts[0]}
-	switch parts[0] {
-	case "api":
-		info.HasGroup = true
-		parts = parts[1:]
-	case "apis":
-		parts = parts[1:]
-		if len(parts) == 0 {
-			break
-		}
-		info.HasGroup = true
-		info.GroupVersion.Group = parts[0]
-		parts = parts[1:]
-	default:
+	kube, err := requestInfoFactory.NewRequestInfo(r)
+	if err != nil {
 		return nil
 	}
-	if len(parts) == 0 {
+	info := &requestInfo{Prefix: segs[0], Verb: kube.Verb, kube: kube}
+	if !kube.IsResourceRequest {
+		discoveryPath(info, segs[1:])
 		return info
 	}
-	info.HasVersion = true
-	info.GroupVersion.Version = parts[0]
-	parts = parts[1:]
-
-	watchPath := len(parts) > 0 && parts[0] == "watch"
-	if watchPath {
-		parts = parts[1:]
+	if kube.Verb == "proxy" || len(kube.Parts) > 3 {
+		return nil
 	}
-	namespaceItself := false
-	if len(parts) > 1 && parts[0] == "namespaces" {
-		if len(parts) > 2 && !namespaceSubresources[parts[2]] {
-			// /namespaces/<ns>/<resource>...: a resource inside the namespace.
-			info.Namespace = parts[1]
-			parts = parts[2:]
-		} else {
-			namespaceItself = true
-		}
+	info.HasGroup, info.HasVersion = true, true
+	info.GroupVersion = schema.GroupVersion{Group: kube.APIGroup, Version: kube.APIVersion}
+	info.Resource, info.Name, info.Subresource = kube.Resource, kube.Name, kube.Subresource
+	if inNamespaceByPath(segs, kube) {
+		info.Namespace = kube.Namespace
 	}
 	switch {
-	case namespaceItself:
-		// /namespaces/<name>[/status]: the namespace object itself.
-		info.Resource, info.Name = "namespaces", parts[1]
-		if len(parts) > 2 {
-			info.Subresource = parts[2]
-		}
-	default:
-		if len(parts) > 0 {
-			info.Resource = parts[0]
-		}
-		if len(parts) > 1 {
-			info.Name = parts[1]
-		}
-		if len(parts) > 2 {
-			info.Subresource = strings.Join(parts[2:], "/")
-		}
+	case watchByPath(segs, kube) && r.Method != http.MethodGet && r.Method != http.MethodHead:
+		info.Verb = "" // a watch path serves GET only: 405, as in kube
+	case info.Verb == "watch" && !watchByPath(segs, kube) && !watchQuery(r):
+		// kube reads any watch value but false and 0 (watch=yes) as a
+		// watch; kubelab serves only watch=true and watch=1 as one, because
+		// the in-flight limits (server/longrunning.go) exempt only those
+		// from a slot and the request timeout, and what is served as a
+		// watch must be what is exempted.
+		info.Verb = "list"
 	}
-	info.Verb = verbFor(r, info, watchPath)
 	return info
+}
+
+// watchQuery is whether the query asks for a watch in a form kubelab's
+// in-flight limits count as one: watch=true or watch=1.
+func watchQuery(r *http.Request) bool {
+	w := r.URL.Query().Get("watch")
+	return w == "1" || w == "true"
+}
+
+// discoveryPath reads /api[/<version>] and /apis[/<group>[/<version>]].
+func discoveryPath(info *requestInfo, rest []string) {
+	if info.Prefix == "api" {
+		info.HasGroup = true
+		if len(rest) > 0 {
+			info.HasVersion, info.GroupVersion.Version = true, rest[0]
+		}
+		return
+	}
+	if len(rest) > 0 {
+		info.HasGroup, info.GroupVersion.Group = true, rest[0]
+	}
+	if len(rest) > 1 {
+		info.HasVersion, info.GroupVersion.Version = true, rest[1]
+	}
+}
+
+// versionEnd is how many segments name the prefix, group and version.
+func versionEnd(kube *apirequest.RequestInfo) int {
+	if kube.APIPrefix == "api" {
+		return 2
+	}
+	return 3
+}
+
+// watchByPath is whether the verb came from a /watch/ segment.
+func watchByPath(segs []string, kube *apirequest.RequestInfo) bool {
+	n := versionEnd(kube)
+	return len(segs) > n && segs[n] == "watch" && kube.Verb == "watch"
+}
+
+// inNamespaceByPath tells /namespaces/<ns>/<resource>... (a resource in
+// namespace ns) from /namespaces/<ns>[/status|/finalize] (the namespace
+// object), which kube's RequestInfo both reads as Namespace ns: only the
+// first has two path segments between the version and kube's Parts.
+func inNamespaceByPath(segs []string, kube *apirequest.RequestInfo) bool {
+	start := versionEnd(kube)
+	if watchByPath(segs, kube) {
+		start++
+	}
+	return kube.Namespace != "" && len(segs)-start == len(kube.Parts)+2
 }
 
 func splitPath(p string) []string {
@@ -98,30 +136,4 @@ func splitPath(p string) []string {
 		return nil
 	}
 	return strings.Split(p, "/")
-}
-
-func verbFor(r *http.Request, info *requestInfo, watchPath bool) string {
-	switch r.Method {
-	case http.MethodPost:
-		return "create"
-	case http.MethodPut:
-		return "update"
-	case http.MethodPatch:
-		return "patch"
-	case http.MethodDelete:
-		if info.Name == "" {
-			return "deletecollection"
-		}
-		return "delete"
-	case http.MethodGet, http.MethodHead:
-		q := r.URL.Query().Get("watch")
-		if watchPath || q == "1" || q == "true" {
-			return "watch"
-		}
-		if info.Name == "" {
-			return "list"
-		}
-		return "get"
-	}
-	return strings.ToLower(r.Method)
 }

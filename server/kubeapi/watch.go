@@ -71,12 +71,9 @@ func (r *request) startWatch() (*watchStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.negotiate()
+	out, err := r.negotiateWatch()
 	if err != nil {
 		return nil, err
-	}
-	if out.info.StreamSerializer == nil {
-		return nil, notAcceptable()
 	}
 	opts.Deadline = time.Now().Add(timeout)
 	w, err := r.store.Watch(r.ctx(), opts)

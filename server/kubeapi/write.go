@@ -3,13 +3,14 @@ package kubeapi
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
@@ -60,55 +61,42 @@ func (r *request) dryRun() bool {
 	return false
 }
 
-// deleteOptions reads the optional DeleteOptions body and the query
-// parameters that may stand for it (gracePeriodSeconds, propagationPolicy,
-// orphanDependents), and checks them as kube-apiserver does.
+// deleteOptions reads the request's DeleteOptions as kube-apiserver's
+// delete handler does: from the body if there is one (the query is then
+// not read, dryRun included), else from the query parameters; and checks
+// them with apimachinery's ValidateDeleteOptions.
 func (r *request) deleteOptions() (registry.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
-	if r.c.Request().ContentLength != 0 {
-		body, err := r.readBody()
-		if err == nil {
-			info, err := bodyDecoder(r.c.Request().Header.Get("Content-Type"))
-			if err != nil {
-				return registry.DeleteOptions{}, err
-			}
-			if _, _, err := info.Serializer.Decode(body, nil, opts); err != nil {
-				return registry.DeleteOptions{}, apierrors.NewBadRequest("the body of the request could not be decoded as DeleteOptions: " + err.Error())
-			}
-		} else if !apierrors.IsBadRequest(err) {
+	body, err := r.readOptionalBody()
+	if err != nil {
+		return registry.DeleteOptions{}, err
+	}
+	if len(body) > 0 {
+		// kube decodes DeleteOptions with meta's own codecs, which take a
+		// per-group DeleteOptions as well as meta.k8s.io/v1's.
+		info, err := negotiation.NegotiateInputSerializer(r.c.Request(), false, metainternalversionscheme.Codecs)
+		if err != nil {
 			return registry.DeleteOptions{}, err
 		}
-	}
-	if v := r.query("gracePeriodSeconds"); v != "" && opts.GracePeriodSeconds == nil {
-		n, err := strconv.ParseInt(v, 10, 64)
+		defaultGVK := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		obj, _, err := metainternalversionscheme.Codecs.DecoderToVersion(info.Serializer, metav1.SchemeGroupVersion).Decode(body, &defaultGVK, opts)
 		if err != nil {
-			return registry.DeleteOptions{}, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q: %v", v, err))
+			return registry.DeleteOptions{}, apierrors.NewBadRequest(err.Error())
 		}
-		opts.GracePeriodSeconds = &n
+		if obj != opts {
+			return registry.DeleteOptions{}, apierrors.NewBadRequest("decoded object cannot be converted to DeleteOptions")
+		}
+	} else if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.c.QueryParams(), metav1.SchemeGroupVersion, opts); err != nil {
+		return registry.DeleteOptions{}, apierrors.NewBadRequest(err.Error())
 	}
-	if v := r.query("propagationPolicy"); v != "" && opts.PropagationPolicy == nil {
-		p := metav1.DeletionPropagation(v)
-		opts.PropagationPolicy = &p
-	}
-	// orphanDependents is deprecated but still part of the API.
-	if v := r.query("orphanDependents"); v != "" && opts.OrphanDependents == nil {
-		b := parseBool(v)
-		opts.OrphanDependents = &b
-	}
-	var errs field.ErrorList
-	orphan := opts.OrphanDependents
-	if orphan != nil && opts.PropagationPolicy != nil {
-		errs = append(errs, field.Invalid(field.NewPath("propagationPolicy"), *opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
-	}
-	if p := opts.PropagationPolicy; p != nil && *p != metav1.DeletePropagationForeground && *p != metav1.DeletePropagationBackground && *p != metav1.DeletePropagationOrphan {
-		errs = append(errs, field.NotSupported(field.NewPath("propagationPolicy"), *p,
-			[]string{string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationOrphan), "nil"}))
-	}
-	if len(errs) > 0 {
+	// kube's AllowUnsafeMalformedObjectDeletion gate is off: the option is
+	// dropped, not refused.
+	opts.IgnoreStoreReadErrorWithClusterBreakingPotential = nil
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
 		return registry.DeleteOptions{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}
-	out := registry.DeleteOptions{DryRun: r.dryRun(), GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy}
-	if orphan != nil { // the deprecated spelling of orphan and foreground
+	out := registry.DeleteOptions{DryRun: len(opts.DryRun) > 0, GracePeriodSeconds: opts.GracePeriodSeconds, PropagationPolicy: opts.PropagationPolicy}
+	if orphan := opts.OrphanDependents; orphan != nil { // the deprecated spelling of orphan and foreground
 		p := metav1.DeletePropagationForeground
 		if *orphan {
 			p = metav1.DeletePropagationOrphan

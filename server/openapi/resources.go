@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/util"
 )
@@ -81,7 +82,7 @@ type apiModel struct {
 
 // buildModel validates resources against the generated definitions and
 // the scheme's kinds and turns them into web services.
-func buildModel(resources []Resource, defs map[string]bool, namer *definitionNamer) (*apiModel, error) {
+func buildModel(resources []Resource, defs map[string]bool, namer *openapinamer.DefinitionNamer) (*apiModel, error) {
 	byGV := map[schema.GroupVersion][]*endpoint{}
 	seen := map[schema.GroupVersionResource]bool{}
 	models := map[string]bool{}
@@ -124,7 +125,7 @@ func buildModel(resources []Resource, defs map[string]bool, namer *definitionNam
 
 // endpoints validates one Resource and returns its endpoint and those of
 // its subresources.
-func endpoints(r *Resource, defs map[string]bool, namer *definitionNamer) ([]*endpoint, error) {
+func endpoints(r *Resource, defs map[string]bool, namer *openapinamer.DefinitionNamer) ([]*endpoint, error) {
 	gvk := r.GroupVersion.WithKind(r.Kind)
 	where := fmt.Sprintf("openapi: resource %s %s", r.GroupVersion, r.Resource)
 	switch {
@@ -179,7 +180,7 @@ func endpoints(r *Resource, defs map[string]bool, namer *definitionNamer) ([]*en
 
 // checkDefinition makes sure obj (if any) has a generated definition
 // tagged with gvk, which is what kubectl and the type converter match on.
-func checkDefinition(obj runtime.Object, gvk schema.GroupVersionKind, defs map[string]bool, namer *definitionNamer) error {
+func checkDefinition(obj runtime.Object, gvk schema.GroupVersionKind, defs map[string]bool, namer *openapinamer.DefinitionNamer) error {
 	if obj == nil {
 		return nil
 	}
@@ -187,10 +188,8 @@ func checkDefinition(obj runtime.Object, gvk schema.GroupVersionKind, defs map[s
 	if !defs[name] {
 		return fmt.Errorf("no generated OpenAPI definition %q (see server/openapi/generate.sh)", name)
 	}
-	for _, k := range namer.kinds[name] {
-		if k == (gvkKey{gvk.Group, gvk.Version, gvk.Kind}) {
-			return nil
-		}
+	if hasKind(namer, name, gvk) {
+		return nil
 	}
 	return fmt.Errorf("definition %q is not kind %s %s", name, gvk.GroupVersion(), gvk.Kind)
 }

@@ -2,32 +2,13 @@ package openapi
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	batchv1 "k8s.io/api/batch/v1"
-	certificatesv1 "k8s.io/api/certificates/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	nodev1 "k8s.io/api/node/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	storagev1 "k8s.io/api/storage/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	"k8s.io/kube-openapi/pkg/util"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kubelab/kubelab/registry"
 )
 
 // gvkExtension is the vendor extension kube-apiserver puts on every
@@ -35,103 +16,37 @@ import (
 // the server-side apply type converter all key on it.
 const gvkExtension = "x-kubernetes-group-version-kind"
 
-// newScheme registers every group whose definitions are generated into
-// generated.GetOpenAPIDefinitions. It plays the part of kube-apiserver's
-// legacyscheme: the definition namer reads kinds from it, so a definition
+// newScheme registers every built-in group kubelab serves, whose
+// definitions are generated into generated.GetOpenAPIDefinitions. It plays
+// the part of kube-apiserver's legacyscheme: the definition namer reads kinds from it, so a definition
 // carries x-kubernetes-group-version-kind whether or not its resource is
 // served right now (as in kube, where the scheme is wider than the API).
 func newScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	builder := runtime.NewSchemeBuilder(
-		corev1.AddToScheme,
-		rbacv1.AddToScheme,
-		appsv1.AddToScheme,
-		coordinationv1.AddToScheme,
-		authorizationv1.AddToScheme,
-		authenticationv1.AddToScheme,
-		autoscalingv1.AddToScheme,
-		policyv1.AddToScheme,
-		eventsv1.AddToScheme,
-		apiextensionsv1.AddToScheme,
-		apiregistrationv1.AddToScheme,
-		admissionregistrationv1.AddToScheme,
-		autoscalingv2.AddToScheme,
-		batchv1.AddToScheme,
-		certificatesv1.AddToScheme,
-		discoveryv1.AddToScheme,
-		networkingv1.AddToScheme,
-		nodev1.AddToScheme,
-		schedulingv1.AddToScheme,
-		storagev1.AddToScheme,
-	)
-	if err := builder.AddToScheme(s); err != nil {
+	if err := registry.AddBuiltinGroupVersions(s); err != nil {
 		return nil, fmt.Errorf("openapi: building scheme: %w", err)
 	}
 	return s, nil
 }
 
-// gvkKey is one entry of x-kubernetes-group-version-kind.
-type gvkKey struct{ group, version, kind string }
-
-// definitionNamer names definitions and tags kinds with their GVKs, as
-// k8s.io/apiserver/pkg/endpoints/openapi.DefinitionNamer does; it is
-// reimplemented here (it is short) so that this package does not pull in
-// k8s.io/apiserver.
-type definitionNamer struct {
-	kinds map[string][]gvkKey
+// newDefinitionNamer is kube-apiserver's namer over the scheme: it keeps the
+// generator's REST-friendly names (io.k8s.api.core.v1.Pod) and tags every
+// definition that is a kind with x-kubernetes-group-version-kind.
+func newDefinitionNamer(s *runtime.Scheme) *openapinamer.DefinitionNamer {
+	return openapinamer.NewDefinitionNamer(s)
 }
 
-// newDefinitionNamer indexes every external kind in the scheme by the
-// definition name the generator gives its Go type.
-func newDefinitionNamer(s *runtime.Scheme) (*definitionNamer, error) {
-	n := &definitionNamer{kinds: map[string][]gvkKey{}}
-	for k := range s.AllKnownTypes() {
-		if k.Version == runtime.APIVersionInternal {
-			continue // internal types have no OpenAPI definition
+// hasKind reports whether the namer tags definition name with gvk.
+func hasKind(namer *openapinamer.DefinitionNamer, name string, gvk schema.GroupVersionKind) bool {
+	_, ext := namer.GetDefinitionName(name)
+	list, _ := ext[gvkExtension].([]interface{})
+	for _, item := range list {
+		m, _ := item.(map[string]interface{})
+		if m["group"] == gvk.Group && m["version"] == gvk.Version && m["kind"] == gvk.Kind {
+			return true
 		}
-		name, err := s.ToOpenAPIDefinitionName(k)
-		if err != nil {
-			return nil, fmt.Errorf("openapi: definition name for %v: %w", k, err)
-		}
-		n.kinds[name] = append(n.kinds[name], gvkKey{k.Group, k.Version, k.Kind})
 	}
-	for _, list := range n.kinds {
-		sort.Slice(list, func(i, j int) bool {
-			a, b := list[i], list[j]
-			if a.group != b.group {
-				return a.group < b.group
-			}
-			if a.version != b.version {
-				return a.version < b.version
-			}
-			return a.kind < b.kind
-		})
-	}
-	return n, nil
-}
-
-// GetDefinitionName is the common.Config hook: it returns the REST-friendly
-// name (io.k8s.api.core.v1.Pod) and the GVK extension for kinds.
-func (n *definitionNamer) GetDefinitionName(name string) (string, spec.Extensions) {
-	if strings.Contains(name, "/") {
-		// A Go package path: a type without an OpenAPIModelName method.
-		name = util.ToRESTFriendlyName(name)
-	}
-	list, ok := n.kinds[name]
-	if !ok {
-		return name, nil
-	}
-	return name, spec.Extensions{gvkExtension: gvkJSON(list)}
-}
-
-// gvkJSON renders GVKs the way kube does: a list of maps, the shape the
-// managedfields GVK parser and kubectl expect after a JSON round trip too.
-func gvkJSON(list []gvkKey) []interface{} {
-	out := make([]interface{}, 0, len(list))
-	for _, k := range list {
-		out = append(out, map[string]interface{}{"group": k.group, "version": k.version, "kind": k.kind})
-	}
-	return out
+	return false
 }
 
 // crossRegisteredKinds are the meta kinds that metav1.AddToGroupVersion

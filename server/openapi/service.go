@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	crdbuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/kube-openapi/pkg/builder"
 	"k8s.io/kube-openapi/pkg/builder3"
 	"k8s.io/kube-openapi/pkg/common"
@@ -37,7 +38,7 @@ type Info struct {
 // Service builds and serves the OpenAPI documents for a set of resources.
 type Service struct {
 	info  Info
-	namer *definitionNamer
+	namer *openapinamer.DefinitionNamer
 	defs  map[string]bool // names of the generated definitions
 
 	v2        *handler.OpenAPIService
@@ -79,10 +80,7 @@ func New(resources []Resource, info Info) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	namer, err := newDefinitionNamer(scheme)
-	if err != nil {
-		return nil, err
-	}
+	namer := newDefinitionNamer(scheme)
 	s := &Service{info: info, namer: namer, defs: map[string]bool{}, v3: handler3.NewOpenAPIService(), gvs: map[string]bool{}, extra: map[string]bool{}, crdV2: map[string]*spec.Swagger{}}
 	for name := range definitions(func(string) spec.Ref { return spec.Ref{} }) {
 		s.defs[name] = true

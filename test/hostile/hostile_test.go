@@ -132,11 +132,11 @@ func TestHostileRequests(t *testing.T) {
 		{"ErrNULInPath", "GET", pods + "/a%00b", "", "", 404, "NotFound", "pods \"a\\x00b\" not found"},
 		{"ErrRTLOverrideInPath", "GET", pods + "/%E2%80%AEabc", "", "", 404, "NotFound", "pods \"\\u202eabc\" not found"},
 		// Wrong content types.
-		{"ErrTextPlain", "POST", pods, "text/plain", pod(`"ct"`, ""), 415, "UnsupportedMediaType", "the body of the request was in an unknown format \"text/plain\" - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"},
-		{"ErrXML", "POST", pods, "application/xml", "<pod/>", 415, "UnsupportedMediaType", "unknown format \"application/xml\""},
-		{"ErrMalformedContentType", "POST", pods, "application/json; charset", pod(`"ct"`, ""), 415, "UnsupportedMediaType", "unknown format \"application/json; charset\""},
+		{"ErrTextPlain", "POST", pods, "text/plain", pod(`"ct"`, ""), 415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"},
+		{"ErrXML", "POST", pods, "application/xml", "<pod/>", 415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"},
+		{"ErrMalformedContentType", "POST", pods, "application/json; charset", pod(`"ct"`, ""), 415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"},
 		{"ErrJSONAsProtobuf", "POST", pods, "application/vnd.kubernetes.protobuf", pod(`"ct"`, ""), 400, "BadRequest", "provided data does not appear to be a protobuf message"},
-		{"ErrMergePatchAsCreate", "POST", pods, "application/merge-patch+json", pod(`"ct"`, ""), 415, "UnsupportedMediaType", "unknown format \"application/merge-patch+json\""},
+		{"ErrMergePatchAsCreate", "POST", pods, "application/merge-patch+json", pod(`"ct"`, ""), 415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"},
 		// Duplicate JSON fields.
 		{"ErrDuplicateFieldStrict", "POST", pods + "?fieldValidation=Strict", "application/json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"dup","name":"dup2"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, 400, "BadRequest", "strict decoding error: duplicate field \"metadata.name\""},
 		{"ErrDuplicateKind", "POST", pods, "application/json", `{"apiVersion":"v1","kind":"Pod","kind":"ConfigMap","metadata":{"name":"dup"}}`, 400, "BadRequest", "the kind in the data (ConfigMap) does not match the expected kind (Pod)"},
