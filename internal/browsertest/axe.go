@@ -47,8 +47,9 @@ func (v AxeViolation) String() string {
 // can find something new when only the theme changes.
 var ColourRules = []string{"color-contrast", "link-in-text-block"}
 
-// Axe runs axe-core's WCAG 2.x A and AA rules (or only the rules named) on
-// the page as it is now and returns the serious and critical violations.
+// Axe runs axe-core's WCAG 2.0 and 2.1 A and AA rules and 2.2's AA ones
+// (touch targets of at least 24 px), or only the rules named, on the page
+// as it is now and returns the serious and critical violations.
 func Axe(t *testing.T, ctx context.Context, rules ...string) []AxeViolation {
 	t.Helper()
 	if !Eval[bool](t, ctx, `typeof window.axe === "object"`) {
@@ -56,7 +57,7 @@ func Axe(t *testing.T, ctx context.Context, rules ...string) []AxeViolation {
 			t.Fatalf("injecting axe-core: %v", err)
 		}
 	}
-	only := `{type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}`
+	only := `{type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]}`
 	if len(rules) > 0 {
 		b, _ := json.Marshal(rules)
 		only = `{type: "rule", values: ` + string(b) + `}`
