@@ -1,6 +1,11 @@
-// Package a11y runs axe-core on every page kubelab serves, in both themes,
-// both languages, at desktop and phone widths, and fails on any serious
-// or critical violation.
+// Package a11y runs axe-core on every page kubelab serves, in local mode
+// and in a class (sign-in, the instructor's dashboard and drill-down, quiz
+// results), in both themes, both languages, at desktop and phone widths,
+// and fails on any serious or critical violation, on a page in the wrong
+// language, and on a phone's page that scrolls sideways.
+//
+// KUBELAB_A11Y_SCREENSHOTS=DIR keeps a full-page screenshot of every page
+// in every variant in DIR, to look at.
 package a11y
 
 import (
