@@ -237,8 +237,9 @@ func isPageRequest(r *http.Request) bool {
 		return false
 	}
 	p := r.URL.Path
-	// The dashboard has a sign-in of its own, for instructors' tokens.
-	if p == "/signin" || p == "/labs/dashboard" || strings.HasPrefix(p, "/static/") || strings.HasSuffix(p, ".css") || strings.HasSuffix(p, ".js") {
+	// The dashboard has a sign-in of its own, for instructors' tokens; the
+	// sign-in pages' language switch must work before anyone signs in.
+	if p == "/signin" || p == "/labs/dashboard" || p == "/lang" || strings.HasPrefix(p, "/static/") || strings.HasSuffix(p, ".css") || strings.HasSuffix(p, ".js") {
 		return false
 	}
 	return !isKubeNonResourcePath(p) && p != "/api" && p != "/apis" && !strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/apis/")

@@ -3,6 +3,7 @@ package browsertest
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -42,17 +43,27 @@ func (v AxeViolation) String() string {
 	return b.String()
 }
 
-// Axe runs axe-core's WCAG 2.x A and AA rules on the page as it is now
-// and returns the serious and critical violations.
-func Axe(t *testing.T, ctx context.Context) []AxeViolation {
+// ColourRules are axe-core's rules that read the page's colours: all that
+// can find something new when only the theme changes.
+var ColourRules = []string{"color-contrast", "link-in-text-block"}
+
+// Axe runs axe-core's WCAG 2.0 and 2.1 A and AA rules and 2.2's AA ones
+// (touch targets of at least 24 px), or only the rules named, on the page
+// as it is now and returns the serious and critical violations.
+func Axe(t *testing.T, ctx context.Context, rules ...string) []AxeViolation {
 	t.Helper()
 	if !Eval[bool](t, ctx, `typeof window.axe === "object"`) {
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](axeSource+"\n;true")); err != nil {
 			t.Fatalf("injecting axe-core: %v", err)
 		}
 	}
+	only := `{type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]}`
+	if len(rules) > 0 {
+		b, _ := json.Marshal(rules)
+		only = `{type: "rule", values: ` + string(b) + `}`
+	}
 	all, err := chromedp.Run(ctx, chromedp.Evaluate[[]AxeViolation](
-		`axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}, resultTypes: ["violations"]}).then(r => r.violations)`,
+		`axe.run(document, {runOnly: `+only+`, resultTypes: ["violations"]}).then(r => r.violations)`,
 		chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("running axe-core: %v", err)

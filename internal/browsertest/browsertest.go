@@ -123,11 +123,12 @@ func Eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
-// ScrollTo brings the element to the top of the viewport, by script: the
-// page may have navigated since chromedp last looked at its DOM.
+// ScrollTo brings the element to the top of the viewport, below the
+// sticky top bar (two rows high on a phone), by script: the page may have
+// navigated since chromedp last looked at its DOM.
 func ScrollTo(t *testing.T, ctx context.Context, selector string) {
 	t.Helper()
-	Eval[bool](t, ctx, `(document.querySelector(`+strconv.Quote(selector)+`).scrollIntoView({block: "start"}), window.scrollBy(0, -70), true)`)
+	Eval[bool](t, ctx, `(document.querySelector(`+strconv.Quote(selector)+`).scrollIntoView({block: "start"}), window.scrollBy(0, -(document.querySelector(".topbar")?.offsetHeight ?? 60) - 10), true)`)
 }
 
 // Shot keeps a screenshot of the viewport under the test package's
