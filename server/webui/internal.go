@@ -5,17 +5,21 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/registry"
 )
 
-// caller is what an API request made on a browser's behalf takes from the
-// browser's own request: its address and credentials. A live view keeps
+// caller is who a live view acts for: the browser's user, for the
+// registry's calls (RBAC decides what the view may read, watch and
+// change), and the browser's address and credentials, for the requests
+// a view shows as HTTP exchanges (Run it live, the poll-versus-watch race,
+// the inspector's API JSON). A live view keeps
 // this rather than the request, whose headers, URL and context (with the
 // request's trace) it would otherwise hold for as long as it is open.
 type caller struct {
+	user                  pipeline.User
 	remoteAddr, host      string
 	cookie, authorization string
 	// view is the page's view the requests are made for, as their traces
@@ -24,8 +28,15 @@ type caller struct {
 }
 
 func callerOf(r *http.Request) caller {
-	return caller{remoteAddr: r.RemoteAddr, host: r.Host,
+	_, u, _ := pipeline.FromContext(r.Context())
+	return caller{user: u, remoteAddr: r.RemoteAddr, host: r.Host,
 		cookie: r.Header.Get("Cookie"), authorization: r.Header.Get("Authorization"), view: viewOf(r.URL.Path)}
+}
+
+// in is ctx for a registry call as the browser's user, from its view: a
+// write is traced as the user's, from the view, as over HTTP.
+func (from caller) in(ctx context.Context) context.Context {
+	return registry.WithUser(pipeline.WithSource(ctx, from.view), from.user)
 }
 
 // viewOf names the view behind one of the web UI's endpoints.
@@ -43,10 +54,12 @@ func viewOf(path string) string {
 	return pipeline.ViewWeb
 }
 
-// apiRequest builds a request to the API on behalf of the browser from:
-// it carries the browser's credentials (session cookie or bearer token),
-// so it is authenticated, authorized, admitted and traced exactly as the
-// same request from kubectl would be.
+// apiRequest builds a request to the API on behalf of the browser from,
+// for a view that shows the HTTP exchange itself: it carries the
+// browser's credentials (session cookie or bearer token), so it is
+// authenticated, authorized, admitted and traced exactly as the same
+// request from kubectl would be, and its trace names the view
+// (pipeline.WithSource, a context value no client can set).
 func apiRequest(ctx context.Context, from caller, method, target, contentType string, body []byte) *http.Request {
 	var rd io.Reader = http.NoBody
 	if body != nil {
@@ -74,11 +87,37 @@ func apiRequest(ctx context.Context, from caller, method, target, contentType st
 }
 
 // do serves r with the router and returns the whole response.
-func (u *UI) do(r *http.Request) *httptest.ResponseRecorder {
-	rec := httptest.NewRecorder()
+func (u *UI) do(r *http.Request) *response {
+	rec := &response{header: http.Header{}}
 	u.router.ServeHTTP(rec, r)
+	if rec.Code == 0 {
+		rec.Code = http.StatusOK
+	}
 	return rec
 }
+
+// response is a whole answer of the API to a request a view made.
+type response struct {
+	header http.Header
+	Code   int
+	Body   bytes.Buffer
+}
+
+func (w *response) Header() http.Header { return w.header }
+
+func (w *response) WriteHeader(code int) {
+	if w.Code == 0 {
+		w.Code = code
+	}
+}
+
+func (w *response) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.Body.Write(p)
+}
+
+// Flush implements http.Flusher (the API flushes what it streams).
+func (w *response) Flush() {}
 
 // lineWriter is the ResponseWriter of a streamed API request (a watch):
 // every complete line written is handed to onLine as it arrives, with no

@@ -275,14 +275,17 @@ func (r *runner) body(text string) {
 func (r *runner) stream(target, accept string, show func(line []byte) lineMsg) {
 	req := r.request("GET", target, accept, "", nil)
 	code := 0
+	// failedShown: the failure's summary leads the answer once, before
+	// the Status's first line.
+	failedShown := false
 	w := newLineWriter(func(c int, h http.Header) { code = c; r.respond(c, h) }, func(line []byte) bool {
 		raw := rawLine(line)
 		if code != http.StatusOK {
-			if code >= 300 {
+			if code >= 300 && !failedShown {
 				var st apiStatus
 				_ = json.Unmarshal(line, &st)
 				r.cl.send(failedMsg{T: "failed", Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Message: st.Message})
-				code = -code // once
+				failedShown = true
 			}
 			return r.cl.send(raw)
 		}
