@@ -66,6 +66,8 @@ type Server struct {
 	echo *echo.Echo
 	ln   net.Listener
 	url  string
+	// viewKey proves a request to ln came from the web UI's views.
+	viewKey string
 
 	kubeconfig     string
 	adminTokenHash [sha256.Size]byte
@@ -314,7 +316,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 		return err
 	}
 	deps := webui.Deps{API: api, Pods: podStore, PodsCache: podsCache, Traces: s.traces,
-		Compactor: compactor{s.etcdCompactor, s.etcd.Client()}, Etcd: s.etcd.Client(), Logger: s.log}
+		Compactor: compactor{s.etcdCompactor, s.etcd.Client()}, Self: s.webSelf(), Etcd: s.etcd.Client(), Logger: s.log}
 	// One count of each user's websockets, for the live views and the labs.
 	var websockets webui.WebsocketCounter
 	if s.cfg.Classroom {

@@ -46,8 +46,12 @@ type Deps struct {
 	PodsCache WatchWindow
 	Traces    *trace.Bus
 	Compactor Compactor
-	Etcd      *clientv3.Client
-	Logger    *slog.Logger
+	// Self is kubelab's own listener, where the views that show an HTTP
+	// exchange (Run it live, the poll-versus-watch race, the inspector's
+	// API JSON) send it.
+	Self   Self
+	Etcd   *clientv3.Client
+	Logger *slog.Logger
 	// Classroom is classroom mode: the live views are for signed-in
 	// users only (anonymous users share one name, so a tracer would show
 	// each the others' requests), and only instructors and admins compact
@@ -99,7 +103,6 @@ type WebsocketCounter interface {
 // UI serves the pages and live views.
 type UI struct {
 	Deps
-	router  http.Handler
 	lessons map[string]*web.Lesson
 	hub     *hub
 	ctx     context.Context
@@ -111,8 +114,7 @@ type UI struct {
 	compacted compactedRevision
 }
 
-// Install adds the web UI's routes to e; API requests made for the browser
-// are served by e itself.
+// Install adds the web UI's routes to e.
 func Install(e *echo.Echo, d Deps) (*UI, error) {
 	lessons, err := web.LoadLessons()
 	if err != nil {
@@ -121,10 +123,10 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	if d.Pods == nil || d.PodsCache == nil || d.Compactor == nil {
-		return nil, errors.New("web UI: the pods, their watch cache and the compactor are required")
+	if d.Pods == nil || d.PodsCache == nil || d.Compactor == nil || d.Self.Client == nil || d.Self.URL == "" || d.Self.ViewKey == "" {
+		return nil, errors.New("web UI: the pods, their watch cache, the compactor and the way to kubelab's own listener are required")
 	}
-	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub()}
+	u := &UI{Deps: d, lessons: lessons, hub: newHub()}
 	u.ctx, u.stop = context.WithCancel(context.Background())
 	go u.hub.runTraces(u.ctx, d.Traces.Subscribe(u.ctx, nil, 1024))
 	go u.hub.runClock(u.ctx, u.horizonsNow, clockInterval)
@@ -209,7 +211,8 @@ func user(c echo.Context) pipeline.User {
 // path succeeds: RBAC decides what the web UI lets a user do beyond the
 // API, from what the user may do through it.
 func (u *UI) allowed(c echo.Context, path string) bool {
-	return u.do(apiRequest(c.Request().Context(), callerOf(c.Request()), http.MethodGet, path, "", nil)).Code == http.StatusOK
+	rec, err := u.do(u.request(c.Request().Context(), callerOf(c.Request()), http.MethodGet, path, "", "", nil))
+	return err == nil && rec.Code == http.StatusOK
 }
 
 // namespace is where the reader's live commands run.

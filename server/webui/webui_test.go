@@ -40,6 +40,7 @@ type msg struct {
 	Trace          *struct {
 		Verb     string        `json:"verb"`
 		Path     string        `json:"path"`
+		Source   string        `json:"source"`
 		Code     int           `json:"code"`
 		Duration time.Duration `json:"duration"`
 		Records  []struct {
@@ -571,4 +572,34 @@ func TestTimelineLaneWatchesAsTheBrowsersUser(t *testing.T) {
 	// cluster-admin) lists and watches.
 	lane := dial(t, lab, "/ui/ws/watch?lane=A")
 	next(t, lane, 10*time.Second, func(m msg) bool { return m.T == "watching" })
+}
+
+// Run it live sends real HTTP requests to kubelab's own listener, traced
+// as the view's; a client that names a view in the same headers, without
+// the key only the web UI holds, is traced as itself.
+func TestRunItLiveIsTracedAsTheView(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	tracer := dial(t, lab, "/ui/ws/trace")
+	run := dial(t, lab, "/ui/ws/run?cmd=list-rv")
+	next(t, run, 10*time.Second, func(m msg) bool { return m.T == "end" })
+	m := next(t, tracer, 10*time.Second, func(m msg) bool {
+		return m.T == "trace" && m.Trace.Path == "/api/v1/namespaces/internals-demo/pods"
+	})
+	if m.Trace.Source != "run-it-live" || m.Trace.Code != http.StatusOK {
+		t.Fatalf("Run it live's list was traced as %+v", m.Trace)
+	}
+	req, _ := http.NewRequest("GET", lab.URL()+"/api/v1/namespaces/internals-demo/configmaps", nil)
+	req.Header.Set("X-Kubelab-View", "run-it-live")
+	req.Header.Set("X-Kubelab-View-Key", "a-guess")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	m = next(t, tracer, 10*time.Second, func(m msg) bool {
+		return m.T == "trace" && m.Trace.Path == "/api/v1/namespaces/internals-demo/configmaps"
+	})
+	if m.Trace.Source != "" {
+		t.Fatalf("a client passed for the view %q", m.Trace.Source)
+	}
 }
