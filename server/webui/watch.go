@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -288,8 +289,42 @@ func (w *laneWatch) onEvent(ev watch.Event) bool {
 			return true
 		}
 	}
-	msg, _ := json.Marshal(eventMsg{T: "event", Type: string(ev.Type), RV: rv, Name: m.GetName()})
-	return w.cl.sendAndWrite(msg)
+	return w.cl.sendAndWrite(w.u.events.message(ev, rv, m.GetName()))
+}
+
+// eventMessages encodes each event's timeline message once for all the
+// lanes that get it: the watch cache hands every watcher the same object,
+// and encoding it a thousand times would be most of a fan-out's cost.
+type eventMessages struct {
+	mu      sync.RWMutex
+	entries map[eventKey][]byte
+}
+
+// eventKey is one event: its object, shared by every watcher, and type.
+type eventKey struct {
+	obj runtime.Object
+	typ watch.EventType
+}
+
+// eventMessagesKept bounds the messages kept; past it they start over.
+const eventMessagesKept = 512
+
+func (c *eventMessages) message(ev watch.Event, rv int64, name string) []byte {
+	k := eventKey{ev.Object, ev.Type}
+	c.mu.RLock()
+	msg, ok := c.entries[k]
+	c.mu.RUnlock()
+	if ok {
+		return msg
+	}
+	msg, _ = json.Marshal(eventMsg{T: "event", Type: string(ev.Type), RV: rv, Name: name})
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= eventMessagesKept {
+		c.entries = make(map[eventKey][]byte, eventMessagesKept)
+	}
+	c.entries[k] = msg
+	c.mu.Unlock()
+	return msg
 }
 
 // compactGate allows one compaction at a time and at most one a second:

@@ -109,6 +109,7 @@ type UI struct {
 	stop    context.CancelFunc
 	gate    compactGate
 	pusher  windowPusher
+	events  eventMessages
 	// compacted is etcd's compacted revision as last read, at most once
 	// per clock tick.
 	compacted compactedRevision
