@@ -57,7 +57,7 @@ func (s *Store) begin(ctx context.Context, verb, subresource string, k storage.K
 	}
 	o.attrs = s.Resource.Attributes(u, verb, subresource, k, dryRun)
 	o.attrs.Path = s.path(k, subresource)
-	o.trace = &pipeline.Trace{ID: pipeline.NewTraceID(), Time: time.Now(), Records: make([]pipeline.Record, 0, 8)}
+	o.trace = &pipeline.Trace{ID: pipeline.NewTraceID(), Time: time.Now(), Records: make([]pipeline.Record, 0, 8), Source: pipeline.SourceFrom(ctx)}
 	o.trace.Describe(o.attrs)
 	o.own = pipeline.OperationFor(verb) != ""
 	if err := p.Authorize(o.trace, o.attrs); err != nil {

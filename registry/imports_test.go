@@ -13,8 +13,9 @@ import (
 )
 
 const (
-	module = "github.com/kubelab/kubelab"
-	etcd3  = module + "/storage/etcd3"
+	module   = "github.com/kubelab/kubelab"
+	etcd3    = module + "/storage/etcd3"
+	httptest = "net/http/httptest"
 )
 
 // mayImportEtcd3 are the packages that may reach the etcd3 store: the
@@ -32,10 +33,6 @@ var knownExceptions = map[string]struct {
 	files  []string
 	reason string
 }{
-	module + "/server/webui": {[]string{"webui.go", "window.go"},
-		"its timeline reads the pods' watch cache clock and window, the compactor and etcd's compacted revision; it is to move to the registry's watch with the browser's user"},
-	module + "/server/labhttp": {[]string{"world.go"},
-		"the labs' world view reads the pods' watch cache directly; it moves to the registry's watch with the web UI's rework"},
 	module + "/pipeline/internal/storetest": {nil,
 		"a fixture of the pipeline's own tests, which build real etcd3 stores to feed its informers; no production code imports it"},
 }
@@ -47,21 +44,48 @@ type listed struct {
 	Imports    []string
 }
 
-// TestOnlyTheRegistryImportsEtcd3: every write goes through the registry,
-// so no package outside it, storage and the wiring may import the etcd3
-// store (its tests may, to build fixtures).
-func TestOnlyTheRegistryImportsEtcd3(t *testing.T) {
+// packages lists the module's packages, without their tests.
+func packages(t *testing.T) []listed {
+	t.Helper()
 	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
-	seen := map[string]bool{}
+	var all []listed
 	for dec.More() {
 		var p listed
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
+		all = append(all, p)
+	}
+	return all
+}
+
+// isTestFixture: a package of helpers for tests only (kubelabtest,
+// browsertest, storetest...), which no production code imports.
+func isTestFixture(pkg string) bool {
+	return strings.Contains(pkg, "/internal/") && strings.HasSuffix(pkg, "test")
+}
+
+// TestNoProductionCodeUsesHTTPTest: kubelab's own components call the
+// registry, and a view that shows an HTTP exchange sends a request; none
+// records a response with net/http/httptest, a tool for tests.
+func TestNoProductionCodeUsesHTTPTest(t *testing.T) {
+	for _, p := range packages(t) {
+		if slices.Contains(p.Imports, httptest) && !isTestFixture(p.ImportPath) {
+			t.Errorf("%s imports %s outside its tests: call the registry, or send a real request", p.ImportPath, httptest)
+		}
+	}
+}
+
+// TestOnlyTheRegistryImportsEtcd3: every write goes through the registry,
+// so no package outside it, storage and the wiring may import the etcd3
+// store (its tests may, to build fixtures).
+func TestOnlyTheRegistryImportsEtcd3(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range packages(t) {
 		if !slices.Contains(p.Imports, etcd3) || mayImportEtcd3(p.ImportPath) {
 			continue
 		}

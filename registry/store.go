@@ -75,7 +75,8 @@ func (s *Store) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Int
 	if _, err := s.read(ctx, "watch", storage.Key{Namespace: opts.Namespace}); err != nil {
 		return nil, err
 	}
-	return s.storage.Watch(ctx, opts)
+	w, err := s.storage.Watch(ctx, opts)
+	return observe(ctx, w, err)
 }
 
 // SelectableFields are the fields a field selector may name.

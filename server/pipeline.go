@@ -125,7 +125,8 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 	crossOrigin := http.NewCrossOriginProtection()
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			r := c.Request()
+			r := s.fromView(c.Request())
+			c.SetRequest(r)
 			tr := pipeline.NewTrace(r)
 			ctx, method := r.Context(), r.Method
 			finish := func(code int) {

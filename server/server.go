@@ -66,6 +66,8 @@ type Server struct {
 	echo *echo.Echo
 	ln   net.Listener
 	url  string
+	// viewKey proves a request to ln came from the web UI's views.
+	viewKey string
 
 	kubeconfig     string
 	adminTokenHash [sha256.Size]byte
@@ -321,7 +323,13 @@ func (s *Server) installAPI(ctx context.Context) error {
 	if err := api.SeedDemo(registry.WithUser(ctx, seeder)); err != nil {
 		return err
 	}
-	deps := webui.Deps{API: api, Traces: s.traces, Compactor: s.etcdCompactor, Etcd: s.etcd.Client(), Logger: s.log}
+	podStore, podsCache, err := s.pods()
+	if err != nil {
+		api.Stop()
+		return err
+	}
+	deps := webui.Deps{API: api, Pods: podStore, PodsCache: podsCache, Traces: s.traces,
+		Compactor: compactor{s.etcdCompactor, s.etcd.Client()}, Self: s.webSelf(), Etcd: s.etcd.Client(), Logger: s.log}
 	// One count of each user's websockets, for the live views and the labs.
 	var websockets webui.WebsocketCounter
 	if s.cfg.Classroom {
@@ -339,7 +347,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	term := terminal.Install(s.echo, terminal.Config{Router: s.echo, Etcd: s.etcd.Client(), Classroom: s.cfg.Classroom,
 		Kubeconfig: kubeconfig, Websockets: websockets, Logger: s.log})
 	s.OnShutdown(func(context.Context) { term.Close() })
-	labs, err := labhttp.Install(s.echo, labhttp.Config{API: api, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
+	labs, err := labhttp.Install(s.echo, labhttp.Config{Pods: labPods{store: podStore, cache: podsCache}, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
 		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.mintDashboardSession, SessionCookie: authn.NewSessionCookie,
 		RequireSignIn: s.cfg.Classroom, Websockets: websockets, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log,
 		Class: s.class})

@@ -23,7 +23,9 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 	browsertest.Do(t, ctx, "open the discovery lab", chromedp.Navigate(lb.URL()+"/labs/discovery?lang=en"))
 	browsertest.WaitJS(t, ctx, "the start button", `document.querySelector(".lab-start button") !== null`)
 	browsertest.Submit(t, ctx, "start it", "/labs/discovery", chromedp.Click(chromedp.CSS(".lab-start button")))
-	browsertest.WaitJS(t, ctx, "the first step current, live", `document.querySelector('li[data-step="groups"]')?.dataset.state === "current" && document.querySelector(".lab-meta .conn.live") !== null`)
+	// The page before the start shows the first step current too: wait
+	// for the started lab's page, which has the check form.
+	browsertest.WaitJS(t, ctx, "the first step current, live", `document.querySelector("form.lab-check") !== null && document.querySelector('li[data-step="groups"]')?.dataset.state === "current" && document.querySelector(".lab-meta .conn.live") !== null`)
 	if browsertest.Eval[bool](t, ctx, `!document.querySelector("[data-done-panel]").hidden`) {
 		t.Fatal("the lab shows done before any step passed")
 	}

@@ -21,14 +21,12 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/labs/etcdstore"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
-	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/web/i18n"
 )
 
@@ -50,7 +48,8 @@ type Layout func(title string, lang i18n.Lang, body templ.Component) templ.Compo
 
 // Config is what the labs need from the server.
 type Config struct {
-	API    *kubeapi.API
+	// Pods are the pods the labs check, read as kubelab itself.
+	Pods   Pods
 	Etcd   *clientv3.Client
 	Traces TraceSource
 	// Store overrides where progress is kept; nil keeps it in etcd.
@@ -112,12 +111,8 @@ type handlers struct {
 // observer is middleware: install after the front door, so that it sees
 // each request's user.
 func Install(e *echo.Echo, cfg Config) (*Labs, error) {
-	if cfg.API == nil || cfg.Etcd == nil || cfg.Traces == nil {
-		return nil, errors.New("labs: the API, an etcd client and the trace bus are required")
-	}
-	pods, ok := cfg.API.Store(corev1.SchemeGroupVersion.WithResource("pods"))
-	if !ok {
-		return nil, errors.New("labs: the API serves no pods")
+	if cfg.Pods == nil || cfg.Etcd == nil || cfg.Traces == nil {
+		return nil, errors.New("labs: the pods, an etcd client and the trace bus are required")
 	}
 	if cfg.Store == nil {
 		cfg.Store = etcdstore.New(cfg.Etcd)
@@ -135,7 +130,7 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 		return nil, errors.New("labs: a page layout is required")
 	}
 	hb := newHub()
-	svc := &service{labs: labs.All(), store: cfg.Store, world: &world{pods: pods, etcd: cfg.Etcd}, traces: cfg.Traces,
+	svc := &service{labs: labs.All(), store: cfg.Store, world: &world{pods: cfg.Pods, etcd: cfg.Etcd}, traces: cfg.Traces,
 		log: cfg.Logger, now: cfg.Now, locks: map[string]*sync.Mutex{}, active: map[string]bool{},
 		queue: make(chan string, checkQueue), pending: map[string]bool{}}
 	svc.changed = hb.progressChanged

@@ -1,7 +1,7 @@
 package labhttp
 
 import (
-	"bytes"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,10 +9,14 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/pipeline"
-	"github.com/kubelab/kubelab/server/handoff"
+	"github.com/kubelab/kubelab/registry"
 )
 
 // watchesPerUser is how many watch streams are remembered per user.
@@ -79,7 +83,7 @@ func (w *watches) add(x *labs.Watch) {
 	w.changed(x.User)
 }
 
-// seen is what one write of a watch stream carried.
+// seen is what one event of a watch stream carried.
 type seen struct {
 	types []string
 	// bookmark is the resourceVersion of the last BOOKMARK in it.
@@ -120,10 +124,10 @@ func (w *watches) done(x *labs.Watch) {
 	w.mu.Unlock()
 }
 
-// observe is middleware behind the front door: for a watch request it
-// records the stream and reads the event types the server writes. It
-// reads JSON streams (kubectl, curl and the browser's views ask for
-// JSON); a protobuf stream is recorded as opened, its events are not read.
+// observe is middleware behind the front door: for a watch request of a
+// student doing a lab it records the stream, and asks the registry to
+// tell it each event the watch sends (registry.WithWatchObserver), so
+// that a protobuf watch (client-go's) is followed as well as a JSON one.
 func (w *watches) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
@@ -140,18 +144,50 @@ func (w *watches) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		x.User = u.Name
 		w.add(x)
-		resp := c.Response()
-		orig := resp.Writer
-		resp.Writer = &eventSniffer{ResponseWriter: orig, w: w, x: x}
-		defer func() {
-			resp.Writer = orig
-			// The stream may go on after the handler (package handoff),
-			// with the sniffer it took.
-			handoff.After(r.Context(), func() { w.done(x) })
-		}()
-		return next(c)
+		c.SetRequest(r.WithContext(registry.WithWatchObserver(r.Context(), &watchObserver{w: w, x: x})))
+		err := next(c)
+		if resp := c.Response(); !resp.Committed || resp.Status != http.StatusOK {
+			// Refused before the registry opened a watch (RBAC, a bad
+			// parameter): no observer will say it is done.
+			w.done(x)
+		}
+		return err
 	}
 }
+
+// watchObserver records what one observed watch sends.
+type watchObserver struct {
+	w *watches
+	x *labs.Watch
+}
+
+var _ registry.WatchObserver = (*watchObserver)(nil)
+
+func (o *watchObserver) Event(ev watch.Event) {
+	s := seen{types: []string{string(ev.Type)}}
+	switch ev.Type {
+	case watch.Bookmark:
+		if m, err := meta.Accessor(ev.Object); err == nil {
+			s.bookmark = m.GetResourceVersion()
+		}
+	case watch.Error:
+		if st, ok := ev.Object.(*metav1.Status); ok && st.Code == http.StatusGone {
+			s.expired, s.gone = true, st.Message
+		}
+	}
+	o.w.saw(o.x, s)
+}
+
+// Refused records a watch refused with 410 before it started (a watch
+// served from etcd, below its compacted revision).
+func (o *watchObserver) Refused(err error) {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) && st.Status().Code == http.StatusGone {
+		o.w.saw(o.x, seen{expired: true, gone: st.Status().Message})
+	}
+}
+
+func (o *watchObserver) Done() { o.w.done(o.x) }
 
 // watchOf reads a watch request's resource and parameters from its URL,
 // or nil if it is not a watch of a resource.
@@ -197,82 +233,3 @@ func unescape(s string) string {
 	}
 	return s
 }
-
-// eventSniffer passes a watch stream through, noting each event's type.
-// Events are written whole, one JSON object a line.
-type eventSniffer struct {
-	http.ResponseWriter
-	w *watches
-	x *labs.Watch
-}
-
-var (
-	typeField   = []byte(`{"type":"`)
-	rvField     = []byte(`"resourceVersion":"`)
-	gone        = []byte(`"code":410`)
-	messageText = []byte(`"message":"`)
-)
-
-func (s *eventSniffer) Write(b []byte) (int, error) {
-	if got := sniff(b); len(got.types) > 0 || got.expired {
-		s.w.saw(s.x, got)
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-// sniff reads the events in one write of a JSON watch stream: their
-// types, a BOOKMARK's resourceVersion, and a 410's message. A 410 comes
-// as an ERROR event in a stream, or as a plain Status when the watch is
-// refused before it starts.
-func sniff(b []byte) seen {
-	var out seen
-	rest := b
-	for {
-		i := bytes.Index(rest, typeField)
-		if i < 0 {
-			break
-		}
-		rest = rest[i+len(typeField):]
-		j := bytes.IndexByte(rest, '"')
-		if j < 0 || j > 16 {
-			break
-		}
-		typ := string(rest[:j])
-		out.types = append(out.types, typ)
-		if typ == "BOOKMARK" {
-			event := rest
-			if k := bytes.Index(event, typeField); k >= 0 {
-				event = event[:k]
-			}
-			if rv := stringField(event, rvField); rv != "" {
-				out.bookmark = rv
-			}
-		}
-	}
-	if bytes.Contains(b, gone) {
-		out.expired, out.gone = true, stringField(b, messageText)
-	}
-	return out
-}
-
-// stringField is the value of the first JSON string field named by
-// field (`"name":"`) in b, as written: the fields read here
-// (resourceVersions, kube's 410 message) hold nothing JSON escapes.
-func stringField(b, field []byte) string {
-	i := bytes.Index(b, field)
-	if i < 0 {
-		return ""
-	}
-	v := b[i+len(field):]
-	j := bytes.IndexByte(v, '"')
-	if j < 0 || j > 512 {
-		return ""
-	}
-	return string(v[:j])
-}
-
-// Flush passes flushes through: a watch is flushed event by event.
-func (s *eventSniffer) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
-
-// Unwrap lets http.ResponseController reach the connection.
-func (s *eventSniffer) Unwrap() http.ResponseWriter { return s.ResponseWriter }

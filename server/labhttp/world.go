@@ -12,13 +12,23 @@ import (
 
 	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
-// world reads the labs' state from etcd, through the pods store (which
-// decodes the protobuf) and the etcd client.
+// Pods is what the labs read of the pods: lists, at a revision of etcd's
+// history too, and where the pods watch cache's window starts. The wiring
+// gives the registry's pods store, read with an identity of kubelab's own.
+type Pods interface {
+	List(ctx context.Context, opts storage.ListOptions) (*storage.ListResult, error)
+	// WatchWindowStart is the oldest resourceVersion a pods watch can
+	// resume from: only the events the cache drops move it (etcd
+	// compaction does not).
+	WatchWindowStart() int64
+}
+
+// world reads the labs' state: the pods through Pods (which decodes the
+// protobuf), keys and revisions with the etcd client.
 type world struct {
-	pods *etcd3.Store
+	pods Pods
 	etcd *clientv3.Client
 }
 
@@ -61,10 +71,9 @@ func (w *world) LabelChanges(ctx context.Context, ns string, rev int64) ([]strin
 	return names, nil
 }
 
-// WatchWindowStart reads the pods watch cache's window, which only the
-// events the cache drops move (etcd compaction does not).
+// WatchWindowStart reads the pods watch cache's window.
 func (w *world) WatchWindowStart(context.Context) (int64, error) {
-	return w.pods.Cache().Window().Start, nil
+	return w.pods.WatchWindowStart(), nil
 }
 
 // PodRevisions reads the mod revisions of the keys of ns's pods.

@@ -7,10 +7,13 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/server"
@@ -24,6 +27,7 @@ func TestClassroomEtcdAccess(t *testing.T) {
 		c.Classroom = true
 		c.JoinCode = "k8s-101"
 		c.SecureListen = "127.0.0.1:0"
+		c.WatchCacheEventFreshness = time.Second
 	})
 	get := func(b *http.Client, path string) (int, string) {
 		t.Helper()
@@ -164,6 +168,72 @@ func TestClassroomEtcdAccess(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("an anonymous push: %d", resp.StatusCode)
+		}
+	})
+
+	// A signed-in student's browser, on a page of another site, cannot
+	// push: the push would change the student's pod, as them. The same
+	// push from kubelab's own page, made just after, does change it.
+	t.Run("ErrWindowPushCrossSite", func(t *testing.T) {
+		ns := who.Name
+		pod := "/api/v1/namespaces/" + ns + "/pods/ssa-demo"
+		send := func(method, path, body string, header http.Header) (int, string) {
+			t.Helper()
+			req, _ := http.NewRequest(method, lab.URL()+path, strings.NewReader(body))
+			req.Header = header
+			resp, err := alice.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		own := http.Header{"Origin": {lab.URL()}, "Content-Type": {"application/json"}}
+		relabel := func(value string) int64 {
+			t.Helper()
+			h := http.Header{"Origin": {lab.URL()}, "Content-Type": {"application/merge-patch+json"}}
+			code, body := send("PATCH", pod, `{"metadata":{"labels":{"demo-round":"`+value+`"}}}`, h)
+			var p struct {
+				Metadata struct{ ResourceVersion string }
+			}
+			json.Unmarshal([]byte(body), &p)
+			rv, err := strconv.ParseInt(p.Metadata.ResourceVersion, 10, 64)
+			if code != http.StatusOK || err != nil {
+				t.Fatalf("label: %d %s", code, body)
+			}
+			return rv
+		}
+		paused := relabel("cross-one")
+		relabel("cross-two")    // the change a paused watcher missed
+		time.Sleep(time.Second) // the freshness: the window may now drop it
+		push := `{"past":` + strconv.FormatInt(paused, 10) + `}`
+		head, err := lab.EtcdClient().Get(context.Background(), "/", clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, h := range map[string]http.Header{
+			"a foreign Origin":          {"Origin": {"https://evil.example"}, "Content-Type": {"application/json"}},
+			"a cross-site fetch":        {"Sec-Fetch-Site": {"cross-site"}, "Content-Type": {"application/json"}},
+			"a foreign Origin, as text": {"Origin": {"https://evil.example"}, "Content-Type": {"text/plain"}},
+		} {
+			if code, body := send("POST", "/ui/window/push", push, h); code != http.StatusForbidden {
+				t.Errorf("%s: %d %s", name, code, body)
+			}
+		}
+		for _, k := range lab.KeysWrittenSince(t, head.Header.Revision) {
+			if strings.HasPrefix(k, "/registry/pods/"+ns+"/") {
+				t.Errorf("a refused push wrote %s", k)
+			}
+		}
+		var pushed struct {
+			Changes int
+			Passed  bool
+		}
+		code, body := send("POST", "/ui/window/push", push, own)
+		json.Unmarshal([]byte(body), &pushed)
+		if code != http.StatusOK || pushed.Changes < 1 || !pushed.Passed {
+			t.Fatalf("the same push from kubelab's page: %d %s", code, body)
 		}
 	})
 }

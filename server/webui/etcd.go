@@ -131,8 +131,12 @@ func (u *UI) etcdValue(c echo.Context) error {
 	}
 	if path := u.apiPath(key); path != "" {
 		out.APIPath = path
-		rec := u.do(apiRequest(c.Request().Context(), callerOf(c.Request()), http.MethodGet, path, "", nil))
-		out.JSON = prettyJSON(rec.Body.Bytes())
+		ctx := c.Request().Context()
+		rec, err := u.do(u.request(ctx, callerOf(c.Request()), http.MethodGet, path, "", "", nil))
+		if err != nil {
+			return u.statusJSON(c, http.StatusServiceUnavailable, "the API did not answer")
+		}
+		out.JSON = prettyJSON(rec.Body)
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -1,31 +1,50 @@
 package webui
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/pipeline/authn"
+	"github.com/kubelab/kubelab/registry"
 )
 
-// caller is what an API request made on a browser's behalf takes from the
-// browser's own request: its address and credentials. A live view keeps
-// this rather than the request, whose headers, URL and context (with the
-// request's trace) it would otherwise hold for as long as it is open.
+// caller is who a live view acts for: the browser's user, for the
+// registry's calls (RBAC decides what the view may read, watch and
+// change), and the browser's credential, for the requests a view shows
+// as HTTP exchanges (Run it live, the poll-versus-watch race, the
+// inspector's API JSON). A live view keeps this rather than the request,
+// whose headers, URL and context (with the request's trace) it would
+// otherwise hold for as long as it is open.
 type caller struct {
-	remoteAddr, host      string
-	cookie, authorization string
-	// view is the page's view the requests are made for, as their traces
+	user pipeline.User
+	// token is the browser's bearer token or session: its requests carry
+	// it as a bearer token, so they are the browser's user's.
+	token string
+	// view is the page's view the calls are made for, as their traces
 	// name it (pipeline.Trace.Source).
 	view string
 }
 
 func callerOf(r *http.Request) caller {
-	return caller{remoteAddr: r.RemoteAddr, host: r.Host,
-		cookie: r.Header.Get("Cookie"), authorization: r.Header.Get("Authorization"), view: viewOf(r.URL.Path)}
+	_, u, _ := pipeline.FromContext(r.Context())
+	from := caller{user: u, view: viewOf(r.URL.Path)}
+	if auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		from.token = strings.TrimSpace(auth)
+	} else if c, err := r.Cookie(authn.SessionCookieName(r)); err == nil {
+		from.token = c.Value
+	}
+	return from
+}
+
+// in is ctx for a registry call as the browser's user, from its view: a
+// write is traced as the user's, from the view, as over HTTP.
+func (from caller) in(ctx context.Context) context.Context {
+	return registry.WithUser(pipeline.WithSource(ctx, from.view), from.user)
 }
 
 // viewOf names the view behind one of the web UI's endpoints.
@@ -43,113 +62,98 @@ func viewOf(path string) string {
 	return pipeline.ViewWeb
 }
 
-// apiRequest builds a request to the API on behalf of the browser from:
-// it carries the browser's credentials (session cookie or bearer token),
-// so it is authenticated, authorized, admitted and traced exactly as the
-// same request from kubectl would be.
-func apiRequest(ctx context.Context, from caller, method, target, contentType string, body []byte) *http.Request {
+// The headers that name the view a request to kubelab's own listener is
+// sent for. The front door believes ViewHeader only beside the key the
+// server gave the web UI (Self.ViewKey), which no client ever sees: a
+// client must not be able to pass for a view, nor hide that it is one.
+const (
+	ViewHeader    = "X-Kubelab-View"
+	ViewKeyHeader = "X-Kubelab-View-Key"
+)
+
+// userAgent is what kubelab's own requests for a browser say they are.
+const userAgent = "kubelab-web/v1 (browser)"
+
+// Self is how the web UI reaches kubelab's own listener.
+type Self struct {
+	// URL is the listener's base URL, on loopback.
+	URL string
+	// Client sends the requests; it has no timeout (watches stream).
+	Client *http.Client
+	// ViewKey proves to the front door that a request is the web UI's.
+	ViewKey string
+}
+
+// request is a real HTTP request to kubelab's own listener on behalf of
+// the browser from, for a view that shows the HTTP exchange itself: it
+// carries the browser's credential, so it is authenticated, authorized,
+// admitted and traced exactly as the same request from kubectl would be,
+// and its trace names the view.
+func (u *UI) request(ctx context.Context, from caller, method, target, accept, contentType string, body []byte) (*http.Request, error) {
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	r, err := http.NewRequestWithContext(pipeline.WithSource(ctx, from.view), method, target, rd)
+	r, err := http.NewRequestWithContext(ctx, method, u.Self.URL+target, rd)
 	if err != nil {
-		// target is built by this package from escaped parts; it parses.
-		panic(err)
+		return nil, err
 	}
-	r.RequestURI = target
-	r.RemoteAddr = from.remoteAddr
-	r.Host = from.host
-	if from.cookie != "" {
-		r.Header.Set("Cookie", from.cookie)
+	if from.token != "" {
+		r.Header.Set("Authorization", "Bearer "+from.token)
 	}
-	if from.authorization != "" {
-		r.Header.Set("Authorization", from.authorization)
+	r.Header.Set("User-Agent", userAgent)
+	r.Header.Set(ViewHeader, from.view)
+	r.Header.Set(ViewKeyHeader, u.Self.ViewKey)
+	if accept != "" {
+		r.Header.Set("Accept", accept)
 	}
-	r.Header.Set("User-Agent", "kubelab-web/v1 (browser)")
 	if contentType != "" {
 		r.Header.Set("Content-Type", contentType)
 	}
-	return r
+	return r, nil
 }
 
-// do serves r with the router and returns the whole response.
-func (u *UI) do(r *http.Request) *httptest.ResponseRecorder {
-	rec := httptest.NewRecorder()
-	u.router.ServeHTTP(rec, r)
-	return rec
+// maxAnswer bounds a whole answer read for a view (the lesson's longest,
+// the OpenAPI document, is a few MB).
+const maxAnswer = 32 << 20
+
+// response is a whole answer to a request a view made.
+type response struct {
+	Code   int
+	Header http.Header
+	Body   []byte
 }
 
-// lineWriter is the ResponseWriter of a streamed API request (a watch):
-// every complete line written is handed to onLine as it arrives, with no
-// goroutine or pipe in between.
-type lineWriter struct {
-	header   http.Header
-	code     int
-	onHeader func(code int, h http.Header)
-	// onLine must not keep line: it may be the writer's buffer.
-	onLine  func(line []byte) bool
-	buf     []byte
-	stopped bool
+// send sends r; its answer's body is the caller's to read and close.
+func (u *UI) send(r *http.Request, err error) (*http.Response, error) {
+	if err != nil {
+		return nil, err
+	}
+	return u.Self.Client.Do(r)
 }
 
-func newLineWriter(onHeader func(int, http.Header), onLine func([]byte) bool) *lineWriter {
-	return &lineWriter{header: http.Header{}, onHeader: onHeader, onLine: onLine}
+// do sends r and reads its whole answer.
+func (u *UI) do(r *http.Request, err error) (*response, error) {
+	resp, err := u.send(r, err)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return nil, err
+	}
+	return &response{Code: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
 
-func (w *lineWriter) Header() http.Header { return w.header }
-
-func (w *lineWriter) WriteHeader(code int) {
-	if w.code != 0 {
-		return
-	}
-	w.code = code
-	if w.onHeader != nil {
-		w.onHeader(code, w.header)
-	}
-}
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	if w.code == 0 {
-		w.WriteHeader(http.StatusOK)
-	}
-	if w.stopped {
-		return 0, io.ErrClosedPipe
-	}
-	// A watch writes whole lines: then they are handed on from p itself,
-	// with nothing copied. Only a line split across writes is gathered in
-	// buf.
-	rest := p
-	if len(w.buf) > 0 {
-		w.buf = append(w.buf, p...)
-		rest = w.buf
-	}
-	for {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			break
+// lines reads a streamed answer (a watch) line by line, handing each to
+// onLine until it returns false or the stream ends.
+func lines(body io.Reader, onLine func([]byte) bool) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 4096), maxAnswer)
+	for sc.Scan() {
+		if !onLine(sc.Bytes()) {
+			return
 		}
-		if !w.onLine(rest[:i]) {
-			w.stopped = true
-			return 0, io.ErrClosedPipe
-		}
-		rest = rest[i+1:]
 	}
-	if len(rest) == 0 {
-		w.buf = nil // give back the memory of a burst between events
-	} else {
-		w.buf = append([]byte(nil), rest...) // p is the caller's to reuse
-	}
-	return len(p), nil
-}
-
-// Flush implements http.Flusher: lines are delivered as written.
-func (w *lineWriter) Flush() {}
-
-// rest delivers a last line without a newline, if any.
-func (w *lineWriter) rest() {
-	if s := strings.TrimSpace(string(w.buf)); s != "" && !w.stopped {
-		w.onLine([]byte(s))
-	}
-	w.buf = nil
 }

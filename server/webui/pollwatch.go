@@ -73,10 +73,12 @@ func (u *UI) pollWatchStream(c echo.Context) error {
 		t := time.NewTicker(pollInterval)
 		defer t.Stop()
 		for {
-			rec := u.do(apiRequest(cl.ctx, from, http.MethodGet, podPath, "", nil))
+			rec, err := u.do(u.request(cl.ctx, from, http.MethodGet, podPath, "", "", nil))
 			poll.requests.Add(1)
-			poll.bytes.Add(int64(rec.Body.Len()))
-			notice(&poll, labelOf(rec.Body.Bytes()))
+			if err == nil {
+				poll.bytes.Add(int64(len(rec.Body)))
+				notice(&poll, labelOf(rec.Body))
+			}
 			select {
 			case <-cl.ctx.Done():
 				return
@@ -87,7 +89,12 @@ func (u *UI) pollWatchStream(c echo.Context) error {
 	wg.Go(func() { // the watch: one request, held open
 		target := "/api/v1/namespaces/" + url.PathEscape(ns) + "/pods?watch=1&fieldSelector=" + url.QueryEscape("metadata.name=ssa-demo")
 		watch.requests.Add(1)
-		w := newLineWriter(nil, func(line []byte) bool {
+		resp, err := u.send(u.request(cl.ctx, from, http.MethodGet, target, "", "", nil))
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		lines(resp.Body, func(line []byte) bool {
 			watch.bytes.Add(int64(len(line) + 1))
 			var ev struct {
 				Object json.RawMessage `json:"object"`
@@ -97,7 +104,6 @@ func (u *UI) pollWatchStream(c echo.Context) error {
 			}
 			return cl.ctx.Err() == nil
 		})
-		u.router.ServeHTTP(w, apiRequest(cl.ctx, from, http.MethodGet, target, "", nil))
 	})
 	wg.Go(func() { // the scoreboard
 		t := time.NewTicker(250 * time.Millisecond)
@@ -125,9 +131,12 @@ func (u *UI) pollWatchStream(c echo.Context) error {
 		watch.noticed.Store(0)
 		mu.Unlock()
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{raceLabel: value}}})
-		rec := u.do(apiRequest(cl.ctx, from, http.MethodPatch, podPath, "application/merge-patch+json", patch))
-		if rec.Code >= 300 {
-			cl.send(endMsg{T: "error", Message: statusError(rec.Code, rec.Body.Bytes()).Error()})
+		rec, err := u.do(u.request(cl.ctx, from, http.MethodPatch, podPath, "", "application/merge-patch+json", patch))
+		switch {
+		case err != nil:
+			cl.send(endMsg{T: "error", Message: "the change got no answer"})
+		case rec.Code >= 300:
+			cl.send(endMsg{T: "error", Message: statusError(rec.Code, rec.Body).Error()})
 		}
 	})
 	wg.Wait()

@@ -182,10 +182,10 @@ type endMsg struct {
 	Message string `json:"message,omitempty"`
 }
 
-// runStream runs one lesson command live: the requests it makes, through
-// the API's router with the browser's credentials, in the reader's
-// namespace, and the real responses, streamed until they end or the reader
-// stops them.
+// runStream runs one lesson command live: the requests it makes, real
+// HTTP requests to kubelab's own listener with the browser's credential,
+// in the reader's namespace, and the real responses, streamed until they
+// end or the reader stops them.
 func (u *UI) runStream(c echo.Context) error {
 	cmd, ok := liveCommands[c.QueryParam("cmd")]
 	r := &runner{u: u, value: c.QueryParam("value"), ns: namespace(c), from: callerOf(c.Request())}
@@ -231,15 +231,13 @@ func (r *runner) pods(rest string) string {
 }
 
 // request builds one API request and shows it as sent.
-func (r *runner) request(method, target, accept, contentType string, body []byte) *http.Request {
-	req := apiRequest(r.cl.ctx, r.from, method, target, contentType, body)
-	req.Header.Set("Accept", accept)
-	headers := map[string]string{"Accept": accept, "User-Agent": req.Header.Get("User-Agent")}
+func (r *runner) request(method, target, accept, contentType string, body []byte) (*http.Request, error) {
+	headers := map[string]string{"Accept": accept, "User-Agent": userAgent}
 	if contentType != "" {
 		headers["Content-Type"] = contentType
 	}
 	r.cl.send(requestMsg{T: "request", Line: method + " " + target + " HTTP/1.1", Headers: headers, Body: string(body)})
-	return req
+	return r.u.request(r.cl.ctx, r.from, method, target, accept, contentType, body)
 }
 
 func (r *runner) respond(code int, h http.Header) {
@@ -250,18 +248,31 @@ func (r *runner) respond(code int, h http.Header) {
 // do sends one request and returns its 2xx body; any other answer is shown
 // as the Status it is, and ends the command, as it ends kubectl.
 func (r *runner) do(method, target, accept, contentType string, body []byte) ([]byte, bool) {
-	rec := r.u.do(r.request(method, target, accept, contentType, body))
-	r.respond(rec.Code, rec.Header())
+	rec, err := r.u.do(r.request(method, target, accept, contentType, body))
+	if err != nil {
+		r.unsent(err)
+		return nil, false
+	}
+	r.respond(rec.Code, rec.Header)
 	if rec.Code >= 300 {
 		var st apiStatus
-		_ = json.Unmarshal(rec.Body.Bytes(), &st)
+		_ = json.Unmarshal(rec.Body, &st)
 		r.cl.send(failedMsg{T: "failed", Status: fmt.Sprintf("%d %s", rec.Code, http.StatusText(rec.Code)), Message: st.Message})
 	}
-	r.body(prettyJSON(rec.Body.Bytes()))
+	r.body(prettyJSON(rec.Body))
 	if rec.Code >= 300 {
 		return nil, false
 	}
-	return rec.Body.Bytes(), true
+	return rec.Body, true
+}
+
+// unsent ends a command whose request got no answer (the reader left, or
+// the server is stopping).
+func (r *runner) unsent(err error) {
+	if r.cl.ctx.Err() == nil {
+		r.u.Logger.Warn("run it live: a request got no answer", "error", err)
+		r.fail("the request got no answer")
+	}
 }
 
 // body sends a whole response body as the raw answer, in one message:
@@ -273,16 +284,25 @@ func (r *runner) body(text string) {
 // stream sends one watch: each line as the raw answer and, when the
 // command prints something else (show is not nil), as it prints it.
 func (r *runner) stream(target, accept string, show func(line []byte) lineMsg) {
-	req := r.request("GET", target, accept, "", nil)
-	code := 0
-	w := newLineWriter(func(c int, h http.Header) { code = c; r.respond(c, h) }, func(line []byte) bool {
+	resp, err := r.u.send(r.request("GET", target, accept, "", nil))
+	if err != nil {
+		r.unsent(err)
+		return
+	}
+	defer resp.Body.Close()
+	code := resp.StatusCode
+	r.respond(code, resp.Header)
+	// failedShown: the failure's summary leads the answer once, before
+	// the Status's first line.
+	failedShown := false
+	lines(resp.Body, func(line []byte) bool {
 		raw := rawLine(line)
 		if code != http.StatusOK {
-			if code >= 300 {
+			if code >= 300 && !failedShown {
 				var st apiStatus
 				_ = json.Unmarshal(line, &st)
 				r.cl.send(failedMsg{T: "failed", Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Message: st.Message})
-				code = -code // once
+				failedShown = true
 			}
 			return r.cl.send(raw)
 		}
@@ -291,8 +311,6 @@ func (r *runner) stream(target, accept string, show func(line []byte) lineMsg) {
 		}
 		return show == nil || r.cl.send(show(line))
 	})
-	r.u.router.ServeHTTP(w, req)
-	w.rest()
 }
 
 // show sends the lines a command prints; false if the reader has gone.

@@ -13,9 +13,13 @@ import (
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubelab/kubelab/server/handoff"
+	"github.com/kubelab/kubelab/storage"
 )
 
 // podRef is one pod of a list, for the timeline.
@@ -49,72 +53,12 @@ type eventMsg struct {
 	Name string `json:"name,omitempty"`
 }
 
-// timelineEvent is a watch line as the timeline needs it, with the
-// message for the browser already encoded.
-type timelineEvent struct {
-	ev  wireEvent
-	rv  int64
-	msg []byte
-}
-
-// eventCache translates watch lines into timeline messages once for all
-// the browsers that get the same event: the API writes one shared line to
-// every watcher, and parsing it a thousand times would be most of the cost
-// of a fan-out.
-type eventCache struct {
-	mu      sync.RWMutex
-	entries map[string]*timelineEvent
-}
-
-const eventCacheSize = 512
-
-func (c *eventCache) translate(line []byte) (*timelineEvent, error) {
-	c.mu.RLock()
-	e, ok := c.entries[string(line)]
-	c.mu.RUnlock()
-	if ok {
-		return e, nil
-	}
-	e = &timelineEvent{}
-	if err := json.Unmarshal(line, &e.ev); err != nil {
-		return nil, err
-	}
-	e.rv, _ = strconv.ParseInt(e.ev.Object.Metadata.ResourceVersion, 10, 64)
-	e.msg, _ = json.Marshal(eventMsg{T: "event", Type: e.ev.Type, RV: e.rv, Name: e.ev.Object.Metadata.Name})
-	if e.ev.Type == "ERROR" {
-		return e, nil // per watcher; not worth keeping
-	}
-	c.mu.Lock()
-	if c.entries == nil || len(c.entries) >= eventCacheSize {
-		c.entries = make(map[string]*timelineEvent, eventCacheSize)
-	}
-	c.entries[string(line)] = e
-	c.mu.Unlock()
-	return e, nil
-}
-
 type goneMsg struct {
 	T       string `json:"t"`
 	Code    int32  `json:"code"`
 	Reason  string `json:"reason"`
 	Message string `json:"message"`
 	RV      int64  `json:"rv"`
-}
-
-// wireEvent is the part of a watch event (or a Status) the views use.
-type wireEvent struct {
-	Type   string `json:"type"`
-	Object struct {
-		Kind     string `json:"kind"`
-		Metadata struct {
-			Name            string            `json:"name"`
-			ResourceVersion string            `json:"resourceVersion"`
-			Annotations     map[string]string `json:"annotations"`
-		} `json:"metadata"`
-		Code    int32  `json:"code"`
-		Reason  string `json:"reason"`
-		Message string `json:"message"`
-	} `json:"object"`
 }
 
 // apiStatus is a Status error body.
@@ -135,7 +79,8 @@ func statusError(code int, body []byte) error {
 // watchStream is one lane of the watch timeline: a Reflector drawn. It
 // lists the user's pods (unless it resumes from rv), watches from the
 // list's resourceVersion, and on 410 Gone relists and watches again, each
-// step a real request through the API.
+// step a call to the registry's pods store as the browser's user, so RBAC
+// decides what the lane shows.
 func (u *UI) watchStream(c echo.Context) error {
 	ns := namespace(c)
 	rv, _ := strconv.ParseInt(c.QueryParam("rv"), 10, 64)
@@ -149,7 +94,7 @@ func (u *UI) watchStream(c echo.Context) error {
 	// 1.35+'s Reflector does: a watch with sendInitialEvents instead of a
 	// list. Otherwise a list, then a watch from its resourceVersion.
 	streaming := c.QueryParam("mode") == "stream"
-	go (&lane{u: u, cl: cl, from: from, ns: ns, streaming: streaming}).follow(max(rv, 0), false)
+	go (&lane{u: u, cl: cl, from: from, ns: ns, streaming: streaming}).follow(max(rv, 0))
 	u.detach(cl, nil)
 	return nil
 }
@@ -164,37 +109,32 @@ type lane struct {
 	streaming bool
 }
 
+// laneWatchTimeout is how long one watch of a lane lasts before the lane
+// resumes from its last resourceVersion, as kube-apiserver ends a watch
+// after --min-request-timeout.
+const laneWatchTimeout = 30 * time.Minute
+
 // follow lists (unless it resumes from rv) and watches, and relists on
-// 410 Gone, for as long as the browser is there. When the API takes a
-// watch's stream off this goroutine (package handoff), the rest of the
-// loop goes with it: this goroutine, whose stack the requests through the
-// router grew, ends instead of waiting for the watch.
-func (l *lane) follow(rv int64, relist bool) {
+// 410 Gone, for as long as the browser is there.
+func (l *lane) follow(rv int64) {
+	relist := false
 	for l.cl.ctx.Err() == nil {
-		if rv == 0 && l.streaming {
-			w := l.newStreamingWatch(relist)
-			if w.serve() {
-				return
-			}
-			var ok bool
-			if rv, relist, ok = w.end(); !ok {
-				return
-			}
-			continue
-		}
-		if rv == 0 {
+		var w *laneWatch
+		switch {
+		case rv == 0 && l.streaming:
+			w = l.newStreamingWatch(relist)
+		case rv == 0:
 			var err error
 			if rv, err = l.u.listPods(l.cl, l.from, l.ns, relist); err != nil {
 				l.cl.close(websocket.StatusPolicyViolation, trimReason(err.Error()))
 				return
 			}
-		}
-		w := l.newWatch(rv)
-		if w.serve() {
-			return
+			w = l.newWatch(rv)
+		default:
+			w = l.newWatch(rv)
 		}
 		var ok bool
-		if rv, relist, ok = w.end(); !ok {
+		if rv, relist, ok = w.serve(); !ok {
 			return
 		}
 	}
@@ -208,49 +148,41 @@ func trimReason(s string) string {
 	return s
 }
 
+// describe says an error as the API's Status would: code, reason, message.
+func describe(err error) string {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		s := st.Status()
+		return fmt.Sprintf("%d %s: %s", s.Code, s.Reason, s.Message)
+	}
+	return err.Error()
+}
+
 func (u *UI) listPods(cl *client, from caller, ns string, relist bool) (int64, error) {
 	target := "/api/v1/namespaces/" + url.PathEscape(ns) + "/pods"
-	rec := u.do(apiRequest(cl.ctx, from, http.MethodGet, target, "", nil))
-	if rec.Code != http.StatusOK {
-		return 0, statusError(rec.Code, rec.Body.Bytes())
-	}
-	var list struct {
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
-		Items []struct {
-			Metadata struct {
-				Name            string `json:"name"`
-				ResourceVersion string `json:"resourceVersion"`
-			} `json:"metadata"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
-		return 0, err
-	}
-	rv, err := strconv.ParseInt(list.Metadata.ResourceVersion, 10, 64)
+	list, err := u.Pods.List(from.in(cl.ctx), storage.ListOptions{Namespace: ns})
 	if err != nil {
-		return 0, fmt.Errorf("list resourceVersion %q: %w", list.Metadata.ResourceVersion, err)
+		return 0, errors.New(describe(err))
 	}
 	items := make([]podRef, 0, len(list.Items))
 	for _, it := range list.Items {
-		items = append(items, podRef{Name: it.Metadata.Name, RV: it.Metadata.ResourceVersion})
+		if m, err := meta.Accessor(it); err == nil {
+			items = append(items, podRef{Name: m.GetName(), RV: m.GetResourceVersion()})
+		}
 	}
-	cl.send(listMsg{T: "list", RV: rv, Relist: relist, Request: "GET " + target, Items: items,
+	cl.send(listMsg{T: "list", RV: list.ResourceVersion, Relist: relist, Request: "GET " + target, Items: items,
 		horizons: u.horizonsNow(cl.ctx)})
-	return rv, nil
+	return list.ResourceVersion, nil
 }
 
 // laneWatch is one watch of a lane, from rv until it ends.
 type laneWatch struct {
 	*lane
 	target   string
+	opts     storage.WatchOptions
 	rv, last int64
-	code     int
-	failed   []byte // the body of a watch refused with a Status
 	gone     bool
 	err      error
-	out      *lineWriter
 	// streaming: the watch's initial events are the state, gathered in
 	// initial until the initial-events-end bookmark; relist says whether
 	// it stands for a relist after a 410.
@@ -263,49 +195,55 @@ type laneWatch struct {
 // at the resourceVersion the state is at; changes follow on the same
 // watch.
 func (l *lane) newStreamingWatch(relist bool) *laneWatch {
-	w := &laneWatch{lane: l, streaming: true, relist: relist,
-		target: "/api/v1/namespaces/" + url.PathEscape(l.ns) + "/pods?watch=1&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true"}
-	w.out = newLineWriter(w.onHeader, w.onLine)
-	return w
+	initial := true
+	return &laneWatch{lane: l, streaming: true, relist: relist,
+		target: "/api/v1/namespaces/" + url.PathEscape(l.ns) + "/pods?watch=1&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true",
+		opts: storage.WatchOptions{Namespace: l.ns, AllowWatchBookmarks: true, SendInitialEvents: &initial,
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}}
 }
 
 func (l *lane) newWatch(rv int64) *laneWatch {
-	w := &laneWatch{lane: l, rv: rv, last: rv,
-		target: "/api/v1/namespaces/" + url.PathEscape(l.ns) + "/pods?watch=1&allowWatchBookmarks=true&resourceVersion=" + strconv.FormatInt(rv, 10)}
-	w.out = newLineWriter(w.onHeader, w.onLine)
-	return w
+	return &laneWatch{lane: l, rv: rv, last: rv,
+		target: "/api/v1/namespaces/" + url.PathEscape(l.ns) + "/pods?watch=1&allowWatchBookmarks=true&resourceVersion=" + strconv.FormatInt(rv, 10),
+		opts:   storage.WatchOptions{Namespace: l.ns, AllowWatchBookmarks: true, ResourceVersion: strconv.FormatInt(rv, 10)}}
 }
 
-// serve serves the watch through the router, as a request from the
-// browser. It reports whether the API took the stream to a goroutine of
-// its own: then the lane resumes from there when the watch ends.
-func (w *laneWatch) serve() bool {
-	ctx, h := handoff.Offer(w.cl.ctx, w.resume)
-	w.u.router.ServeHTTP(w.out, apiRequest(ctx, w.from, http.MethodGet, w.target, "", nil))
-	return h.Served()
-}
-
-func (w *laneWatch) resume() {
-	if rv, relist, ok := w.end(); ok {
-		go w.follow(rv, relist)
+// serve watches through the registry as the browser's user until the
+// watch ends, and says how the lane goes on: from which resourceVersion
+// (0: list first), whether that list is a relist, or not at all (ok
+// false: the browser left, or the lane was closed with the watch's
+// error).
+func (w *laneWatch) serve() (rv int64, relist, ok bool) {
+	w.opts.Deadline = time.Now().Add(laneWatchTimeout)
+	watcher, err := w.u.Pods.Watch(w.from.in(w.cl.ctx), w.opts)
+	if err != nil {
+		w.err = errors.New(describe(err))
+		return w.end()
+	}
+	defer watcher.Stop()
+	w.cl.send(watchingMsg{T: "watching", Request: "GET " + w.target, RV: w.rv})
+	timeout := time.NewTimer(laneWatchTimeout)
+	defer timeout.Stop()
+	for {
+		select {
+		case ev, open := <-watcher.ResultChan():
+			if !open || !w.onEvent(ev) {
+				return w.end()
+			}
+		case <-timeout.C:
+			return w.end()
+		case <-w.cl.ctx.Done():
+			return w.end()
+		}
 	}
 }
 
-// end says how the lane goes on after the watch: from which
-// resourceVersion (0: list first), whether that list is a relist, or not
-// at all (ok false: the browser left, or the lane was closed with the
-// watch's error).
 func (w *laneWatch) end() (rv int64, relist, ok bool) {
-	w.out.rest()
-	err := w.err
-	if w.code != http.StatusOK && w.code != 0 {
-		err = statusError(w.code, w.failed)
-	}
 	switch {
 	case w.cl.ctx.Err() != nil:
 		return 0, false, false
-	case err != nil:
-		w.cl.close(websocket.StatusPolicyViolation, trimReason(err.Error()))
+	case w.err != nil:
+		w.cl.close(websocket.StatusPolicyViolation, trimReason(w.err.Error()))
 		return 0, false, false
 	case w.gone:
 		return 0, true, true
@@ -314,50 +252,79 @@ func (w *laneWatch) end() (rv int64, relist, ok bool) {
 	}
 }
 
-func (w *laneWatch) onHeader(code int, _ http.Header) {
-	w.code = code
-	if code == http.StatusOK {
-		w.cl.send(watchingMsg{T: "watching", Request: "GET " + w.target, RV: w.rv})
-	}
-}
-
-// onLine forwards one watch event to the browser; false ends the watch.
-func (w *laneWatch) onLine(line []byte) bool {
-	if w.code != http.StatusOK {
-		w.failed = append(w.failed, line...)
-		return true
-	}
-	te, err := w.u.events.translate(line)
-	if err != nil {
-		return false
-	}
-	ev := &te.ev
-	if ev.Type == "ERROR" {
-		if ev.Object.Code == http.StatusGone {
+// onEvent forwards one watch event to the browser; false ends the watch.
+func (w *laneWatch) onEvent(ev watch.Event) bool {
+	if ev.Type == watch.Error {
+		st, _ := ev.Object.(*metav1.Status)
+		if st == nil {
+			st = &metav1.Status{Code: http.StatusInternalServerError, Message: "an unreadable error"}
+		}
+		if st.Code == http.StatusGone {
 			w.gone = true
-			w.cl.send(goneMsg{T: "gone", Code: ev.Object.Code, Reason: ev.Object.Reason, Message: ev.Object.Message, RV: w.rv})
+			w.cl.send(goneMsg{T: "gone", Code: st.Code, Reason: string(st.Reason), Message: st.Message, RV: w.rv})
 		} else {
-			w.err = fmt.Errorf("watch error %d: %s", ev.Object.Code, ev.Object.Message)
+			w.err = fmt.Errorf("watch error %d: %s", st.Code, st.Message)
 		}
 		return false
 	}
-	if te.rv > 0 {
-		w.last = te.rv
+	m, err := meta.Accessor(ev.Object)
+	if err != nil {
+		w.err = err
+		return false
+	}
+	rv, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+	if rv > 0 {
+		w.last = rv
 	}
 	if w.streaming {
 		// The initial events draw as a list does, once their end is known.
 		switch {
-		case ev.Type == "BOOKMARK" && ev.Object.Metadata.Annotations["k8s.io/initial-events-end"] == "true":
+		case ev.Type == watch.Bookmark && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true":
 			w.streaming = false
-			w.cl.send(listMsg{T: "list", RV: te.rv, Relist: w.relist, Streamed: true, Request: "WATCH " + w.target,
+			w.cl.send(listMsg{T: "list", RV: rv, Relist: w.relist, Streamed: true, Request: "WATCH " + w.target,
 				Items: w.initial, horizons: w.u.horizonsNow(w.cl.ctx)})
 			return true
-		case ev.Type == "ADDED":
-			w.initial = append(w.initial, podRef{Name: ev.Object.Metadata.Name, RV: ev.Object.Metadata.ResourceVersion})
+		case ev.Type == watch.Added:
+			w.initial = append(w.initial, podRef{Name: m.GetName(), RV: m.GetResourceVersion()})
 			return true
 		}
 	}
-	return w.cl.sendAndWrite(te.msg)
+	return w.cl.sendAndWrite(w.u.events.message(ev, rv, m.GetName()))
+}
+
+// eventMessages encodes each event's timeline message once for all the
+// lanes that get it: the watch cache hands every watcher the same object,
+// and encoding it a thousand times would be most of a fan-out's cost.
+type eventMessages struct {
+	mu      sync.RWMutex
+	entries map[eventKey][]byte
+}
+
+// eventKey is one event: its object, shared by every watcher, and type.
+type eventKey struct {
+	obj runtime.Object
+	typ watch.EventType
+}
+
+// eventMessagesKept bounds the messages kept; past it they start over.
+const eventMessagesKept = 512
+
+func (c *eventMessages) message(ev watch.Event, rv int64, name string) []byte {
+	k := eventKey{ev.Object, ev.Type}
+	c.mu.RLock()
+	msg, ok := c.entries[k]
+	c.mu.RUnlock()
+	if ok {
+		return msg
+	}
+	msg, _ = json.Marshal(eventMsg{T: "event", Type: string(ev.Type), RV: rv, Name: name})
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= eventMessagesKept {
+		c.entries = make(map[eventKey][]byte, eventMessagesKept)
+	}
+	c.entries[k] = msg
+	c.mu.Unlock()
+	return msg
 }
 
 // compactGate allows one compaction at a time and at most one a second:
@@ -397,6 +364,7 @@ func (u *UI) compact(c echo.Context) error {
 		u.Logger.Warn("compact now", "error", err)
 		return apierrors.NewInternalError(errors.New("compaction failed; the server log has the details"))
 	}
+	u.compacted.set(rev)
 	u.gate.last = time.Now()
 	u.Logger.Info("compacted etcd from the web UI", "revision", rev, "user", user(c).Name)
 	return c.JSON(http.StatusOK, map[string]int64{"revision": rev})

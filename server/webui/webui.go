@@ -1,9 +1,11 @@
 // Package webui serves kubelab to browsers: the lesson's pages in English
 // and Thai, and the live views (pipeline tracer, watch timeline, etcd
 // inspector, poll vs watch) as websocket streams of the real API server.
-// Whatever a page does to the cluster it does through the API's own
-// router, with the browser's credentials, so it passes authentication,
-// RBAC, admission and the trace bus as kubectl's requests do.
+// Whatever a page does to the cluster it does as the browser's user: the
+// timeline's lanes and its window push call the registry's pods store
+// with that user, so RBAC, admission and the trace decide and record as
+// for kubectl; the views that show an HTTP exchange itself send it with
+// the browser's credentials.
 package webui
 
 import (
@@ -19,24 +21,38 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/pipeline/trace"
+	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
-	"github.com/kubelab/kubelab/storage/etcd3"
+	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/watchcache"
 	"github.com/kubelab/kubelab/web"
 	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // Deps is what the web UI needs from the server.
 type Deps struct {
-	API       *kubeapi.API
+	API *kubeapi.API
+	// Pods is the registry's pods store: the timeline's lanes list and
+	// watch, and its window push changes, pods through it as the browser's
+	// user, so that RBAC decides what each student sees.
+	Pods PodStore
+	// PodsCache is the pods watch cache, whose window the timeline draws.
+	PodsCache WatchWindow
 	Traces    *trace.Bus
-	Compactor *etcd3.Compactor
-	Etcd      *clientv3.Client
-	Logger    *slog.Logger
+	Compactor Compactor
+	// Self is kubelab's own listener, where the views that show an HTTP
+	// exchange (Run it live, the poll-versus-watch race, the inspector's
+	// API JSON) send it.
+	Self   Self
+	Etcd   *clientv3.Client
+	Logger *slog.Logger
 	// Classroom is classroom mode: the live views are for signed-in
 	// users only (anonymous users share one name, so a tracer would show
 	// each the others' requests), and only instructors and admins compact
@@ -47,6 +63,32 @@ type Deps struct {
 	// memory. The server shares it with the labs' websockets: the cap is
 	// on the user, whichever page opened them.
 	Websockets WebsocketCounter
+}
+
+// PodStore is what the live views do with pods, each call as the user
+// in its context (registry.WithUser).
+type PodStore interface {
+	List(ctx context.Context, opts storage.ListOptions) (*storage.ListResult, error)
+	Watch(ctx context.Context, opts storage.WatchOptions) (watch.Interface, error)
+	Patch(ctx context.Context, k storage.Key, pt types.PatchType, patch []byte, opts registry.PatchOptions) (runtime.Object, error)
+}
+
+// WatchWindow is a watch cache's window and clock, as the timeline draws
+// and moves it (see storage/watchcache).
+type WatchWindow interface {
+	Window() watchcache.Window
+	DropWait(rv int64, now time.Time) (wait time.Duration, made bool)
+	// WaitUntilFresh waits, a few seconds at most, until the cache has
+	// seen revision rev.
+	WaitUntilFresh(ctx context.Context, rev int64) error
+}
+
+// Compactor compacts etcd on demand and says where it is compacted.
+type Compactor interface {
+	CompactNow(ctx context.Context) (int64, error)
+	// Compacted is etcd's compacted revision, read from etcd, so that a
+	// compaction made behind kubelab's back shows too.
+	Compacted(ctx context.Context) (int64, error)
 }
 
 // WebsocketCounter counts open websockets per user against a cap.
@@ -62,19 +104,19 @@ type WebsocketCounter interface {
 // UI serves the pages and live views.
 type UI struct {
 	Deps
-	router  http.Handler
 	lessons map[i18n.Lang]*web.Lesson
 	hub     *hub
-	pods    *etcd3.Store
 	ctx     context.Context
 	stop    context.CancelFunc
 	gate    compactGate
 	pusher  windowPusher
-	events  eventCache
+	events  eventMessages
+	// compacted is etcd's compacted revision as last read, at most once
+	// per clock tick.
+	compacted compactedRevision
 }
 
-// Install adds the web UI's routes to e; API requests made for the browser
-// are served by e itself.
+// Install adds the web UI's routes to e.
 func Install(e *echo.Echo, d Deps) (*UI, error) {
 	lessons, err := web.LoadLessons()
 	if err != nil {
@@ -83,14 +125,13 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	pods, ok := d.API.Store(corev1.SchemeGroupVersion.WithResource("pods"))
-	if !ok {
-		return nil, errors.New("web UI: the API serves no pods")
+	if d.Pods == nil || d.PodsCache == nil || d.Compactor == nil || d.Self.Client == nil || d.Self.URL == "" || d.Self.ViewKey == "" {
+		return nil, errors.New("web UI: the pods, their watch cache, the compactor and the way to kubelab's own listener are required")
 	}
-	u := &UI{Deps: d, router: e, lessons: lessons, hub: newHub(), pods: pods}
+	u := &UI{Deps: d, lessons: lessons, hub: newHub()}
 	u.ctx, u.stop = context.WithCancel(context.Background())
 	go u.hub.runTraces(u.ctx, d.Traces.Subscribe(u.ctx, nil, 1024))
-	go u.hub.runClock(u.ctx, u.horizonsNow, 2*time.Second)
+	go u.hub.runClock(u.ctx, u.horizonsNow, clockInterval)
 	// Not e.Group with middleware: that would route every unknown path and
 	// method through the group (405s would become 404s for the whole API).
 	g := secured{e}
@@ -169,7 +210,8 @@ func user(c echo.Context) pipeline.User {
 // path succeeds: RBAC decides what the web UI lets a user do beyond the
 // API, from what the user may do through it.
 func (u *UI) allowed(c echo.Context, path string) bool {
-	return u.do(apiRequest(c.Request().Context(), callerOf(c.Request()), http.MethodGet, path, "", nil)).Code == http.StatusOK
+	rec, err := u.do(u.request(c.Request().Context(), callerOf(c.Request()), http.MethodGet, path, "", "", nil))
+	return err == nil && rec.Code == http.StatusOK
 }
 
 // namespace is where the reader's live commands run.

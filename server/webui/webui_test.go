@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/server"
 )
 
@@ -39,6 +40,7 @@ type msg struct {
 	Trace          *struct {
 		Verb     string        `json:"verb"`
 		Path     string        `json:"path"`
+		Source   string        `json:"source"`
 		Code     int           `json:"code"`
 		Duration time.Duration `json:"duration"`
 		Records  []struct {
@@ -534,28 +536,70 @@ func TestPollVsWatch(t *testing.T) {
 	}
 }
 
-// A timeline lane's watch is a real API watch, traced by the pipeline like
-// kubectl's: its trace is finished when the watch ends, not when the API
-// hands its stream off to a goroutine of its own.
-func TestTimelineWatchIsTracedWhenItEnds(t *testing.T) {
+// A timeline lane lists and watches through the registry as the
+// browser's user: RBAC decides what it shows. A user whose token RBAC
+// grants nothing gets kube's 403 in the lane's close reason, not kubelab's
+// view of the pods.
+func TestTimelineLaneWatchesAsTheBrowsersUser(t *testing.T) {
 	lab := kubelabtest.Start(t)
-	tracer := dial(t, lab, "/ui/ws/trace")
+	token, err := lab.Authenticator().Mint(context.Background(), pipeline.User{Name: "nobody"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, mode := range []string{"", "&mode=stream"} {
+		c, _, err := websocket.Dial(ctx, wsURL(lab, "/ui/ws/watch?lane=A"+mode), &websocket.DialOptions{HTTPHeader: http.Header{
+			"Origin": {lab.URL()}, "Authorization": {"Bearer " + token}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, b, err := c.Read(ctx)
+			if err == nil {
+				if strings.Contains(string(b), `"t":"list"`) || strings.Contains(string(b), `"t":"watching"`) {
+					t.Fatalf("lane%s: a user RBAC grants nothing was shown %s", mode, b)
+				}
+				continue
+			}
+			if reason := websocket.CloseStatus(err); reason != websocket.StatusPolicyViolation || !strings.Contains(err.Error(), "403 Forbidden") || !strings.Contains(err.Error(), "nobody") {
+				t.Fatalf("lane%s ended with %v", mode, err)
+			}
+			break
+		}
+	}
+	// The same lane for the local user (anonymous, whom local mode makes
+	// cluster-admin) lists and watches.
 	lane := dial(t, lab, "/ui/ws/watch?lane=A")
 	next(t, lane, 10*time.Second, func(m msg) bool { return m.T == "watching" })
-	label(t, lab, "while-watching")
-	next(t, tracer, 10*time.Second, func(m msg) bool {
-		if m.T == "trace" && m.Trace.Verb == "watch" {
-			t.Fatalf("the watch was traced while it was open: %+v", m.Trace)
-		}
-		return m.T == "trace" && m.Trace.Verb == "patch"
+}
+
+// Run it live sends real HTTP requests to kubelab's own listener, traced
+// as the view's; a client that names a view in the same headers, without
+// the key only the web UI holds, is traced as itself.
+func TestRunItLiveIsTracedAsTheView(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	tracer := dial(t, lab, "/ui/ws/trace")
+	run := dial(t, lab, "/ui/ws/run?cmd=list-rv")
+	next(t, run, 10*time.Second, func(m msg) bool { return m.T == "end" })
+	m := next(t, tracer, 10*time.Second, func(m msg) bool {
+		return m.T == "trace" && m.Trace.Path == "/api/v1/namespaces/internals-demo/pods"
 	})
-	lane.Close(websocket.StatusNormalClosure, "")
-	m := next(t, tracer, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Verb == "watch" })
-	var stages []string
-	for _, r := range m.Trace.Records {
-		stages = append(stages, r.Stage)
+	if m.Trace.Source != "run-it-live" || m.Trace.Code != http.StatusOK {
+		t.Fatalf("Run it live's list was traced as %+v", m.Trace)
 	}
-	if m.Trace.Code != 200 || !strings.HasPrefix(strings.Join(stages, ","), "authentication,authorization") {
-		t.Fatalf("watch trace %+v", m.Trace)
+	req, _ := http.NewRequest("GET", lab.URL()+"/api/v1/namespaces/internals-demo/configmaps", nil)
+	req.Header.Set("X-Kubelab-View", "run-it-live")
+	req.Header.Set("X-Kubelab-View-Key", "a-guess")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	m = next(t, tracer, 10*time.Second, func(m msg) bool {
+		return m.T == "trace" && m.Trace.Path == "/api/v1/namespaces/internals-demo/configmaps"
+	})
+	if m.Trace.Source != "" {
+		t.Fatalf("a client passed for the view %q", m.Trace.Source)
 	}
 }

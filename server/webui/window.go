@@ -5,18 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubelab/kubelab/storage/etcd3"
-	"github.com/kubelab/kubelab/storage/watchcache"
+	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/storage"
 )
 
 // horizons are the two places where history ends, as the timeline draws
@@ -40,23 +41,50 @@ type horizons struct {
 	Compacted int64 `json:"compacted"`
 }
 
-// horizonsNow reads both horizons. etcd's is read from etcd itself, so a
-// compaction made behind kubelab's back shows too.
+// clockInterval is how often the timelines hear etcd's clock.
+const clockInterval = 2 * time.Second
+
+// horizonsNow reads both horizons: the window from the watch cache, and
+// etcd's compacted revision from etcd, once a clock tick at most.
 func (u *UI) horizonsNow(ctx context.Context) horizons {
-	w := u.pods.Cache().Window()
+	w := u.PodsCache.Window()
 	h := horizons{Head: w.Head, WindowStart: w.Start, WindowEvents: w.Events, WindowCapacity: w.Capacity,
 		FreshMs: w.Fresh.Milliseconds()}
 	if !w.OldestRecorded.IsZero() {
 		h.OldestAgeMs = time.Since(w.OldestRecorded).Milliseconds()
 	}
-	if u.Etcd != nil {
-		ctx, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
-		if rev, err := etcd3.CompactedRevision(ctx, u.Etcd); err == nil {
-			h.Compacted = rev
-		}
-	}
+	h.Compacted = u.compacted.read(ctx, u.Compactor)
 	return h
+}
+
+// compactedRevision is etcd's compacted revision as last read: every
+// lane's list and every clock tick draws it, and one read of etcd a tick
+// serves them all.
+type compactedRevision struct {
+	mu  sync.Mutex
+	at  time.Time
+	rev int64
+}
+
+func (c *compactedRevision) read(ctx context.Context, from Compactor) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && time.Since(c.at) < clockInterval {
+		return c.rev
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if rev, err := from.Compacted(ctx); err == nil {
+		c.rev, c.at = rev, time.Now()
+	}
+	return c.rev
+}
+
+// set is a compaction made here: the next read need not ask etcd.
+func (c *compactedRevision) set(rev int64) {
+	c.mu.Lock()
+	c.rev, c.at = rev, time.Now()
+	c.mu.Unlock()
 }
 
 // clockMsg tells the timelines where etcd's clock and both horizons are.
@@ -98,7 +126,7 @@ func (p *windowPusher) leave(user string) {
 }
 
 // pushWindow makes real changes to the reader's pod ssa-demo, each a
-// label PATCH through the API as the reader (traced, authorized, admitted
+// label merge patch through the registry as the reader (traced, authorized, admitted
 // like kubectl's), until the pods watch cache's window has moved past the
 // resourceVersion a paused watcher stopped at: then that watcher's resume
 // gets kube's "too old resource version". It refuses, saying why, while
@@ -118,7 +146,7 @@ func (u *UI) pushWindow(c echo.Context) error {
 	}
 	defer u.pusher.leave(name)
 
-	cache := u.pods.Cache()
+	cache := u.PodsCache
 	wait, made := cache.DropWait(req.Past, time.Now())
 	switch {
 	case !made:
@@ -133,37 +161,30 @@ func (u *UI) pushWindow(c echo.Context) error {
 			w.Capacity-w.Events, w.Capacity))
 	}
 
-	ctx, from := c.Request().Context(), callerOf(c.Request())
-	target := "/api/v1/namespaces/" + url.PathEscape(namespace(c)) + "/pods/ssa-demo"
+	from := callerOf(c.Request())
+	ctx := from.in(c.Request().Context())
+	key := storage.Key{Namespace: namespace(c), Name: "ssa-demo"}
 	round := strconv.FormatInt(time.Now().UnixMilli(), 36)
-	changes, last := 0, int64(0)
+	changes := 0
 	for ; changes < maxWindowPush && cache.Window().Start <= req.Past; changes++ {
 		body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{
 			"demo-round": round + "-" + strconv.Itoa(changes)}}})
-		rec := u.do(apiRequest(ctx, from, http.MethodPatch, target, "application/merge-patch+json", body))
-		if rec.Code != http.StatusOK {
-			return c.Blob(rec.Code, echo.MIMEApplicationJSON, rec.Body.Bytes())
+		pod, err := u.Pods.Patch(ctx, key, types.MergePatchType, body, registry.PatchOptions{FieldManager: "kubelab-web"})
+		if err != nil {
+			return err
 		}
-		var pod struct {
-			Metadata struct {
-				ResourceVersion string `json:"resourceVersion"`
-			} `json:"metadata"`
+		m, err := meta.Accessor(pod)
+		if err != nil {
+			return err
 		}
-		_ = json.Unmarshal(rec.Body.Bytes(), &pod)
-		last, _ = strconv.ParseInt(pod.Metadata.ResourceVersion, 10, 64)
+		last, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
 		// The cache learns of the change from etcd's watch, a moment
-		// later: wait for it, so the window is read as of this change.
-		waitForCache(ctx, cache, last)
+		// later: wait for it, so the window is read as of this change (a
+		// cache that lags for seconds only makes the push go on longer).
+		_ = cache.WaitUntilFresh(ctx, last)
 	}
 	w := cache.Window()
 	return c.JSON(http.StatusOK, map[string]any{"changes": changes, "windowStart": w.Start, "passed": w.Start > req.Past})
-}
-
-// waitForCache waits, briefly, until the cache has seen revision rev.
-func waitForCache(ctx context.Context, cache *watchcache.Cache, rev int64) {
-	for deadline := time.Now().Add(2 * time.Second); cache.ResourceVersion() < rev && time.Now().Before(deadline) && ctx.Err() == nil; {
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // tooEarly is a 409 saying why the window cannot move yet, with how long

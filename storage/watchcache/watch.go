@@ -147,6 +147,11 @@ func (c *Cache) waitReady(ctx context.Context) error {
 	}
 }
 
+// WaitUntilFresh waits until the cache has seen revision rev (0: etcd's
+// current one), a few seconds at most, as kube's waitUntilFreshAndBlock:
+// a view that has just written reads the window as of its write.
+func (c *Cache) WaitUntilFresh(ctx context.Context, rev int64) error { return c.waitFresh(ctx, rev) }
+
 // waitFresh waits until the cache has reached rev; rev 0 means etcd's
 // current revision, read now. Like kube-apiserver it waits a few seconds.
 func (c *Cache) waitFresh(ctx context.Context, rev int64) error {
