@@ -1,7 +1,6 @@
 package labhttp
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -45,12 +44,7 @@ func (h *handlers) signedInPage(next echo.HandlerFunc) echo.HandlerFunc {
 
 // render writes a page in the layout; the one way pages are written.
 func (h *handlers) render(c echo.Context, status int, title string, body templ.Component) error {
-	var buf bytes.Buffer
-	if err := h.cfg.Layout(title, langOf(c), body).Render(c.Request().Context(), &buf); err != nil {
-		return err
-	}
-	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.HTMLBlob(status, buf.Bytes())
+	return web.Render(c, status, h.cfg.Layout(title, langOf(c), body))
 }
 
 // back is where a form returns to: the page, in the page's language.

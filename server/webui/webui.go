@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -175,13 +174,6 @@ type secured struct{ e *echo.Echo }
 func (s secured) GET(path string, h echo.HandlerFunc)  { s.e.GET(path, web.SecureHeaders(h)) }
 func (s secured) POST(path string, h echo.HandlerFunc) { s.e.POST(path, web.SecureHeaders(h)) }
 
-// Render writes component as a complete HTML page with the given status.
-func Render(c echo.Context, status int, component templ.Component) error {
-	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	c.Response().WriteHeader(status)
-	return component.Render(c.Request().Context(), c.Response())
-}
-
 // signedIn refuses an anonymous user in classroom mode with kube's 401,
 // before a live view is opened.
 func (u *UI) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
@@ -229,19 +221,19 @@ func (u *UI) lessonPage(c echo.Context) error {
 		return u.NotFound(c)
 	}
 	m := web.Meta{Title: p.Title, Lang: lang, Section: "lesson"}
-	return Render(c, http.StatusOK, web.PageWith(m, web.LessonView(l, idx, namespace(c), u.mayCompact(c))))
+	return web.Render(c, http.StatusOK, web.PageWith(m, web.LessonView(l, idx, namespace(c), u.mayCompact(c))))
 }
 
 func (u *UI) labPage(c echo.Context) error {
 	lang := i18n.Of(c.Request())
 	m := web.Meta{Title: web.T(lang, "lab.title"), Lang: lang, Section: "lab"}
-	return Render(c, http.StatusOK, web.PageWith(m, web.LabView(lang, namespace(c), u.mayCompact(c))))
+	return web.Render(c, http.StatusOK, web.PageWith(m, web.LabView(lang, namespace(c), u.mayCompact(c))))
 }
 
 // NotFound is the friendly page for a browser at an unknown address.
 func (u *UI) NotFound(c echo.Context) error {
 	lang := i18n.Of(c.Request())
-	return Render(c, http.StatusNotFound, web.Page(web.T(lang, "notfound.title"), lang, web.NotFound(lang)))
+	return web.Render(c, http.StatusNotFound, web.Page(web.T(lang, "notfound.title"), lang, web.NotFound(lang)))
 }
 
 // setLang remembers the chosen language and goes back to the page the
