@@ -17,7 +17,6 @@ import (
 
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/server/adaptive"
-	"github.com/kubelab/kubelab/server/handoff"
 )
 
 // MaxUserInflight is classroom mode's share of the in-flight requests for
@@ -110,9 +109,7 @@ func (in *inflight) serveWatch(c echo.Context, next echo.HandlerFunc) error {
 		return apierrors.NewTooManyRequests(fmt.Sprintf(
 			"too many watches open: at most %d per user (%s); stop another watch first", in.watches.max, key), 5)
 	}
-	// An in-process watch (a live view's) may go on after its handler
-	// returns: its place is given back when the stream ends.
-	defer handoff.After(c.Request().Context(), func() { in.watches.Leave(key) })
+	defer in.watches.Leave(key)
 	return next(c)
 }
 

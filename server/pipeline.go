@@ -25,7 +25,6 @@ import (
 	"github.com/kubelab/kubelab/pipeline/rbac"
 	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/registry"
-	"github.com/kubelab/kubelab/server/handoff"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/etcd3"
@@ -156,10 +155,7 @@ func (s *Server) frontDoor(p *pipeline.Pipeline) echo.MiddlewareFunc {
 				}
 			}
 			err = next(c)
-			// A watch served in-process may go on after its handler: its
-			// trace is finished when it ends, as any other watch's is.
-			code := responseCode(c, err)
-			handoff.After(ctx, func() { finish(code) })
+			finish(responseCode(c, err))
 			return err
 		}
 	}

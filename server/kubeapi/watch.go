@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubelab/kubelab/server/handoff"
 	"github.com/kubelab/kubelab/storage"
 )
 
@@ -32,18 +30,10 @@ const maxEventsPerFlush = 64
 
 // watch streams events as they happen: newline-delimited WatchEvent JSON
 // (or length-prefixed protobuf), flushed one by one, on one connection.
-//
-// A caller that serves the request in-process may offer to take the
-// stream off the handler's goroutine (package handoff): once the request
-// has passed the pipeline and the watch is open, the stream goes on on a
-// fresh goroutine with a shallow stack, and the handler returns.
 func (r *request) watch() error {
 	s, err := r.startWatch()
 	if err != nil {
 		return err
-	}
-	if handoff.Take(r.ctx(), s.runDetached) {
-		return nil
 	}
 	s.run()
 	return nil
@@ -114,17 +104,6 @@ func (s *watchStream) run() {
 			return
 		}
 	}
-}
-
-// runDetached is run on a goroutine of its own, where no middleware
-// recovers a panic: it ends the stream, not the server.
-func (s *watchStream) runDetached() {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("panic serving a watch", "resource", s.resource, "error", p, "stack", string(debug.Stack()))
-		}
-	}()
-	s.run()
 }
 
 // write writes ev and what is already queued after it, then flushes once:
