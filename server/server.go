@@ -325,7 +325,6 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	podStore, podsCache, err := s.pods()
 	if err != nil {
-		api.Stop()
 		return err
 	}
 	deps := webui.Deps{API: api, Pods: podStore, PodsCache: podsCache, Traces: s.traces,
