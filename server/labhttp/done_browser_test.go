@@ -119,7 +119,7 @@ func TestLabSaysWhyALabelDidNotCount(t *testing.T) {
 	lb := kubelabtest.Start(t)
 	browsertest.Do(t, ctx, "open the watch lab in Thai", chromedp.Navigate(lb.URL()+"/labs/watch?lang=th"))
 	browsertest.WaitJS(t, ctx, "the start button", `document.querySelector(".lab-start button") !== null`)
-	browsertest.Submit(t, ctx, "start it", "/labs/discovery", chromedp.Click(chromedp.CSS(".lab-start button")))
+	browsertest.Submit(t, ctx, "start it", "/labs/watch", chromedp.Click(chromedp.CSS(".lab-start button")))
 	browsertest.WaitJS(t, ctx, "the first step current, live", `document.querySelector('li[data-step="watch-pods"]')?.dataset.state === "current" && document.querySelector(".lab-meta .conn.live") !== null`)
 	localKubectl(t, lb, "-n", "internals-demo", "label", "pod", "ssa-demo", "demo-round=why", "--overwrite")
 	localKubectl(t, lb, "get", "--raw", "/api/v1/namespaces/internals-demo/pods?watch=1&timeoutSeconds=1")
