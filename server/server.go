@@ -348,7 +348,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	s.OnShutdown(func(context.Context) { term.Close() })
 	labs, err := labhttp.Install(s.echo, labhttp.Config{Pods: labPods{store: podStore, cache: podsCache}, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
 		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.mintDashboardSession, SessionCookie: authn.NewSessionCookie,
-		RequireSignIn: s.cfg.Classroom, Websockets: websockets, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), Logger: s.log,
+		RequireSignIn: s.cfg.Classroom, Websockets: websockets, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), RoomLayout: web.SectionPage("room"), Logger: s.log,
 		Class: s.class})
 	if err != nil {
 		return err

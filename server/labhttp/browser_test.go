@@ -89,6 +89,11 @@ func TestLabPageInTheBrowser(t *testing.T) {
 	// local anonymous user is not an instructor.
 	browsertest.Do(t, ctx, "open the dashboard", chromedp.Navigate(lab.URL()+"/labs/dashboard"))
 	browsertest.WaitJS(t, ctx, "the sign-in form", `document.querySelector('input[name=token]') !== null`)
+	// The instructor's pages are in the labs' section but have no
+	// student's terminal.
+	if browsertest.Eval[bool](t, ctx, `document.querySelector("[data-terminal-dock]") !== null || document.querySelector('nav a[href="/labs"][aria-current]') === null`) {
+		t.Error("the instructor's sign-in has a terminal, or the labs are not the current section")
+	}
 	browsertest.Shot(t, ctx, "dashboard-signin")
 	cfg, err := clientcmd.LoadFromFile(lab.KubeconfigPath())
 	if err != nil {

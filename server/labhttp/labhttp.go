@@ -79,7 +79,11 @@ type Config struct {
 	Websockets WebsocketCounter
 	// StuckAfter is how long without progress the dashboard calls stuck.
 	StuckAfter time.Duration
+	// Layout is the students' pages' layout; RoomLayout the instructor's
+	// (the dashboard, a student's page, their sign-in), which has no
+	// student's terminal. Without RoomLayout the room uses Layout.
 	Layout     Layout
+	RoomLayout Layout
 	Logger     *slog.Logger
 	Now        func() time.Time
 }
@@ -128,6 +132,9 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 	}
 	if cfg.Layout == nil {
 		return nil, errors.New("labs: a page layout is required")
+	}
+	if cfg.RoomLayout == nil {
+		cfg.RoomLayout = cfg.Layout
 	}
 	hb := newHub()
 	svc := &service{labs: labs.All(), store: cfg.Store, world: &world{pods: cfg.Pods, etcd: cfg.Etcd}, traces: cfg.Traces,

@@ -44,7 +44,11 @@ func (h *handlers) signedInPage(next echo.HandlerFunc) echo.HandlerFunc {
 
 // render writes a page in the layout; the one way pages are written.
 func (h *handlers) render(c echo.Context, status int, title string, body templ.Component) error {
-	return web.Render(c, status, h.cfg.Layout(title, langOf(c), body))
+	layout := h.cfg.Layout
+	if strings.HasPrefix(c.Request().URL.Path, DashboardPath) {
+		layout = h.cfg.RoomLayout
+	}
+	return web.Render(c, status, layout(title, langOf(c), body))
 }
 
 // back is where a form returns to: the page, in the page's language.
