@@ -27,6 +27,7 @@ import (
 	"github.com/kubelab/kubelab/labs/etcdstore"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/server/wshub"
 	"github.com/kubelab/kubelab/web/i18n"
 )
 
@@ -76,22 +77,12 @@ type Config struct {
 	RequireSignIn bool
 	// Websockets, if not nil, counts each user's open websockets against a
 	// cap (shared with the live views' websockets).
-	Websockets WebsocketCounter
+	Websockets wshub.Counter
 	// StuckAfter is how long without progress the dashboard calls stuck.
 	StuckAfter time.Duration
 	Layout     Layout
 	Logger     *slog.Logger
 	Now        func() time.Time
-}
-
-// WebsocketCounter counts open websockets per user against a cap.
-type WebsocketCounter interface {
-	// Enter counts one more websocket of user, or is false at the cap.
-	Enter(user string) bool
-	// Leave gives back a place Enter counted.
-	Leave(user string)
-	// Limit is the cap, for the refusal's message.
-	Limit() int
 }
 
 // Labs is the installed labs; Close stops their checks and websockets.
@@ -129,7 +120,7 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 	if cfg.Layout == nil {
 		return nil, errors.New("labs: a page layout is required")
 	}
-	hb := newHub()
+	hb := newHub(cfg.Websockets)
 	svc := &service{labs: labs.All(), store: cfg.Store, world: &world{pods: cfg.Pods, etcd: cfg.Etcd}, traces: cfg.Traces,
 		log: cfg.Logger, now: cfg.Now, locks: map[string]*sync.Mutex{}, active: map[string]bool{},
 		queue: make(chan string, checkQueue), pending: map[string]bool{}}
@@ -154,7 +145,7 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 // Close stops the checks and ends every websocket: the server is stopping.
 func (l *Labs) Close() {
 	l.stop()
-	l.hub.closeAll()
+	l.hub.sockets.CloseAll()
 }
 
 // userOf is the request's user as the front door authenticated it.
