@@ -43,10 +43,10 @@ func startStalledPost(t *testing.T, baseURL, path, body string) *stalledPost {
 	return &stalledPost{conn: conn, rest: body[10:]}
 }
 
-// answered reports whether the server has already answered the stalled
-// request (refused it, when another request held the slot first).
-func (p *stalledPost) answered() bool {
-	p.conn.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+// answeredWithin reports whether the server answers the stalled request
+// within d (refuses it, when another request held the slot first).
+func (p *stalledPost) answeredWithin(d time.Duration) bool {
+	p.conn.SetReadDeadline(time.Now().Add(d))
 	defer p.conn.SetReadDeadline(time.Time{})
 	n, _ := p.conn.Read(make([]byte, 1))
 	return n > 0
@@ -71,8 +71,14 @@ const configMap = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"slo
 func TestOverloadIsRefusedAtOnceWith429(t *testing.T) {
 	lab := kubelabtest.Start(t, func(c *server.Config) { c.MaxMutatingRequestsInflight = 1 })
 	const path = "/api/v1/namespaces/internals-demo/configmaps"
-	stalled := startStalledPost(t, lab.URL(), path, configMap)
-	// Once the server reads the stalled create, it holds the only slot.
+	// hold starts a create that stalls mid-body and, sending nothing else
+	// meanwhile, gives the server time to admit it into the only slot.
+	hold := func() *stalledPost {
+		p := startStalledPost(t, lab.URL(), path, configMap)
+		p.answeredWithin(500 * time.Millisecond)
+		return p
+	}
+	stalled := hold()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		start := time.Now()
@@ -97,10 +103,11 @@ func TestOverloadIsRefusedAtOnceWith429(t *testing.T) {
 		if resp.StatusCode != http.StatusCreated || time.Now().After(deadline) {
 			t.Fatalf("never refused while the only mutation slot was held: %d %s", resp.StatusCode, body)
 		}
-		if stalled.answered() {
+		if stalled.answeredWithin(10 * time.Millisecond) {
 			// This create took the slot first and the stalled one was
-			// refused: stall another.
-			stalled = startStalledPost(t, lab.URL(), path, configMap)
+			// refused (or the server was slower than hold's wait): stall
+			// another, alone.
+			stalled = hold()
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
