@@ -1,26 +1,33 @@
-package wshub
+package webui
 
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
 )
 
 // A browser that stops reading is closed with 1013 and a reason, and the
 // server's sender never blocks on it.
 func TestSlowClientIsClosed(t *testing.T) {
-	hub := New(nil)
+	e := echo.New()
+	u := &UI{hub: newHub()}
 	queued := make(chan int, 1)
 	big := []byte(`"` + strings.Repeat("x", 64*1024) + `"`)
-	srv := testServer(t, hub, testSocket, func(cl *Client) {
+	e.GET("/ws", func(c echo.Context) error {
+		cl, ok := u.accept(c, smallWriteBuffer)
+		if !ok {
+			return nil
+		}
 		go func() {
 			start := time.Now()
 			for i := 0; ; i++ {
-				if !cl.SendRaw(big) {
+				if !cl.sendRaw(big) {
 					queued <- i
 					return
 				}
@@ -30,7 +37,11 @@ func TestSlowClientIsClosed(t *testing.T) {
 				}
 			}
 		}()
+		u.serve(cl, nil)
+		return nil
 	})
+	srv := httptest.NewServer(e)
+	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
@@ -40,8 +51,8 @@ func TestSlowClientIsClosed(t *testing.T) {
 	defer conn.CloseNow()
 	conn.SetReadLimit(1 << 20)
 	n := <-queued // the client reads nothing until the server gives up on it
-	if n < testSocket.Queue {
-		t.Fatalf("closed after %d messages, before the queue of %d was full", n, testSocket.Queue)
+	if n < sendQueue {
+		t.Fatalf("closed after %d messages, before the queue of %d was full", n, sendQueue)
 	}
 	for {
 		if _, _, err = conn.Read(ctx); err != nil {
@@ -55,22 +66,31 @@ func TestSlowClientIsClosed(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "resume") {
 		t.Fatalf("close reason %q", ce.Reason)
 	}
-	waitFor(t, "the slow client counted", func() bool { return hub.Stats().TooSlow == 1 && hub.Stats().Clients == 0 })
 }
 
 // connectOne serves one websocket with writeTimeout set to timeout for the
 // test, and dials it. The server side is handed to setup before it is
 // served, and returned once the browser is connected.
-func connectOne(t *testing.T, timeout time.Duration, setup func(*Client)) (*Client, *websocket.Conn, context.Context) {
+func connectOne(t *testing.T, timeout time.Duration, setup func(*client)) (*client, *websocket.Conn, context.Context) {
 	t.Helper()
 	saved := writeTimeout
 	writeTimeout = timeout
 	t.Cleanup(func() { writeTimeout = saved })
-	served := make(chan *Client, 1)
-	srv := testServer(t, New(nil), testSocket, func(cl *Client) {
+	e := echo.New()
+	u := &UI{hub: newHub()}
+	served := make(chan *client, 1)
+	e.GET("/ws", func(c echo.Context) error {
+		cl, ok := u.accept(c, smallWriteBuffer)
+		if !ok {
+			return nil
+		}
 		setup(cl)
 		served <- cl
+		u.serve(cl, nil)
+		return nil
 	})
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
@@ -89,10 +109,10 @@ func connectOne(t *testing.T, timeout time.Duration, setup func(*Client)) (*Clie
 }
 
 // awaitClosed waits for the client's close and checks its reason.
-func awaitClosed(t *testing.T, cl *Client, reason string) {
+func awaitClosed(t *testing.T, cl *client, reason string) {
 	t.Helper()
 	select {
-	case <-cl.Done():
+	case <-cl.closed:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the client was not closed (%q) within 10 s", reason)
 	}
@@ -106,11 +126,11 @@ func awaitClosed(t *testing.T, cl *Client, reason string) {
 // writeTimeout has passed.
 func TestStuckWriteEndsTheConnection(t *testing.T) {
 	huge := []byte(`"` + strings.Repeat("x", 1<<20) + `"`)
-	cl, _, _ := connectOne(t, 300*time.Millisecond, func(cl *Client) {
-		// Fewer than the queue's limit of messages, but more than loopback's socket
+	cl, _, _ := connectOne(t, 300*time.Millisecond, func(cl *client) {
+		// Fewer than sendQueue messages, but more than loopback's socket
 		// buffers hold.
-		for range testSocket.Queue / 2 {
-			cl.SendRaw(huge)
+		for range sendQueue / 2 {
+			cl.sendRaw(huge)
 		}
 	})
 	awaitClosed(t, cl, "write failed")
@@ -124,8 +144,8 @@ func TestStuckWriteEndsTheConnection(t *testing.T) {
 // stops reading holds up that caller only until the write times out; a
 // sendRaw beside it never waits.
 func TestSendAndWriteWritesOnTheCaller(t *testing.T) {
-	cl, conn, ctx := connectOne(t, 2*time.Second, func(*Client) {})
-	if !cl.SendAndWrite([]byte(`{"t":"event"}`)) {
+	cl, conn, ctx := connectOne(t, 2*time.Second, func(*client) {})
+	if !cl.sendAndWrite([]byte(`{"t":"event"}`)) {
 		t.Fatal("sendAndWrite refused a message to a reading browser")
 	}
 	cl.mu.Lock()
@@ -143,15 +163,15 @@ func TestSendAndWriteWritesOnTheCaller(t *testing.T) {
 	lane := make(chan struct{})
 	go func() {
 		defer close(lane)
-		for range testSocket.Queue / 2 {
-			if !cl.SendAndWrite(huge) {
+		for range sendQueue / 2 {
+			if !cl.sendAndWrite(huge) {
 				return
 			}
 		}
 	}()
 	time.Sleep(100 * time.Millisecond) // the lane is stuck in a write by now
 	start := time.Now()
-	cl.SendRaw([]byte(`{"t":"clock"}`))
+	cl.sendRaw([]byte(`{"t":"clock"}`))
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Fatalf("sendRaw waited %s beside a stuck writer", d)
 	}
@@ -167,8 +187,8 @@ func TestSendAndWriteWritesOnTheCaller(t *testing.T) {
 // writeTimeout gets its close answered: no deadline of an earlier write
 // is left to fail the reply, which the websocket writes on its own.
 func TestCloseAnsweredAfterAQuietSpell(t *testing.T) {
-	_, conn, ctx := connectOne(t, 200*time.Millisecond, func(cl *Client) {
-		cl.SendRaw([]byte(`{"t":"hello"}`))
+	_, conn, ctx := connectOne(t, 200*time.Millisecond, func(cl *client) {
+		cl.sendRaw([]byte(`{"t":"hello"}`))
 	})
 	if _, b, err := conn.Read(ctx); err != nil || string(b) != `{"t":"hello"}` {
 		t.Fatalf("read %q, %v", b, err)
