@@ -40,8 +40,9 @@ type Config struct {
 	// TypeConverter gives server-side apply the kinds' schemas; nil falls
 	// back to schemas deduced from the objects (lists then merge atomically).
 	TypeConverter managedfields.TypeConverter
-	Resources     []*Resource
-	Logger        *slog.Logger
+	// Resources defaults to BuiltinResources.
+	Resources []*Resource
+	Logger    *slog.Logger
 }
 
 // Registry holds the resources served, by group/version and name, each
@@ -69,6 +70,9 @@ func New(cfg Config) (*Registry, error) {
 	}
 	if cfg.TypeConverter == nil {
 		cfg.TypeConverter = managedfields.NewDeducedTypeConverter()
+	}
+	if cfg.Resources == nil {
+		cfg.Resources = BuiltinResources()
 	}
 	reg := &Registry{cfg: cfg, rows: map[schema.GroupVersionResource]*Resource{}, stores: map[schema.GroupVersionResource]*Store{}}
 	for _, r := range cfg.Resources {

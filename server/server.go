@@ -268,7 +268,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	api, err := kubeapi.New(kubeapi.Config{
+	api, err := kubeapi.New(registry.Config{
 		Client: s.etcd.Client(), Logger: s.log,
 		WatchFromEtcd: !s.cfg.WatchCache, ReplayEtcdHistory: s.cfg.WatchCacheReplayEtcdHistory,
 		EventFreshDuration: s.cfg.WatchCacheEventFreshness,

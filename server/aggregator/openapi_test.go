@@ -132,7 +132,7 @@ func (l *logBuffer) String() string {
 func startHarness(t *testing.T, backends map[string]any, services ...*apiregistrationv1.APIService) *harness {
 	t.Helper()
 	etcd := storagetest.StartEtcd(t)
-	api, err := kubeapi.New(kubeapi.Config{Client: etcd.Client(), Resources: []*kubeapi.Resource{}})
+	api, err := kubeapi.New(registry.Config{Client: etcd.Client(), Resources: []*registry.Resource{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,15 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/labstack/echo/v4"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/registry"
@@ -28,31 +25,12 @@ import (
 // MaxBodyBytes is kube-apiserver's limit on a request body: 3 MiB.
 const MaxBodyBytes = 3 << 20
 
-// Config is what the API needs from the rest of kubelab.
-type Config struct {
-	Client *clientv3.Client
-	// WatchFromEtcd serves watches from etcd, as kube-apiserver's
-	// --watch-cache=false; ReplayEtcdHistory starts each watch cache's
-	// window with the history etcd still holds (see watchcache.Config).
-	WatchFromEtcd     bool
-	ReplayEtcdHistory bool
-	// EventFreshDuration shortens kube's 75 s in the watch caches, for tests.
-	EventFreshDuration time.Duration
-	// TypeConverter gives server-side apply the kinds' schemas; nil falls
-	// back to schemas deduced from the objects (lists then merge atomically).
-	TypeConverter managedfields.TypeConverter
-	// Resources defaults to registry.BuiltinResources.
-	Resources []*Resource
-	Logger    *slog.Logger
-}
-
 // API is the Kubernetes REST API over the registry: it decodes requests,
 // calls the resource's store, negotiates and encodes the answer.
 type API struct {
 	registry *registry.Registry
 	// mu guards aggregator, set while serving.
-	mu  sync.RWMutex
-	cfg Config
+	mu sync.RWMutex
 	// aggregator serves the group versions handed to other servers.
 	aggregator Aggregator
 	encoded    *encodeCache
@@ -61,22 +39,12 @@ type API struct {
 }
 
 // New opens the registry: a store (and so a watch cache) for every resource.
-func New(cfg Config) (*API, error) {
-	if cfg.Resources == nil {
-		cfg.Resources = registry.BuiltinResources()
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	reg, err := registry.New(registry.Config{
-		Client: cfg.Client, WatchFromEtcd: cfg.WatchFromEtcd, ReplayEtcdHistory: cfg.ReplayEtcdHistory,
-		EventFreshDuration: cfg.EventFreshDuration,
-		TypeConverter:      cfg.TypeConverter, Resources: cfg.Resources, Logger: cfg.Logger,
-	})
+func New(cfg registry.Config) (*API, error) {
+	reg, err := registry.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &API{registry: reg, cfg: cfg, encoded: newEncodeCache(), log: cfg.Logger}, nil
+	return &API{registry: reg, encoded: newEncodeCache(), log: reg.Logger()}, nil
 }
 
 // Registry is the set of resources served, each with its store.
