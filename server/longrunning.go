@@ -62,16 +62,15 @@ func classify(c echo.Context) requestKind {
 	return shortRequest
 }
 
-// isWatch: kube-apiserver parses the request as a watch, and kubelab's API
-// serves it as one (a GET with watch=true or 1, or under /watch/). Both
-// must agree: kube reads watch=yes as a watch, kubelab serves it as a
-// list, and a list must hold a slot.
+// isWatch: kube-apiserver parses the request as a watch (a GET with any
+// watch value but false and 0, watch=yes and a bare watch too, or under
+// /watch/), as kubelab's API does, with the same library.
 func isWatch(r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
 	}
-	// kubelab's API's test first: it is cheap, and most requests fail it.
-	if w := r.URL.Query().Get("watch"); w != "1" && w != "true" && !strings.Contains(r.URL.Path, "/watch/") {
+	// A cheap test first: most requests fail it.
+	if !r.URL.Query().Has("watch") && !strings.Contains(r.URL.Path, "/watch/") {
 		return false
 	}
 	info, err := requestInfos.NewRequestInfo(r)

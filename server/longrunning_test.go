@@ -32,8 +32,12 @@ func TestClassifyByRouteAndParsedVerb(t *testing.T) {
 		{"ErrWatchQueryOnAGetOfOne", "GET", "/api/v1/namespaces/alice/configmaps/x?watch=1", nil, shortRequest},
 		{"ErrWatchQueryOffTheAPI", "GET", "/kubelab/v1/quizzes?watch=1", nil, shortRequest},
 		{"ErrWatchPathOffTheAPI", "GET", "/kubelab/v1/watch/x", nil, shortRequest},
-		// kube reads watch=yes as a watch; kubelab's API serves it as a list.
-		{"ErrWatchYesIsServedAsAList", "GET", "/api/v1/namespaces/alice/configmaps?watch=yes", nil, shortRequest},
+		// kube reads any watch value but false and 0 as a watch, and so does
+		// kubelab's API.
+		{"OK watch=yes", "GET", "/api/v1/namespaces/alice/configmaps?watch=yes", nil, watchRequest},
+		{"OK bare watch", "GET", "/api/v1/namespaces/alice/configmaps?watch", nil, watchRequest},
+		{"ErrWatchFalseIsAList", "GET", "/api/v1/namespaces/alice/configmaps?watch=False", nil, shortRequest},
+		{"ErrWatchZeroIsAList", "GET", "/api/v1/namespaces/alice/configmaps?watch=0", nil, shortRequest},
 		{"ErrWatchPathCreate", "POST", "/api/v1/watch/namespaces/alice/configmaps", nil, shortRequest},
 		{"ErrWebsocketRouteWithoutHandshake", "GET", "/ui/ws/watch", nil, shortRequest},
 	}

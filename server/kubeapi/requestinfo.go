@@ -66,25 +66,10 @@ func parseRequestInfo(r *http.Request) *requestInfo {
 	if inNamespaceByPath(segs, kube) {
 		info.Namespace = kube.Namespace
 	}
-	switch {
-	case watchByPath(segs, kube) && r.Method != http.MethodGet && r.Method != http.MethodHead:
+	if watchByPath(segs, kube) && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		info.Verb = "" // a watch path serves GET only: 405, as in kube
-	case info.Verb == "watch" && !watchByPath(segs, kube) && !watchQuery(r):
-		// kube reads any watch value but false and 0 (watch=yes) as a
-		// watch; kubelab serves only watch=true and watch=1 as one, because
-		// the in-flight limits (server/longrunning.go) exempt only those
-		// from a slot and the request timeout, and what is served as a
-		// watch must be what is exempted.
-		info.Verb = "list"
 	}
 	return info
-}
-
-// watchQuery is whether the query asks for a watch in a form kubelab's
-// in-flight limits count as one: watch=true or watch=1.
-func watchQuery(r *http.Request) bool {
-	w := r.URL.Query().Get("watch")
-	return w == "1" || w == "true"
 }
 
 // discoveryPath reads /api[/<version>] and /apis[/<group>[/<version>]].

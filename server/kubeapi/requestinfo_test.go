@@ -25,7 +25,10 @@ func TestParseRequestInfo(t *testing.T) {
 		{"ListByName", "GET", "/api/v1/namespaces/demo/pods?fieldSelector=metadata.name%3Dweb", &requestInfo{Prefix: "api", Verb: "list", HasGroup: true, HasVersion: true, GroupVersion: core, Namespace: "demo", Resource: "pods", Name: "web"}},
 		{"WatchQuery", "GET", "/api/v1/namespaces/demo/pods?watch=true", &requestInfo{Prefix: "api", Verb: "watch", HasGroup: true, HasVersion: true, GroupVersion: core, Namespace: "demo", Resource: "pods"}},
 		{"WatchFalse", "GET", "/api/v1/namespaces/demo/pods?watch=false", &requestInfo{Prefix: "api", Verb: "list", HasGroup: true, HasVersion: true, GroupVersion: core, Namespace: "demo", Resource: "pods"}},
-		{"WatchYesIsAList", "GET", "/api/v1/namespaces/demo/pods?watch=yes", &requestInfo{Prefix: "api", Verb: "list", HasGroup: true, HasVersion: true, GroupVersion: core, Namespace: "demo", Resource: "pods"}},
+		{"WatchFalseAnyCase", "GET", "/api/v1/namespaces/demo/pods?watch=False", &requestInfo{Prefix: "api", Verb: "list", HasGroup: true, HasVersion: true, GroupVersion: core, Namespace: "demo", Resource: "pods"}},
+		{"WatchEmpty", "GET", "/api/v1/namespaces/demo/pods?watch=", &requestInfo{Prefix: "api", Verb: "watch", HasGroup: true, HasVersion: true, GroupVersion: core, Namespace: "demo", Resource: "pods"}},
+		// kube reads any watch value but false and 0 as a watch.
+		{"WatchYes", "GET", "/api/v1/namespaces/demo/pods?watch=yes", &requestInfo{Prefix: "api", Verb: "watch", HasGroup: true, HasVersion: true, GroupVersion: core, Namespace: "demo", Resource: "pods"}},
 		{"WatchPath", "GET", "/api/v1/watch/namespaces/demo/pods/web", &requestInfo{Prefix: "api", Verb: "watch", HasGroup: true, HasVersion: true, GroupVersion: core, Namespace: "demo", Resource: "pods", Name: "web"}},
 		{"PostToWatchPath", "POST", "/api/v1/watch/namespaces/demo/pods", &requestInfo{Prefix: "api", Verb: "", HasGroup: true, HasVersion: true, GroupVersion: core, Namespace: "demo", Resource: "pods"}},
 		{"Status", "PUT", "/api/v1/namespaces/demo/pods/web/status", &requestInfo{Prefix: "api", Verb: "update", HasGroup: true, HasVersion: true, GroupVersion: core, Namespace: "demo", Resource: "pods", Name: "web", Subresource: "status"}},

@@ -84,8 +84,8 @@ func TestLimitsUpgradeHeaderAndWatchQueryAreCounted(t *testing.T) {
 	if resp, body := alice.apiDo(t, "GET", list, upgrade...); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("a list with Upgrade: websocket while alice's share is full: %d %s", resp.StatusCode, body)
 	}
-	if resp, body := alice.apiDo(t, "GET", list+"?watch=yes"); resp.StatusCode != http.StatusTooManyRequests {
-		t.Errorf("a list with watch=yes (served as a list) while alice's share is full: %d %s", resp.StatusCode, body)
+	if resp, body := alice.apiDo(t, "GET", list+"?watch=False"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a list with watch=False (a list, in kube too) while alice's share is full: %d %s", resp.StatusCode, body)
 	}
 	// A create with ?watch=1 is refused, not created. (Go's server reads
 	// an unread body before it answers, so the body is sent in full.)
