@@ -158,6 +158,9 @@ func (r *Resource) StorageGroupVersion() schema.GroupVersion {
 	if c, ok := r.Codec.(*convertingCodec); ok {
 		return c.gv
 	}
+	if r.Custom && r.StorageVersion != "" {
+		return schema.GroupVersion{Group: r.GroupVersion.Group, Version: r.StorageVersion}
+	}
 	return r.GroupVersion
 }
 

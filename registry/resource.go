@@ -60,6 +60,11 @@ type Resource struct {
 	// unstructured, stored as JSON under /registry/<group>/<resource>,
 	// served as JSON (not protobuf), and take no strategic merge patch.
 	Custom bool
+	// StorageVersion is a custom resource's CRD's storage version: its
+	// objects are kept in etcd with that apiVersion whichever version wrote
+	// them, and read back as the version asked for (the CRD's "None"
+	// conversion), as kube-apiserver keeps them. Empty: the served version.
+	StorageVersion string
 	// Prune drops the fields the kind's schema does not know from obj and
 	// returns their paths; decoding reports them as unknown fields.
 	Prune func(obj runtime.Object) []string

@@ -3,7 +3,9 @@ package registry
 import (
 	"context"
 	"fmt"
+	"maps"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -41,7 +43,7 @@ func (reg *Registry) open(r *Resource) (*Store, error) {
 		codec = r.Codec
 	}
 	if r.Custom {
-		codec = versionedJSON{gv: r.GroupVersion, def: r.Default}
+		codec = versionedJSON{gv: r.GroupVersion, stored: r.StorageGroupVersion(), def: r.Default}
 	}
 	fm, err := newFieldManagers(reg.cfg.TypeConverter, r)
 	if err != nil {
@@ -75,8 +77,22 @@ func (reg *Registry) open(r *Resource) (*Store, error) {
 // default added to a CRD shows on objects stored before it.
 type versionedJSON struct {
 	storage.JSONCodec
-	gv  schema.GroupVersion
-	def func(runtime.Object)
+	// gv is the version served, stored the version kept in etcd.
+	gv, stored schema.GroupVersion
+	def        func(runtime.Object)
+}
+
+// Encode keeps the object as the storage version: only its apiVersion
+// changes, as in kube-apiserver's "None" conversion.
+func (c versionedJSON) Encode(obj runtime.Object) ([]byte, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || c.stored == c.gv {
+		return c.JSONCodec.Encode(obj)
+	}
+	// A shallow copy: the caller's object stays the served version.
+	stored := &unstructured.Unstructured{Object: maps.Clone(u.Object)}
+	stored.SetAPIVersion(c.stored.String())
+	return c.JSONCodec.Encode(stored)
 }
 
 func (c versionedJSON) Decode(data []byte, into runtime.Object) error {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
@@ -82,10 +83,8 @@ func (x *Extensions) isReserved(group string) bool {
 func prepareForCreate(obj runtime.Object) {
 	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
 	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
-	for _, v := range crd.Spec.Versions {
-		if v.Storage {
-			crd.Status.StoredVersions = []string{v.Name}
-		}
+	if v, err := apihelpers.GetCRDStorageVersion(crd); err == nil {
+		crd.Status.StoredVersions = []string{v}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
@@ -301,6 +303,29 @@ func TestCRDVersions(t *testing.T) {
 	}
 	if out := mustKubectl(t, lab, "", "get", "crd", "widgets.lab.example.com", "-o", "jsonpath={.status.storedVersions}"); out != `["v1"]` {
 		t.Fatalf("storedVersions %s", out)
+	}
+	// Written through v1beta1, kept in etcd as the storage version, v1, as
+	// kube-apiserver keeps it; and discovery gives both versions the
+	// storage version's hash.
+	raw := etcdctl(t, lab, "get", "/registry/lab.example.com/widgets/internals-demo/old", "--print-value-only")
+	var stored struct{ APIVersion string }
+	if err := json.Unmarshal([]byte(raw), &stored); err != nil || stored.APIVersion != "lab.example.com/v1" {
+		t.Fatalf("kept in etcd as %q (%v), want lab.example.com/v1:\n%s", stored.APIVersion, err, raw)
+	}
+	hashes := map[string]string{}
+	for _, v := range []string{"v1", "v1beta1"} {
+		var list metav1.APIResourceList
+		if err := json.Unmarshal([]byte(mustKubectl(t, lab, "", "get", "--raw", "/apis/lab.example.com/"+v)), &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list.APIResources {
+			if r.Name == "widgets" {
+				hashes[v] = r.StorageVersionHash
+			}
+		}
+	}
+	if hashes["v1"] == "" || hashes["v1"] != hashes["v1beta1"] {
+		t.Fatalf("storage version hashes %v: want one, the storage version's, for both", hashes)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -48,6 +49,12 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 	if err != nil {
 		return nil, err
 	}
+	// Objects are kept in etcd as the storage version, whichever version
+	// wrote them.
+	stored, err := apihelpers.GetCRDStorageVersion(crd)
+	if err != nil {
+		return nil, err
+	}
 	res := &kubeapi.Resource{
 		GroupVersion: gv, Name: names.Plural, SingularName: names.Singular, Kind: names.Kind,
 		Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped, Verbs: readWrite,
@@ -62,10 +69,11 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 			l.SetGroupVersionKind(listGVK)
 			return l
 		},
-		Table:         table,
-		HasStatus:     v.Subresources != nil && v.Subresources.Status != nil,
-		Custom:        true,
-		TypeConverter: tc,
+		Table:          table,
+		HasStatus:      v.Subresources != nil && v.Subresources.Status != nil,
+		Custom:         true,
+		StorageVersion: stored,
+		TypeConverter:  tc,
 	}
 	if s != nil {
 		res.Prune = func(obj runtime.Object) []string {
