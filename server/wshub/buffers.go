@@ -26,11 +26,26 @@ func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.conn = conn
-	// Keep whatever the browser sent after its handshake.
+	// Keep whatever the browser sent after its handshake, often its first
+	// message, and keep it buffered in the reader handed back: the
+	// websocket library rebuilds its reader from the bytes that reader
+	// reports Buffered and the bare connection, so bytes still pending in
+	// an io.Reader under it would be dropped, and the browser's next frame
+	// read from its middle.
+	n := brw.Reader.Buffered()
 	var r io.Reader = conn
-	if n := brw.Reader.Buffered(); n > 0 {
+	if n > 0 {
 		b, _ := brw.Reader.Peek(n)
 		r = io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn)
 	}
-	return conn, bufio.NewReadWriter(bufio.NewReaderSize(r, 512), bufio.NewWriterSize(conn, w.writeBuffer)), nil
+	br := bufio.NewReaderSize(r, max(512, n))
+	if n > 0 {
+		// One read of r: the bytes above, all of them, as the reader is at
+		// least n long.
+		if _, err := br.Peek(n); err != nil {
+			conn.Close()
+			return nil, nil, err
+		}
+	}
+	return conn, bufio.NewReadWriter(br, bufio.NewWriterSize(conn, w.writeBuffer)), nil
 }

@@ -263,8 +263,13 @@ func TestServeDeliversMessages(t *testing.T) {
 	if err := conn.Write(ctx, websocket.MessageText, []byte(`{"t":"patch"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if m := <-got; m != `{"t":"patch"}` {
-		t.Fatalf("onMessage got %q", m)
+	select {
+	case m := <-got:
+		if m != `{"t":"patch"}` {
+			t.Fatalf("onMessage got %q", m)
+		}
+	case <-ctx.Done():
+		t.Fatal("the message never reached onMessage")
 	}
 	conn.Close(websocket.StatusNormalClosure, "")
 	select {
