@@ -47,6 +47,7 @@ import (
 	"github.com/kubelab/kubelab/server/quizhttp"
 	"github.com/kubelab/kubelab/server/terminal"
 	"github.com/kubelab/kubelab/server/webui"
+	"github.com/kubelab/kubelab/server/wshub"
 	"github.com/kubelab/kubelab/storage/embedetcd"
 	"github.com/kubelab/kubelab/storage/etcd3"
 	"github.com/kubelab/kubelab/web"
@@ -330,7 +331,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	deps := webui.Deps{API: api, Pods: podStore, PodsCache: podsCache, Traces: s.traces,
 		Compactor: compactor{s.etcdCompactor, s.etcd.Client()}, Self: s.webSelf(), Etcd: s.etcd.Client(), Logger: s.log}
 	// One count of each user's websockets, for the live views and the labs.
-	var websockets webui.WebsocketCounter
+	var websockets wshub.Counter
 	if s.cfg.Classroom {
 		websockets = newUserCounts(MaxUserWebsockets)
 		deps.Classroom = true

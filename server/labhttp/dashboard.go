@@ -14,7 +14,6 @@ import (
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/labs"
-	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/web/i18n"
 )
@@ -225,42 +224,20 @@ func (h *handlers) ws(c echo.Context) error {
 		}
 		cl.lab = l
 	}
-	leave, err := h.enterWebsocket(c)
-	if err != nil {
-		return err
-	}
 	if !h.hub.accept(c, cl) {
-		leave()
 		return nil
 	}
 	// The current state first; changes follow.
 	ctx := c.Request().Context()
 	if cl.instructor {
 		if v, err := h.classSnapshot(ctx); err == nil {
-			cl.send(classMsg{T: "class", Class: v, HTML: h.dashboardRowsHTML(ctx, v, cl.lang)})
+			cl.Send(classMsg{T: "class", Class: v, HTML: h.dashboardRowsHTML(ctx, v, cl.lang)})
 		}
 	} else if p, err := h.svc.progress(ctx, u); err == nil {
-		cl.send(progressMsg{T: "lab", Lab: labView(h.svc.labs, cl.lab, p, cl.lang)})
+		cl.Send(progressMsg{T: "lab", Lab: labView(h.svc.labs, cl.lab, p, cl.lang)})
 	}
-	go func() {
-		h.hub.serve(cl)
-		leave()
-	}()
+	h.hub.serve(cl)
 	return nil
-}
-
-// enterWebsocket counts a new websocket for the authenticated user (not
-// the name it impersonates) against the cap; leave gives the place back.
-func (h *handlers) enterWebsocket(c echo.Context) (leave func(), err error) {
-	ws := h.cfg.Websockets
-	if ws == nil {
-		return func() {}, nil
-	}
-	owner, _ := pipeline.AuthenticatedFromContext(c.Request().Context())
-	if !ws.Enter(owner.Name) {
-		return nil, apierrors.NewTooManyRequests(fmt.Sprintf("too many live views open: at most %d per user; close another tab of the lab", ws.Limit()), 5)
-	}
-	return func() { ws.Leave(owner.Name) }, nil
 }
 
 // dashboardSignin turns an instructor's bearer token into a browser

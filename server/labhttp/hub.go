@@ -2,32 +2,27 @@ package labhttp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kubelab/kubelab/labs"
+	"github.com/kubelab/kubelab/server/wshub"
 	"github.com/kubelab/kubelab/web/i18n"
 )
 
-// sendQueue is how many messages may wait for a slow browser; past that
-// the browser is closed and reconnects, rather than hold memory.
-const sendQueue = 16
-
-// writeTimeout bounds one websocket write.
-const writeTimeout = 10 * time.Second
+// labSocket sizes the labs' websockets: a browser may wait for 16
+// messages (each is the whole current state, so a browser past that loses
+// nothing by reconnecting), sends nearly nothing, and a dashboard's
+// snapshot carries its table's rows.
+var labSocket = wshub.Options{Queue: 16, ReadLimit: 512, WriteBuffer: 4096}
 
 // client is one browser websocket: a student following their own lab, or
 // an instructor following the class.
 type client struct {
-	conn       *websocket.Conn
-	queue      chan []byte
-	ctx        context.Context
-	cancel     context.CancelFunc
+	*wshub.Client
 	user       string
 	instructor bool
 	lab        *labs.Lab
@@ -35,11 +30,12 @@ type client struct {
 }
 
 // hub sends each progress change to the student's own pages and a fresh
-// class snapshot to every dashboard.
+// class snapshot to every dashboard. Every client is one of sockets,
+// which shutdown ends.
 type hub struct {
+	sockets *wshub.Hub
 	mu      sync.Mutex
 	clients map[*client]struct{}
-	closed  bool
 	labs    []*labs.Lab
 	// snapshot builds the dashboard's view of the class; rows draws its
 	// table's rows in a language, as the dashboard page does.
@@ -49,76 +45,33 @@ type hub struct {
 	dirty chan struct{}
 }
 
-func newHub() *hub {
-	return &hub{clients: map[*client]struct{}{}, labs: labs.All(), dirty: make(chan struct{}, 1)}
+func newHub(counter wshub.Counter) *hub {
+	return &hub{sockets: wshub.New(counter), clients: map[*client]struct{}{}, labs: labs.All(), dirty: make(chan struct{}, 1)}
 }
 
-// accept upgrades to a websocket. The Origin check is websocket.Accept's
-// default: only this host's pages may connect.
+// accept upgrades to a websocket, counted against the user's cap, and
+// registers cl for the hub's messages; false when the request has been
+// answered. The caller sends the current state, then calls serve.
 func (h *hub) accept(c echo.Context, cl *client) bool {
-	conn, err := websocket.Accept(c.Response(), c.Request(), &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
-	if err != nil {
-		return false // Accept answered (403 for a foreign Origin)
-	}
-	conn.SetReadLimit(512)
-	cl.conn, cl.queue = conn, make(chan []byte, sendQueue)
-	cl.ctx, cl.cancel = context.WithCancel(context.WithoutCancel(c.Request().Context()))
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		conn.Close(websocket.StatusGoingAway, "server shutting down")
+	sock, ok := h.sockets.Accept(c, labSocket)
+	if !ok {
 		return false
 	}
+	cl.Client = sock
+	h.mu.Lock()
 	h.clients[cl] = struct{}{}
 	h.mu.Unlock()
 	return true
 }
 
-// serve writes queued messages until the browser goes or the hub closes.
+// serve serves cl on goroutines of its own until the browser goes or the
+// hub closes, then forgets it.
 func (h *hub) serve(cl *client) {
-	defer func() {
+	h.sockets.Serve(cl.Client, nil, func() {
 		h.mu.Lock()
 		delete(h.clients, cl)
 		h.mu.Unlock()
-	}()
-	go func() {
-		// Reading answers control frames and notices a closed tab.
-		for {
-			if _, _, err := cl.conn.Read(context.Background()); err != nil {
-				cl.cancel()
-				return
-			}
-		}
-	}()
-	for {
-		select {
-		case b := <-cl.queue:
-			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-			err := cl.conn.Write(ctx, websocket.MessageText, b)
-			cancel()
-			if err != nil {
-				cl.conn.CloseNow()
-				return
-			}
-		case <-cl.ctx.Done():
-			cl.conn.Close(websocket.StatusNormalClosure, "")
-			return
-		}
-	}
-}
-
-// send queues v without waiting; a browser that is too slow is closed
-// (it reconnects and gets the current state).
-func (cl *client) send(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return
-	}
-	select {
-	case cl.queue <- b:
-	default:
-		cl.cancel()
-	}
+	})
 }
 
 // progressChanged tells the student's pages and, soon, the dashboards.
@@ -126,7 +79,7 @@ func (h *hub) progressChanged(p *labs.Progress) {
 	h.mu.Lock()
 	for cl := range h.clients {
 		if !cl.instructor && cl.user == p.User && cl.lab != nil {
-			cl.send(progressMsg{T: "lab", Lab: labView(h.labs, cl.lab, p, cl.lang)})
+			cl.Send(progressMsg{T: "lab", Lab: labView(h.labs, cl.lab, p, cl.lang)})
 		}
 	}
 	h.mu.Unlock()
@@ -195,22 +148,13 @@ func (h *hub) refreshDashboards(ctx context.Context, tick time.Duration, log fun
 		if _, ok := html[cl.lang]; !ok {
 			html[cl.lang] = h.rows(ctx, snap, cl.lang)
 		}
-		cl.send(classMsg{T: "class", Class: snap, HTML: html[cl.lang]})
+		cl.Send(classMsg{T: "class", Class: snap, HTML: html[cl.lang]})
 	}
 	if !snap.nextStuck.IsZero() {
 		// A moment after, so that the student is stuck by then.
 		return min(tick, max(snap.nextStuck.Sub(snap.Generated), 0)+10*time.Millisecond)
 	}
 	return tick
-}
-
-func (h *hub) closeAll() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.closed = true
-	for cl := range h.clients {
-		cl.cancel()
-	}
 }
 
 type progressMsg struct {

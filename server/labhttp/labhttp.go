@@ -27,6 +27,7 @@ import (
 	"github.com/kubelab/kubelab/labs/etcdstore"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/server/wshub"
 	"github.com/kubelab/kubelab/web/i18n"
 )
 
@@ -76,7 +77,7 @@ type Config struct {
 	RequireSignIn bool
 	// Websockets, if not nil, counts each user's open websockets against a
 	// cap (shared with the live views' websockets).
-	Websockets WebsocketCounter
+	Websockets wshub.Counter
 	// StuckAfter is how long without progress the dashboard calls stuck.
 	StuckAfter time.Duration
 	// Layout is the students' pages' layout; RoomLayout the instructor's
@@ -86,16 +87,6 @@ type Config struct {
 	RoomLayout Layout
 	Logger     *slog.Logger
 	Now        func() time.Time
-}
-
-// WebsocketCounter counts open websockets per user against a cap.
-type WebsocketCounter interface {
-	// Enter counts one more websocket of user, or is false at the cap.
-	Enter(user string) bool
-	// Leave gives back a place Enter counted.
-	Leave(user string)
-	// Limit is the cap, for the refusal's message.
-	Limit() int
 }
 
 // Labs is the installed labs; Close stops their checks and websockets.
@@ -136,7 +127,7 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 	if cfg.RoomLayout == nil {
 		cfg.RoomLayout = cfg.Layout
 	}
-	hb := newHub()
+	hb := newHub(cfg.Websockets)
 	svc := &service{labs: labs.All(), store: cfg.Store, world: &world{pods: cfg.Pods, etcd: cfg.Etcd}, traces: cfg.Traces,
 		log: cfg.Logger, now: cfg.Now, locks: map[string]*sync.Mutex{}, active: map[string]bool{},
 		queue: make(chan string, checkQueue), pending: map[string]bool{}}
@@ -161,7 +152,7 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 // Close stops the checks and ends every websocket: the server is stopping.
 func (l *Labs) Close() {
 	l.stop()
-	l.hub.closeAll()
+	l.hub.sockets.CloseAll()
 }
 
 // userOf is the request's user as the front door authenticated it.

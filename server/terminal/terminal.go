@@ -21,11 +21,11 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/server/wshub"
 	"github.com/kubelab/kubelab/web/i18n"
 )
 
@@ -47,14 +47,6 @@ type Limits struct {
 // a megabyte of output, ten minutes.
 var DefaultLimits = Limits{Commands: 2, Output: 1 << 20, RunTime: 10 * time.Minute, Stdin: 512 << 10}
 
-// WebsocketCounter counts open websockets per user against a cap (the web
-// UI's, so that the terminal's count with the other live views).
-type WebsocketCounter interface {
-	Enter(user string) bool
-	Leave(user string)
-	Limit() int
-}
-
 // Config is what the terminal needs from the server.
 type Config struct {
 	// Router serves the API requests of commands (kubelab's own Echo).
@@ -65,7 +57,9 @@ type Config struct {
 	Classroom bool
 	// Kubeconfig is the admin kubeconfig's path, shown in local mode.
 	Kubeconfig string
-	Websockets WebsocketCounter
+	// Websockets counts each user's websockets against the cap the live
+	// views and the labs share.
+	Websockets wshub.Counter
 	Limits     Limits
 	Logger     *slog.Logger
 }
@@ -149,7 +143,7 @@ func (t *Terminal) ServeWS(c echo.Context) error {
 	owner, _ := pipeline.AuthenticatedFromContext(r.Context())
 	if t.cfg.Websockets != nil {
 		if !t.cfg.Websockets.Enter(owner.Name) {
-			return apierrors.NewTooManyRequests(fmt.Sprintf("too many live views open: at most %d per user; close another tab of the lab", t.cfg.Websockets.Limit()), 5)
+			return wshub.TooMany(t.cfg.Websockets)
 		}
 		defer t.cfg.Websockets.Leave(owner.Name)
 	}

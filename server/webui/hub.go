@@ -5,49 +5,34 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/server/wshub"
 )
 
 // hub fans the trace bus out to the tracer views, one subscription for
 // all of them: each trace is encoded once and queued, without waiting, for
-// every view of its user. It also ticks the watch timelines' clock.
+// every view of its user. It also ticks the watch timelines' clock. Every
+// live view's websocket is one of sockets, which shutdown ends.
 type hub struct {
+	sockets   *wshub.Hub
 	mu        sync.Mutex
 	tracers   map[string]map[*client]struct{} // by user name
 	timelines map[*client]struct{}
-	all       map[*client]struct{}
-	closed    bool
-	// tooSlow counts clients closed for not keeping up.
-	tooSlow atomic.Uint64
 }
 
-func newHub() *hub {
-	return &hub{tracers: map[string]map[*client]struct{}{}, timelines: map[*client]struct{}{}, all: map[*client]struct{}{}}
+// client is one live view's websocket.
+type client = wshub.Client
+
+func newHub(counter wshub.Counter) *hub {
+	return &hub{sockets: wshub.New(counter), tracers: map[string]map[*client]struct{}{}, timelines: map[*client]struct{}{}}
 }
 
-// add registers a client until it ends; false if the UI is closing.
-func (h *hub) add(cl *client) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return false
-	}
-	h.all[cl] = struct{}{}
-	return true
-}
-
+// remove forgets a client that ended.
 func (h *hub) remove(cl *client) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.all[cl]; ok && cl.code == StatusTooSlow {
-		h.tooSlow.Add(1)
-	}
-	delete(h.all, cl)
 	delete(h.timelines, cl)
 	for name, set := range h.tracers {
 		if _, ok := set[cl]; ok {
@@ -74,21 +59,6 @@ func (h *hub) addTimeline(cl *client) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.timelines[cl] = struct{}{}
-}
-
-// closeAll ends every client: the server is stopping. Hijacked websocket
-// connections are not ended by the HTTP server's shutdown.
-func (h *hub) closeAll() {
-	h.mu.Lock()
-	h.closed = true
-	clients := make([]*client, 0, len(h.all))
-	for cl := range h.all {
-		clients = append(clients, cl)
-	}
-	h.mu.Unlock()
-	for _, cl := range clients {
-		cl.close(websocket.StatusGoingAway, "server shutting down")
-	}
 }
 
 // traceMsg is a trace for the tracer view.
@@ -118,7 +88,7 @@ func (h *hub) runTraces(ctx context.Context, traces <-chan pipeline.Trace) {
 		b, err := json.Marshal(traceMsg{T: "trace", Trace: &t})
 		if err == nil {
 			for cl := range set {
-				cl.sendRaw(b)
+				cl.SendRaw(b)
 			}
 		}
 		h.mu.Unlock()
@@ -145,7 +115,7 @@ func (h *hub) runClock(ctx context.Context, read func(context.Context) horizons,
 		b, _ := json.Marshal(clockMsg{T: "clock", horizons: read(ctx)})
 		h.mu.Lock()
 		for cl := range h.timelines {
-			cl.sendRaw(b)
+			cl.SendRaw(b)
 		}
 		h.mu.Unlock()
 	}

@@ -52,7 +52,7 @@ type statsMsg struct {
 func (u *UI) pollWatchStream(c echo.Context) error {
 	ns := namespace(c)
 	from := callerOf(c.Request())
-	cl, ok := u.accept(c, smallWriteBuffer)
+	cl, ok := u.accept(c, smallSocket)
 	if !ok {
 		return nil
 	}
@@ -73,14 +73,14 @@ func (u *UI) pollWatchStream(c echo.Context) error {
 		t := time.NewTicker(pollInterval)
 		defer t.Stop()
 		for {
-			rec, err := u.do(u.request(cl.ctx, from, http.MethodGet, podPath, "", "", nil))
+			rec, err := u.do(u.request(cl.Context(), from, http.MethodGet, podPath, "", "", nil))
 			poll.requests.Add(1)
 			if err == nil {
 				poll.bytes.Add(int64(len(rec.Body)))
 				notice(&poll, labelOf(rec.Body))
 			}
 			select {
-			case <-cl.ctx.Done():
+			case <-cl.Context().Done():
 				return
 			case <-t.C:
 			}
@@ -89,7 +89,7 @@ func (u *UI) pollWatchStream(c echo.Context) error {
 	wg.Go(func() { // the watch: one request, held open
 		target := "/api/v1/namespaces/" + url.PathEscape(ns) + "/pods?watch=1&fieldSelector=" + url.QueryEscape("metadata.name=ssa-demo")
 		watch.requests.Add(1)
-		resp, err := u.send(u.request(cl.ctx, from, http.MethodGet, target, "", "", nil))
+		resp, err := u.send(u.request(cl.Context(), from, http.MethodGet, target, "", "", nil))
 		if err != nil {
 			return
 		}
@@ -102,7 +102,7 @@ func (u *UI) pollWatchStream(c echo.Context) error {
 			if json.Unmarshal(line, &ev) == nil {
 				notice(&watch, labelOf(ev.Object))
 			}
-			return cl.ctx.Err() == nil
+			return cl.Context().Err() == nil
 		})
 	})
 	wg.Go(func() { // the scoreboard
@@ -110,11 +110,11 @@ func (u *UI) pollWatchStream(c echo.Context) error {
 		defer t.Stop()
 		for {
 			select {
-			case <-cl.ctx.Done():
+			case <-cl.Context().Done():
 				return
 			case <-t.C:
 			}
-			if !cl.send(statsMsg{T: "stats", Poll: poll.stats(), Watch: watch.stats()}) {
+			if !cl.Send(statsMsg{T: "stats", Poll: poll.stats(), Watch: watch.stats()}) {
 				return
 			}
 		}
@@ -131,12 +131,12 @@ func (u *UI) pollWatchStream(c echo.Context) error {
 		watch.noticed.Store(0)
 		mu.Unlock()
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{raceLabel: value}}})
-		rec, err := u.do(u.request(cl.ctx, from, http.MethodPatch, podPath, "", "application/merge-patch+json", patch))
+		rec, err := u.do(u.request(cl.Context(), from, http.MethodPatch, podPath, "", "application/merge-patch+json", patch))
 		switch {
 		case err != nil:
-			cl.send(endMsg{T: "error", Message: "the change got no answer"})
+			cl.Send(endMsg{T: "error", Message: "the change got no answer"})
 		case rec.Code >= 300:
-			cl.send(endMsg{T: "error", Message: statusError(rec.Code, rec.Body).Error()})
+			cl.Send(endMsg{T: "error", Message: statusError(rec.Code, rec.Body).Error()})
 		}
 	})
 	wg.Wait()

@@ -189,7 +189,7 @@ type endMsg struct {
 func (u *UI) runStream(c echo.Context) error {
 	cmd, ok := liveCommands[c.QueryParam("cmd")]
 	r := &runner{u: u, value: c.QueryParam("value"), ns: namespace(c), from: callerOf(c.Request())}
-	cl, accepted := u.accept(c, smallWriteBuffer)
+	cl, accepted := u.accept(c, smallSocket)
 	if !accepted {
 		return nil
 	}
@@ -204,12 +204,12 @@ func (u *UI) runStream(c echo.Context) error {
 		case etcdGet:
 			u.runEtcdGet(cl, reader, r.ns)
 		case !ok:
-			cl.send(endMsg{T: "error", Message: "no such command"})
+			cl.Send(endMsg{T: "error", Message: "no such command"})
 		default:
 			cmd(r)
 		}
-		cl.send(endMsg{T: "end"})
-		cl.finish()
+		cl.Send(endMsg{T: "end"})
+		cl.Finish()
 	}()
 	u.serve(cl, nil)
 	return nil
@@ -236,12 +236,12 @@ func (r *runner) request(method, target, accept, contentType string, body []byte
 	if contentType != "" {
 		headers["Content-Type"] = contentType
 	}
-	r.cl.send(requestMsg{T: "request", Line: method + " " + target + " HTTP/1.1", Headers: headers, Body: string(body)})
-	return r.u.request(r.cl.ctx, r.from, method, target, accept, contentType, body)
+	r.cl.Send(requestMsg{T: "request", Line: method + " " + target + " HTTP/1.1", Headers: headers, Body: string(body)})
+	return r.u.request(r.cl.Context(), r.from, method, target, accept, contentType, body)
 }
 
 func (r *runner) respond(code int, h http.Header) {
-	r.cl.send(responseMsg{T: "response", Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Code: code,
+	r.cl.Send(responseMsg{T: "response", Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Code: code,
 		Headers: map[string]string{"Content-Type": h.Get("Content-Type"), "Audit-Id": h.Get("Audit-Id")}})
 }
 
@@ -257,7 +257,7 @@ func (r *runner) do(method, target, accept, contentType string, body []byte) ([]
 	if rec.Code >= 300 {
 		var st apiStatus
 		_ = json.Unmarshal(rec.Body, &st)
-		r.cl.send(failedMsg{T: "failed", Status: fmt.Sprintf("%d %s", rec.Code, http.StatusText(rec.Code)), Message: st.Message})
+		r.cl.Send(failedMsg{T: "failed", Status: fmt.Sprintf("%d %s", rec.Code, http.StatusText(rec.Code)), Message: st.Message})
 	}
 	r.body(prettyJSON(rec.Body))
 	if rec.Code >= 300 {
@@ -269,7 +269,7 @@ func (r *runner) do(method, target, accept, contentType string, body []byte) ([]
 // unsent ends a command whose request got no answer (the reader left, or
 // the server is stopping).
 func (r *runner) unsent(err error) {
-	if r.cl.ctx.Err() == nil {
+	if r.cl.Context().Err() == nil {
 		r.u.Logger.Warn("run it live: a request got no answer", "error", err)
 		r.fail("the request got no answer")
 	}
@@ -278,7 +278,7 @@ func (r *runner) unsent(err error) {
 // body sends a whole response body as the raw answer, in one message:
 // a line each would overflow the reader's send queue with a long list.
 func (r *runner) body(text string) {
-	r.cl.send(lineMsg{T: "body", Text: text})
+	r.cl.Send(lineMsg{T: "body", Text: text})
 }
 
 // stream sends one watch: each line as the raw answer and, when the
@@ -301,15 +301,15 @@ func (r *runner) stream(target, accept string, show func(line []byte) lineMsg) {
 			if code >= 300 && !failedShown {
 				var st apiStatus
 				_ = json.Unmarshal(line, &st)
-				r.cl.send(failedMsg{T: "failed", Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Message: st.Message})
+				r.cl.Send(failedMsg{T: "failed", Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Message: st.Message})
 				failedShown = true
 			}
-			return r.cl.send(raw)
+			return r.cl.Send(raw)
 		}
-		if !r.cl.send(raw) {
+		if !r.cl.Send(raw) {
 			return false
 		}
-		return show == nil || r.cl.send(show(line))
+		return show == nil || r.cl.Send(show(line))
 	})
 }
 
@@ -320,14 +320,14 @@ func (r *runner) show(lines []string, err error) bool {
 		return false
 	}
 	for _, l := range lines {
-		if !r.cl.send(lineMsg{T: "line", Text: l}) {
+		if !r.cl.Send(lineMsg{T: "line", Text: l}) {
 			return false
 		}
 	}
 	return true
 }
 
-func (r *runner) fail(message string) { r.cl.send(endMsg{T: "error", Message: message}) }
+func (r *runner) fail(message string) { r.cl.Send(endMsg{T: "error", Message: message}) }
 
 // runEvent is the part of a watch event the lesson shows.
 type runEvent struct {
@@ -442,23 +442,23 @@ func showTable(b []byte, event string) ([]string, error) {
 // the API (and so past RBAC, which etcdReader asks first), shown as etcdctl prints it.
 func (u *UI) runEtcdGet(cl *client, reader etcdReader, ns string) {
 	key := storage.RootPrefix + "pods/" + ns + "/ssa-demo"
-	cl.send(requestMsg{T: "request", Line: "etcd Range " + key, Headers: map[string]string{
+	cl.Send(requestMsg{T: "request", Line: "etcd Range " + key, Headers: map[string]string{
 		"Note": "etcdctl get speaks etcd's gRPC API directly: no API server, no RBAC, no admission"}})
 	if !reader.mayRead(key) {
-		cl.send(endMsg{T: "error", Message: "you may read only your own namespace's keys"})
+		cl.Send(endMsg{T: "error", Message: "you may read only your own namespace's keys"})
 		return
 	}
-	resp, err := u.Etcd.Get(cl.ctx, key)
+	resp, err := u.Etcd.Get(cl.Context(), key)
 	if err != nil {
-		cl.send(endMsg{T: "error", Message: "etcd did not answer"})
+		cl.Send(endMsg{T: "error", Message: "etcd did not answer"})
 		return
 	}
-	cl.send(responseMsg{T: "response", Status: "200 OK", Code: 200, Headers: map[string]string{
+	cl.Send(responseMsg{T: "response", Status: "200 OK", Code: 200, Headers: map[string]string{
 		"Revision": strconv.FormatInt(resp.Header.Revision, 10), "Count": strconv.FormatInt(resp.Count, 10)}})
 	for _, kv := range resp.Kvs {
-		cl.send(lineMsg{T: "line", Text: string(kv.Key)})
+		cl.Send(lineMsg{T: "line", Text: string(kv.Key)})
 		for _, l := range strings.Split(escapeBytes(kv.Value), "\n") {
-			if !cl.send(lineMsg{T: "line", Text: l}) {
+			if !cl.Send(lineMsg{T: "line", Text: l}) {
 				return
 			}
 		}

@@ -16,13 +16,13 @@ const recentTraces = 40
 func (u *UI) traceStream(c echo.Context) error {
 	me := user(c)
 	since, _ := time.Parse(time.RFC3339Nano, c.QueryParam("since"))
-	cl, ok := u.accept(c, traceWriteBuffer)
+	cl, ok := u.accept(c, traceSocket)
 	if !ok {
 		return nil
 	}
 	for _, t := range u.Traces.Recent(me.Name, recentTraces) {
 		if shownTrace(&t) && t.Time.After(since) {
-			cl.send(traceMsg{T: "trace", Replay: true, Trace: &t})
+			cl.Send(traceMsg{T: "trace", Replay: true, Trace: &t})
 		}
 	}
 	u.hub.addTracer(me.Name, cl)

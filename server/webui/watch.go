@@ -85,7 +85,7 @@ func (u *UI) watchStream(c echo.Context) error {
 	ns := namespace(c)
 	rv, _ := strconv.ParseInt(c.QueryParam("rv"), 10, 64)
 	from := callerOf(c.Request())
-	cl, ok := u.accept(c, smallWriteBuffer)
+	cl, ok := u.accept(c, smallSocket)
 	if !ok {
 		return nil
 	}
@@ -118,7 +118,7 @@ const laneWatchTimeout = 30 * time.Minute
 // 410 Gone, for as long as the browser is there.
 func (l *lane) follow(rv int64) {
 	relist := false
-	for l.cl.ctx.Err() == nil {
+	for l.cl.Context().Err() == nil {
 		var w *laneWatch
 		switch {
 		case rv == 0 && l.streaming:
@@ -126,7 +126,7 @@ func (l *lane) follow(rv int64) {
 		case rv == 0:
 			var err error
 			if rv, err = l.u.listPods(l.cl, l.from, l.ns, relist); err != nil {
-				l.cl.close(websocket.StatusPolicyViolation, trimReason(err.Error()))
+				l.cl.Close(websocket.StatusPolicyViolation, trimReason(err.Error()))
 				return
 			}
 			w = l.newWatch(rv)
@@ -160,7 +160,7 @@ func describe(err error) string {
 
 func (u *UI) listPods(cl *client, from caller, ns string, relist bool) (int64, error) {
 	target := "/api/v1/namespaces/" + url.PathEscape(ns) + "/pods"
-	list, err := u.Pods.List(from.in(cl.ctx), storage.ListOptions{Namespace: ns})
+	list, err := u.Pods.List(from.in(cl.Context()), storage.ListOptions{Namespace: ns})
 	if err != nil {
 		return 0, errors.New(describe(err))
 	}
@@ -170,8 +170,8 @@ func (u *UI) listPods(cl *client, from caller, ns string, relist bool) (int64, e
 			items = append(items, podRef{Name: m.GetName(), RV: m.GetResourceVersion()})
 		}
 	}
-	cl.send(listMsg{T: "list", RV: list.ResourceVersion, Relist: relist, Request: "GET " + target, Items: items,
-		horizons: u.horizonsNow(cl.ctx)})
+	cl.Send(listMsg{T: "list", RV: list.ResourceVersion, Relist: relist, Request: "GET " + target, Items: items,
+		horizons: u.horizonsNow(cl.Context())})
 	return list.ResourceVersion, nil
 }
 
@@ -215,13 +215,13 @@ func (l *lane) newWatch(rv int64) *laneWatch {
 // error).
 func (w *laneWatch) serve() (rv int64, relist, ok bool) {
 	w.opts.Deadline = time.Now().Add(laneWatchTimeout)
-	watcher, err := w.u.Pods.Watch(w.from.in(w.cl.ctx), w.opts)
+	watcher, err := w.u.Pods.Watch(w.from.in(w.cl.Context()), w.opts)
 	if err != nil {
 		w.err = errors.New(describe(err))
 		return w.end()
 	}
 	defer watcher.Stop()
-	w.cl.send(watchingMsg{T: "watching", Request: "GET " + w.target, RV: w.rv})
+	w.cl.Send(watchingMsg{T: "watching", Request: "GET " + w.target, RV: w.rv})
 	timeout := time.NewTimer(laneWatchTimeout)
 	defer timeout.Stop()
 	for {
@@ -232,7 +232,7 @@ func (w *laneWatch) serve() (rv int64, relist, ok bool) {
 			}
 		case <-timeout.C:
 			return w.end()
-		case <-w.cl.ctx.Done():
+		case <-w.cl.Context().Done():
 			return w.end()
 		}
 	}
@@ -240,10 +240,10 @@ func (w *laneWatch) serve() (rv int64, relist, ok bool) {
 
 func (w *laneWatch) end() (rv int64, relist, ok bool) {
 	switch {
-	case w.cl.ctx.Err() != nil:
+	case w.cl.Context().Err() != nil:
 		return 0, false, false
 	case w.err != nil:
-		w.cl.close(websocket.StatusPolicyViolation, trimReason(w.err.Error()))
+		w.cl.Close(websocket.StatusPolicyViolation, trimReason(w.err.Error()))
 		return 0, false, false
 	case w.gone:
 		return 0, true, true
@@ -261,7 +261,7 @@ func (w *laneWatch) onEvent(ev watch.Event) bool {
 		}
 		if st.Code == http.StatusGone {
 			w.gone = true
-			w.cl.send(goneMsg{T: "gone", Code: st.Code, Reason: string(st.Reason), Message: st.Message, RV: w.rv})
+			w.cl.Send(goneMsg{T: "gone", Code: st.Code, Reason: string(st.Reason), Message: st.Message, RV: w.rv})
 		} else {
 			w.err = fmt.Errorf("watch error %d: %s", st.Code, st.Message)
 		}
@@ -281,15 +281,15 @@ func (w *laneWatch) onEvent(ev watch.Event) bool {
 		switch {
 		case ev.Type == watch.Bookmark && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true":
 			w.streaming = false
-			w.cl.send(listMsg{T: "list", RV: rv, Relist: w.relist, Streamed: true, Request: "WATCH " + w.target,
-				Items: w.initial, horizons: w.u.horizonsNow(w.cl.ctx)})
+			w.cl.Send(listMsg{T: "list", RV: rv, Relist: w.relist, Streamed: true, Request: "WATCH " + w.target,
+				Items: w.initial, horizons: w.u.horizonsNow(w.cl.Context())})
 			return true
 		case ev.Type == watch.Added:
 			w.initial = append(w.initial, podRef{Name: m.GetName(), RV: m.GetResourceVersion()})
 			return true
 		}
 	}
-	return w.cl.sendAndWrite(w.u.events.message(ev, rv, m.GetName()))
+	return w.cl.SendAndWrite(w.u.events.message(ev, rv, m.GetName()))
 }
 
 // eventMessages encodes each event's timeline message once for all the

@@ -29,6 +29,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/server/wshub"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/watchcache"
 	"github.com/kubelab/kubelab/web"
@@ -61,7 +62,7 @@ type Deps struct {
 	// a cap, so that one student's runaway tabs cannot hold the class's
 	// memory. The server shares it with the labs' websockets: the cap is
 	// on the user, whichever page opened them.
-	Websockets WebsocketCounter
+	Websockets wshub.Counter
 }
 
 // PodStore is what the live views do with pods, each call as the user
@@ -88,16 +89,6 @@ type Compactor interface {
 	// Compacted is etcd's compacted revision, read from etcd, so that a
 	// compaction made behind kubelab's back shows too.
 	Compacted(ctx context.Context) (int64, error)
-}
-
-// WebsocketCounter counts open websockets per user against a cap.
-type WebsocketCounter interface {
-	// Enter counts one more websocket of user, or is false at the cap.
-	Enter(user string) bool
-	// Leave gives back a place Enter counted.
-	Leave(user string)
-	// Limit is the cap, for the refusal's message.
-	Limit() int
 }
 
 // UI serves the pages and live views.
@@ -127,7 +118,7 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	if d.Pods == nil || d.PodsCache == nil || d.Compactor == nil || d.Self.Client == nil || d.Self.URL == "" || d.Self.ViewKey == "" {
 		return nil, errors.New("web UI: the pods, their watch cache, the compactor and the way to kubelab's own listener are required")
 	}
-	u := &UI{Deps: d, lessons: lessons, hub: newHub()}
+	u := &UI{Deps: d, lessons: lessons, hub: newHub(d.Websockets)}
 	u.ctx, u.stop = context.WithCancel(context.Background())
 	go u.hub.runTraces(u.ctx, d.Traces.Subscribe(u.ctx, nil, 1024))
 	go u.hub.runClock(u.ctx, u.horizonsNow, clockInterval)
@@ -165,7 +156,7 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 // Close ends every live view: the server is shutting down.
 func (u *UI) Close() {
 	u.stop()
-	u.hub.closeAll()
+	u.hub.sockets.CloseAll()
 }
 
 // secured registers routes whose responses carry web.SecureHeaders.
@@ -248,18 +239,6 @@ func (u *UI) setLang(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, back)
 }
 
-// Stats are the live views' figures for monitoring.
-type Stats struct {
-	// Clients is the websockets open now.
-	Clients int
-	// TooSlow is how many were closed for not keeping up.
-	TooSlow uint64
-}
-
-// Stats reports the open websockets and the slow ones closed so far.
-func (u *UI) Stats() Stats {
-	u.hub.mu.Lock()
-	n := len(u.hub.all)
-	u.hub.mu.Unlock()
-	return Stats{Clients: n, TooSlow: u.hub.tooSlow.Load()}
-}
+// Stats reports the live views' open websockets and the slow ones closed
+// so far.
+func (u *UI) Stats() wshub.Stats { return u.hub.sockets.Stats() }

@@ -1,33 +1,26 @@
-package webui
+package wshub
 
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/labstack/echo/v4"
 )
 
 // A browser that stops reading is closed with 1013 and a reason, and the
 // server's sender never blocks on it.
 func TestSlowClientIsClosed(t *testing.T) {
-	e := echo.New()
-	u := &UI{hub: newHub()}
+	hub := New(nil)
 	queued := make(chan int, 1)
 	big := []byte(`"` + strings.Repeat("x", 64*1024) + `"`)
-	e.GET("/ws", func(c echo.Context) error {
-		cl, ok := u.accept(c, smallWriteBuffer)
-		if !ok {
-			return nil
-		}
+	srv := testServer(t, hub, testSocket, func(cl *Client) {
 		go func() {
 			start := time.Now()
 			for i := 0; ; i++ {
-				if !cl.sendRaw(big) {
+				if !cl.SendRaw(big) {
 					queued <- i
 					return
 				}
@@ -37,11 +30,7 @@ func TestSlowClientIsClosed(t *testing.T) {
 				}
 			}
 		}()
-		u.serve(cl, nil)
-		return nil
 	})
-	srv := httptest.NewServer(e)
-	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
@@ -51,8 +40,8 @@ func TestSlowClientIsClosed(t *testing.T) {
 	defer conn.CloseNow()
 	conn.SetReadLimit(1 << 20)
 	n := <-queued // the client reads nothing until the server gives up on it
-	if n < sendQueue {
-		t.Fatalf("closed after %d messages, before the queue of %d was full", n, sendQueue)
+	if n < testSocket.Queue {
+		t.Fatalf("closed after %d messages, before the queue of %d was full", n, testSocket.Queue)
 	}
 	for {
 		if _, _, err = conn.Read(ctx); err != nil {
@@ -66,31 +55,22 @@ func TestSlowClientIsClosed(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "resume") {
 		t.Fatalf("close reason %q", ce.Reason)
 	}
+	waitFor(t, "the slow client counted", func() bool { return hub.Stats().TooSlow == 1 && hub.Stats().Clients == 0 })
 }
 
 // connectOne serves one websocket with writeTimeout set to timeout for the
 // test, and dials it. The server side is handed to setup before it is
 // served, and returned once the browser is connected.
-func connectOne(t *testing.T, timeout time.Duration, setup func(*client)) (*client, *websocket.Conn, context.Context) {
+func connectOne(t *testing.T, timeout time.Duration, setup func(*Client)) (*Client, *websocket.Conn, context.Context) {
 	t.Helper()
 	saved := writeTimeout
 	writeTimeout = timeout
 	t.Cleanup(func() { writeTimeout = saved })
-	e := echo.New()
-	u := &UI{hub: newHub()}
-	served := make(chan *client, 1)
-	e.GET("/ws", func(c echo.Context) error {
-		cl, ok := u.accept(c, smallWriteBuffer)
-		if !ok {
-			return nil
-		}
+	served := make(chan *Client, 1)
+	srv := testServer(t, New(nil), testSocket, func(cl *Client) {
 		setup(cl)
 		served <- cl
-		u.serve(cl, nil)
-		return nil
 	})
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", nil)
@@ -109,10 +89,10 @@ func connectOne(t *testing.T, timeout time.Duration, setup func(*client)) (*clie
 }
 
 // awaitClosed waits for the client's close and checks its reason.
-func awaitClosed(t *testing.T, cl *client, reason string) {
+func awaitClosed(t *testing.T, cl *Client, reason string) {
 	t.Helper()
 	select {
-	case <-cl.closed:
+	case <-cl.Done():
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the client was not closed (%q) within 10 s", reason)
 	}
@@ -126,11 +106,11 @@ func awaitClosed(t *testing.T, cl *client, reason string) {
 // writeTimeout has passed.
 func TestStuckWriteEndsTheConnection(t *testing.T) {
 	huge := []byte(`"` + strings.Repeat("x", 1<<20) + `"`)
-	cl, _, _ := connectOne(t, 300*time.Millisecond, func(cl *client) {
-		// Fewer than sendQueue messages, but more than loopback's socket
+	cl, _, _ := connectOne(t, 300*time.Millisecond, func(cl *Client) {
+		// Fewer than the queue's limit of messages, but more than loopback's socket
 		// buffers hold.
-		for range sendQueue / 2 {
-			cl.sendRaw(huge)
+		for range testSocket.Queue / 2 {
+			cl.SendRaw(huge)
 		}
 	})
 	awaitClosed(t, cl, "write failed")
@@ -144,8 +124,8 @@ func TestStuckWriteEndsTheConnection(t *testing.T) {
 // stops reading holds up that caller only until the write times out; a
 // sendRaw beside it never waits.
 func TestSendAndWriteWritesOnTheCaller(t *testing.T) {
-	cl, conn, ctx := connectOne(t, 2*time.Second, func(*client) {})
-	if !cl.sendAndWrite([]byte(`{"t":"event"}`)) {
+	cl, conn, ctx := connectOne(t, 2*time.Second, func(*Client) {})
+	if !cl.SendAndWrite([]byte(`{"t":"event"}`)) {
 		t.Fatal("sendAndWrite refused a message to a reading browser")
 	}
 	cl.mu.Lock()
@@ -163,15 +143,15 @@ func TestSendAndWriteWritesOnTheCaller(t *testing.T) {
 	lane := make(chan struct{})
 	go func() {
 		defer close(lane)
-		for range sendQueue / 2 {
-			if !cl.sendAndWrite(huge) {
+		for range testSocket.Queue / 2 {
+			if !cl.SendAndWrite(huge) {
 				return
 			}
 		}
 	}()
 	time.Sleep(100 * time.Millisecond) // the lane is stuck in a write by now
 	start := time.Now()
-	cl.sendRaw([]byte(`{"t":"clock"}`))
+	cl.SendRaw([]byte(`{"t":"clock"}`))
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Fatalf("sendRaw waited %s beside a stuck writer", d)
 	}
@@ -187,8 +167,8 @@ func TestSendAndWriteWritesOnTheCaller(t *testing.T) {
 // writeTimeout gets its close answered: no deadline of an earlier write
 // is left to fail the reply, which the websocket writes on its own.
 func TestCloseAnsweredAfterAQuietSpell(t *testing.T) {
-	_, conn, ctx := connectOne(t, 200*time.Millisecond, func(cl *client) {
-		cl.sendRaw([]byte(`{"t":"hello"}`))
+	_, conn, ctx := connectOne(t, 200*time.Millisecond, func(cl *Client) {
+		cl.SendRaw([]byte(`{"t":"hello"}`))
 	})
 	if _, b, err := conn.Read(ctx); err != nil || string(b) != `{"t":"hello"}` {
 		t.Fatalf("read %q, %v", b, err)
