@@ -16,6 +16,7 @@ import (
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/server/webui"
 )
 
 type msg struct {
@@ -588,18 +589,21 @@ func TestRunItLiveIsTracedAsTheView(t *testing.T) {
 	if m.Trace.Source != "run-it-live" || m.Trace.Code != http.StatusOK {
 		t.Fatalf("Run it live's list was traced as %+v", m.Trace)
 	}
-	req, _ := http.NewRequest("GET", lab.URL()+"/api/v1/namespaces/internals-demo/configmaps", nil)
-	req.Header.Set("X-Kubelab-View", "run-it-live")
-	req.Header.Set("X-Kubelab-View-Key", "a-guess")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	m = next(t, tracer, 10*time.Second, func(m msg) bool {
-		return m.T == "trace" && m.Trace.Path == "/api/v1/namespaces/internals-demo/configmaps"
-	})
-	if m.Trace.Source != "" {
-		t.Fatalf("a client passed for the view %q", m.Trace.Source)
+	// A wrong key, and the view header with no key at all.
+	for key, path := range map[string]string{"a-guess": "/api/v1/namespaces/internals-demo/configmaps", "": "/api/v1/namespaces/internals-demo/services"} {
+		req, _ := http.NewRequest("GET", lab.URL()+path, nil)
+		req.Header.Set(webui.ViewHeader, "run-it-live")
+		if key != "" {
+			req.Header.Set(webui.ViewKeyHeader, key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		m = next(t, tracer, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Path == path })
+		if m.Trace.Source != "" {
+			t.Fatalf("a client with view key %q passed for the view %q", key, m.Trace.Source)
+		}
 	}
 }
