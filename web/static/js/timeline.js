@@ -252,11 +252,16 @@ export function initTimeline(root) {
     lo -= pad; hi += pad;
     const x = (rv) => left + ((rv - lo) / (hi - lo)) * (right - left);
     canvas.replaceChildren();
-    // A label beside x, turned to its left near the right edge so that it
-    // is never cut off.
-    const label = (at, y, text, cls) => {
+    // A label beside a mark at x, gap away from its centre, turned to its
+    // left near the right edge so that it is never cut off. It returns the
+    // span it covers.
+    const label = (at, y, text, cls, gap = 4) => {
       const flip = at > right - 150;
-      canvas.append(svg("text", { class: cls || "", x: flip ? at - 4 : at + 4, y, "text-anchor": flip ? "end" : "start" }, text));
+      const el = svg("text", { class: cls || "", x: flip ? at - gap : at + gap, y, "text-anchor": flip ? "end" : "start" }, text);
+      canvas.append(el);
+      // Measured once laid out; an estimate while the canvas is hidden.
+      const width = el.getComputedTextLength() || text.length * 8;
+      return flip ? [at - gap - width, at] : [at, at + gap + width];
     };
     // etcd's compacted history, then the window's start on top of it.
     if (hz.compacted > lo) {
@@ -269,13 +274,17 @@ export function initTimeline(root) {
       canvas.append(svg("line", { class: "window", x1: x(hz.windowStart), y1: 22, x2: x(hz.windowStart), y2: H - 24 }));
       label(x(hz.windowStart), 34, say.window + " " + hz.windowStart, "window-label");
     }
+    // "now", with etcd's revision, heads its line in the row of the
+    // revision ticks, clear of the lanes' cursors; a tick it would touch
+    // is left out.
+    canvas.append(svg("line", { class: "head", x1: x(hz.head), y1: 18, x2: x(hz.head), y2: H - 8 }));
+    const [nowFrom, nowTo] = label(x(hz.head), 14, say.now + " " + hz.head, "head-label");
     const ticks = W < 600 ? 3 : 5;
     for (let i = 0; i <= ticks; i++) {
       const rv = Math.round(lo + ((hi - lo) * i) / ticks);
+      if (x(rv) > nowFrom - 24 && x(rv) < nowTo + 24) continue;
       canvas.append(svg("text", { x: x(rv), y: 14, "text-anchor": "middle" }, rv));
     }
-    canvas.append(svg("line", { class: "head", x1: x(hz.head), y1: 18, x2: x(hz.head), y2: H - 8 }));
-    canvas.append(svg("text", { class: "head-label", x: x(hz.head) - 4, y: 48, "text-anchor": "end" }, say.now));
     Object.values(lanes).forEach((lane, i) => {
       const y = 76 + i * 64;
       canvas.append(svg("text", { class: "lane-label", x: 8, y: y + 4 }, say.watcher + " " + lane.name));
@@ -285,10 +294,10 @@ export function initTimeline(root) {
         const cx = x(m.rv);
         if (m.type === "ERROR") {
           canvas.append(svg("path", { class: "ERROR", d: `M${cx - 7} ${y - 7} l14 14 m0 -14 l-14 14`, "stroke-width": 3, fill: "none" }));
-          label(cx + 4, y - 12, "410 Gone");
+          label(cx, y - 12, "410 Gone", "", 11);
         } else if (m.type === "RELIST") {
           canvas.append(svg("rect", { class: "RELIST", x: cx - 3, y: y - 14, width: 6, height: 28, rx: 2 }));
-          label(cx + 2, y + 26, m.label + " " + m.rv);
+          label(cx, y + 26, m.label + " " + m.rv, "", 7);
         } else if (m.type === "BOOKMARK") {
           canvas.append(svg("path", { class: "BOOKMARK", d: `M${cx - 5} ${y - 10} h10 v18 l-5 -5 l-5 5z` }));
         } else if (m.type === "MISSED") {
