@@ -14,7 +14,7 @@ import (
 func TestPutGetList(t *testing.T) {
 	ctx := context.Background()
 	s := New(storagetest.StartEtcd(t).Client())
-	s.pageSize = 3
+	s.records.PageSize = 3
 	if _, err := s.Get(ctx, "alice"); !errors.Is(err, labs.ErrNotFound) {
 		t.Fatalf("get before put: %v, want ErrNotFound", err)
 	}

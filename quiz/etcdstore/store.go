@@ -24,6 +24,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/storage/records"
 )
 
 // Prefix is where attempts are kept.
@@ -32,24 +33,19 @@ const Prefix = "/kubelab/quiz/attempts/"
 // LedgerPrefix is where each student's count of attempts per quiz is kept.
 const LedgerPrefix = "/kubelab/quiz/ledgers/"
 
-// defaultPageSize bounds each range read of a list, so a big class is read
-// in pieces rather than in one response.
-const defaultPageSize = 500
-
 // maxRetries bounds the retries of a write that lost a race: a student has
 // few tabs, so more than this is a bug or an attack, not contention.
 const maxRetries = 8
 
 // Store is a quiz.Store over an etcd client.
 type Store struct {
-	client   *clientv3.Client
-	pageSize int64
+	records *records.Records
 }
 
 var _ quiz.Store = (*Store)(nil)
 
 // New returns a store that uses client.
-func New(client *clientv3.Client) *Store { return &Store{client: client, pageSize: defaultPageSize} }
+func New(client *clientv3.Client) *Store { return &Store{records: records.New(client)} }
 
 // Student names and quiz ids are escaped so that a name with a slash
 // cannot reach into another student's keys.
@@ -70,49 +66,12 @@ type ledger struct {
 	Open      string `json:"open,omitempty"`
 }
 
-// read gets a key's value and ModRevision (0 if it does not exist).
-func (s *Store) read(ctx context.Context, k string, v any) (found bool, rev int64, err error) {
-	resp, err := s.client.Get(ctx, k)
-	if err != nil {
-		return false, 0, fmt.Errorf("reading %s: %w", k, err)
-	}
-	if len(resp.Kvs) == 0 {
-		return false, 0, nil
-	}
-	if err := json.Unmarshal(resp.Kvs[0].Value, v); err != nil {
-		return false, 0, fmt.Errorf("decoding %s: %w", k, err)
-	}
-	return true, resp.Kvs[0].ModRevision, nil
-}
-
-// write puts each key's value if every key's ModRevision is still the one
-// read (0: the key must not exist); false if another write came first.
-func (s *Store) write(ctx context.Context, revs map[string]int64, values map[string]any) (bool, error) {
-	var cmps []clientv3.Cmp
-	var ops []clientv3.Op
-	for k, rev := range revs {
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "=", rev))
-	}
-	for k, v := range values {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return false, fmt.Errorf("encoding %s: %w", k, err)
-		}
-		ops = append(ops, clientv3.OpPut(k, string(b)))
-	}
-	resp, err := s.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
-	if err != nil {
-		return false, fmt.Errorf("storing attempt: %w", err)
-	}
-	return resp.Succeeded, nil
-}
-
 // Issue returns the student's open attempt, or stores a as their next one.
 func (s *Store) Issue(ctx context.Context, a *quiz.Attempt, limit int) (*quiz.Attempt, error) {
 	lk := ledgerKey(a.Student, a.Quiz)
 	for range maxRetries {
 		var l ledger
-		found, lrev, err := s.read(ctx, lk, &l)
+		found, lrev, err := s.records.Get(ctx, lk, &l)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +99,7 @@ func (s *Store) Issue(ctx context.Context, a *quiz.Attempt, limit int) (*quiz.At
 		fresh.Number = l.Issued + 1
 		l.Issued, l.Open = fresh.Number, fresh.ID
 		ak := key(a.Student, a.Quiz, a.ID)
-		ok, err := s.write(ctx, map[string]int64{lk: lrev, ak: 0}, map[string]any{lk: l, ak: &fresh})
+		ok, _, err := s.records.PutIfUnchanged(ctx, map[string]int64{lk: lrev, ak: 0}, map[string]any{lk: l, ak: &fresh})
 		if err != nil {
 			return nil, err
 		}
@@ -159,11 +118,11 @@ func (s *Store) Submit(ctx context.Context, a *quiz.Attempt, limit int) error {
 	for range maxRetries {
 		var l ledger
 		var stored quiz.Attempt
-		_, lrev, err := s.read(ctx, lk, &l)
+		_, lrev, err := s.records.Get(ctx, lk, &l)
 		if err != nil {
 			return err
 		}
-		found, arev, err := s.read(ctx, ak, &stored)
+		found, arev, err := s.records.Get(ctx, ak, &stored)
 		switch {
 		case err != nil:
 			return err
@@ -179,7 +138,7 @@ func (s *Store) Submit(ctx context.Context, a *quiz.Attempt, limit int) error {
 		if l.Open == a.ID {
 			l.Open = ""
 		}
-		ok, err := s.write(ctx, map[string]int64{lk: lrev, ak: arev}, map[string]any{lk: l, ak: &stored})
+		ok, _, err := s.records.PutIfUnchanged(ctx, map[string]int64{lk: lrev, ak: arev}, map[string]any{lk: l, ak: &stored})
 		if err != nil || ok {
 			return err
 		}
@@ -190,7 +149,7 @@ func (s *Store) Submit(ctx context.Context, a *quiz.Attempt, limit int) error {
 // Get reads one attempt.
 func (s *Store) Get(ctx context.Context, student, quizID, id string) (*quiz.Attempt, error) {
 	var a quiz.Attempt
-	found, _, err := s.read(ctx, key(student, quizID, id), &a)
+	found, _, err := s.records.Get(ctx, key(student, quizID, id), &a)
 	if err != nil {
 		return nil, err
 	}
@@ -201,8 +160,7 @@ func (s *Store) Get(ctx context.Context, student, quizID, id string) (*quiz.Atte
 }
 
 // List reads the attempts under the narrowest prefix the filter allows
-// (a student's, or a student's for one quiz), a page at a time, at one
-// revision so that the pages agree, and keeps the submitted ones.
+// (a student's, or a student's for one quiz), and keeps the submitted ones.
 func (s *Store) List(ctx context.Context, f quiz.Filter) ([]*quiz.Attempt, error) {
 	prefix := Prefix
 	if f.Student != "" {
@@ -211,45 +169,33 @@ func (s *Store) List(ctx context.Context, f quiz.Filter) ([]*quiz.Attempt, error
 			prefix += url.PathEscape(f.Quiz) + "/"
 		}
 	}
-	end := clientv3.GetPrefixRangeEnd(prefix)
 	var out []*quiz.Attempt
-	from, rev := prefix, int64(0)
-	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(s.pageSize)}
-		if rev != 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		resp, err := s.client.Get(ctx, from, opts...)
+	err := s.records.List(ctx, prefix, func(k string, v []byte, _ int64) error {
+		a, err := decode(k, v)
 		if err != nil {
-			return nil, fmt.Errorf("listing attempts: %w", err)
+			return err
 		}
-		rev = resp.Header.Revision
-		for _, kv := range resp.Kvs {
-			a, err := decode(kv.Key, kv.Value)
-			if err != nil {
-				return nil, err
-			}
-			if !a.Open() && f.Matches(a) {
-				out = append(out, a)
-			}
+		if !a.Open() && f.Matches(a) {
+			out = append(out, a)
 		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			// Keys sort by escaped name and random id; sort by the names
-			// and the order the server issued the attempts in.
-			slices.SortFunc(out, func(a, b *quiz.Attempt) int {
-				return cmp.Or(cmp.Compare(a.Student, b.Student), cmp.Compare(a.Quiz, b.Quiz),
-					cmp.Compare(a.Number, b.Number), a.Submitted.Compare(b.Submitted))
-			})
-			return out, nil
-		}
-		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	// Keys sort by escaped name and random id; sort by the names and the
+	// order the server issued the attempts in.
+	slices.SortFunc(out, func(a, b *quiz.Attempt) int {
+		return cmp.Or(cmp.Compare(a.Student, b.Student), cmp.Compare(a.Quiz, b.Quiz),
+			cmp.Compare(a.Number, b.Number), a.Submitted.Compare(b.Submitted))
+	})
+	return out, nil
 }
 
-func decode(k, v []byte) (*quiz.Attempt, error) {
+func decode(k string, v []byte) (*quiz.Attempt, error) {
 	var a quiz.Attempt
 	if err := json.Unmarshal(v, &a); err != nil {
-		return nil, fmt.Errorf("decoding attempt %s: %w", strings.TrimPrefix(string(k), Prefix), err)
+		return nil, fmt.Errorf("decoding attempt %s: %w", strings.TrimPrefix(k, Prefix), err)
 	}
 	return &a, nil
 }

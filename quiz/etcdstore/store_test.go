@@ -118,7 +118,7 @@ func TestSubmitRace(t *testing.T) {
 func TestList(t *testing.T) {
 	ctx := context.Background()
 	s := New(storagetest.StartEtcd(t).Client())
-	s.pageSize = 2 // read in several pages
+	s.records.PageSize = 2 // read in several pages
 	var all []*quiz.Attempt
 	for _, who := range []struct{ student, class, quiz string }{
 		{"alice", "a", quiz.WatchQuizID},
