@@ -59,7 +59,11 @@ func (s *Store) begin(ctx context.Context, verb, subresource string, k storage.K
 	o.attrs.Path = s.path(k, subresource)
 	o.trace = &pipeline.Trace{ID: pipeline.NewTraceID(), Time: time.Now(), Records: make([]pipeline.Record, 0, 8), Source: pipeline.SourceFrom(ctx)}
 	o.trace.Describe(o.attrs)
-	o.own = pipeline.OperationFor(verb) != ""
+	// Writes are traced whoever makes them; reads only when made for a
+	// browser's view (a timeline lane's list and watch), which shows them
+	// as it showed them over HTTP: kubelab's own components read far too
+	// often for a trace each.
+	o.own = pipeline.OperationFor(verb) != "" || o.trace.Source != ""
 	if err := p.Authorize(o.trace, o.attrs); err != nil {
 		o.finish(err)
 		return nil, err

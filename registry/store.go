@@ -50,7 +50,7 @@ func (s *Store) Get(ctx context.Context, k storage.Key, resourceVersion string) 
 	call := o.storing()
 	obj, err := s.storage.Get(ctx, k, resourceVersion)
 	call.done(rvOf(obj), err)
-	return obj, err
+	return obj, o.finish(err)
 }
 
 // List reads the objects opts select, with its storage stage traced.
@@ -66,17 +66,20 @@ func (s *Store) List(ctx context.Context, opts storage.ListOptions) (*storage.Li
 		rv = strconv.FormatInt(list.ResourceVersion, 10)
 	}
 	call.done(rv, err)
-	return list, err
+	return list, o.finish(err)
 }
 
 // Watch starts a watch, from the watch cache unless the registry serves
 // watches from etcd.
 func (s *Store) Watch(ctx context.Context, opts storage.WatchOptions) (watch.Interface, error) {
-	if _, err := s.read(ctx, "watch", storage.Key{Namespace: opts.Namespace}); err != nil {
+	o, err := s.read(ctx, "watch", storage.Key{Namespace: opts.Namespace})
+	if err != nil {
 		return nil, err
 	}
 	w, err := s.storage.Watch(ctx, opts)
-	return observe(ctx, w, err)
+	// A watch's trace ends when it starts, as over HTTP once its headers
+	// are sent.
+	return observe(ctx, w, o.finish(err))
 }
 
 // SelectableFields are the fields a field selector may name.

@@ -607,3 +607,32 @@ func TestRunItLiveIsTracedAsTheView(t *testing.T) {
 		}
 	}
 }
+
+// A timeline lane's list and watch go through the registry in process,
+// and the tracer shows them as it shows the same requests over HTTP: the
+// list, then the watch, from the timeline, authorized as the browser's.
+func TestTimelineLaneReadsAreTraced(t *testing.T) {
+	lab := kubelabtest.Start(t)
+	tracer := dial(t, lab, "/ui/ws/trace")
+	lane := dial(t, lab, "/ui/ws/watch?lane=A")
+	next(t, lane, 10*time.Second, func(m msg) bool { return m.T == "watching" })
+	const pods = "/api/v1/namespaces/internals-demo/pods"
+	var verbs []string
+	for len(verbs) < 2 {
+		m := next(t, tracer, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Path == pods })
+		if m.Trace.Source != pipeline.ViewTimeline || m.Trace.Code != http.StatusOK {
+			t.Fatalf("the lane's %s was traced as %+v", m.Trace.Verb, m.Trace)
+		}
+		var stages []string
+		for _, r := range m.Trace.Records {
+			stages = append(stages, r.Stage)
+		}
+		if !slices.Contains(stages, string(pipeline.StageAuthorization)) {
+			t.Errorf("the lane's %s trace has no authorization stage: %v", m.Trace.Verb, stages)
+		}
+		verbs = append(verbs, m.Trace.Verb)
+	}
+	if verbs[0] != "list" || verbs[1] != "watch" {
+		t.Fatalf("the lane was traced as %v, want [list watch]", verbs)
+	}
+}
