@@ -77,7 +77,9 @@ func TestInformerFollowsAndRelistsAfterGone(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	// Shutdown waits for the informers, which stop only when ctx is done:
+	// cancel first, or the test waits out ctx's whole minute.
+	defer func() { cancel(); factory.Shutdown() }()
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		t.Fatal("informer never synced")
 	}
