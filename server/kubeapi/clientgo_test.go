@@ -53,6 +53,7 @@ func (l *requestLog) count(substr string) int {
 // and the compaction is what ends it, as with kube-apiserver: a watch
 // cache's window does not move with compaction.
 func TestInformerFollowsAndRelistsAfterGone(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCache = false })
 	cfg, err := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	if err != nil {

@@ -80,6 +80,7 @@ var demoPods = []string{"gc-demo4-54cd5f4cd9-7jhlq", "gc-demo4-54cd5f4cd9-lddmh"
 	"ssa-demo", "ssa-merge-demo-78fd5b47c4-9pk7t", "web-86d8686cfb-84dk9"}
 
 func TestKubectlGetPodsTable(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	out := kubectl(t, lab, "get", "pods", "-n", "internals-demo")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -105,6 +106,7 @@ func TestKubectlGetPodsTable(t *testing.T) {
 // its own with an empty resourceVersion, on a real cluster too, so the raw
 // list is where the lesson's number shows.)
 func TestListResourceVersionIsEtcdRevision(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	var list struct {
 		Metadata struct{ ResourceVersion string } `json:"metadata"`
@@ -139,6 +141,7 @@ func TestListResourceVersionIsEtcdRevision(t *testing.T) {
 
 // TestKubectlWatchSeesLabelAsModified is the lesson's two terminals.
 func TestKubectlWatchSeesLabelAsModified(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -208,6 +211,7 @@ func TestKubectlWatchSeesLabelAsModified(t *testing.T) {
 // after it is a later change (a pod the simulated node is still starting)
 // or a plain bookmark for it.
 func TestRawWatchWithBookmarks(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	start := time.Now()
 	events := parseEvents(t, kubectl(t, lab, "get", "--raw", "/api/v1/namespaces/internals-demo/pods?watch=1&resourceVersion=&timeoutSeconds=6&allowWatchBookmarks=true"))
@@ -240,6 +244,7 @@ func TestRawWatchWithBookmarks(t *testing.T) {
 // cache, whose window starts at the revision it listed at; compacting etcd
 // does not move it.
 func TestWatchFromOneIsGone(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -261,6 +266,7 @@ func TestWatchFromOneIsGone(t *testing.T) {
 
 // TestEtcdctlShowsKubernetesProtobuf reads the lesson's key with the real etcdctl.
 func TestEtcdctlShowsKubernetesProtobuf(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	out, stderr, err := clitest.Run(t, clitest.Etcdctl(t), "--endpoints", lab.EtcdURL, "get", "/registry/pods/internals-demo/ssa-demo")
 	if err != nil {
@@ -278,6 +284,7 @@ func TestEtcdctlShowsKubernetesProtobuf(t *testing.T) {
 }
 
 func TestKubectlDiscovery(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	var groups struct {
 		Groups []struct{ Name string } `json:"groups"`
@@ -304,6 +311,7 @@ func TestKubectlDiscovery(t *testing.T) {
 }
 
 func TestKubectlWrites(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	dir := t.TempDir()
 	manifest := func(image string) string {
@@ -381,6 +389,7 @@ func TestKubectlWrites(t *testing.T) {
 // TestKubectlOpenAPI: the lesson's /openapi/v3 paths, and kubectl explain
 // reading field descriptions from them.
 func TestKubectlOpenAPI(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	var doc struct {
 		Paths map[string]any `json:"paths"`
@@ -403,6 +412,7 @@ func TestKubectlOpenAPI(t *testing.T) {
 
 // TestKubectlAuthCanI: kubectl auth can-i asks the authorizer that enforces.
 func TestKubectlAuthCanI(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	if out := strings.TrimSpace(kubectl(t, lab, "auth", "can-i", "list", "pods", "-n", "internals-demo")); out != "yes" {
 		t.Fatalf("can-i list pods: %q", out)
