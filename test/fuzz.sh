@@ -50,7 +50,7 @@ fuzzbinary() {
 	local bin
 	bin="$bindir/$(echo "$1" | tr / _).test"
 	if [ ! -x "$bin" ]; then
-		go test -c -fuzz . -o "$bin" "./$1" >&2
+		go test -c -fuzz . -o "$bin" "./$1" >&2 || return 1
 	fi
 	echo "$bin"
 }
