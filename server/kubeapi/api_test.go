@@ -307,12 +307,10 @@ func TestShutdownEndsWatchesCleanly(t *testing.T) {
 	}
 }
 
-// TestAggregatedDiscovery: client-go's discovery (aggregated v2 by default)
+// testAggregatedDiscovery: client-go's discovery (aggregated v2 by default)
 // sees every resource from /api and /apis alone; plain JSON still gets the
 // legacy documents.
-func TestAggregatedDiscovery(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
+func testAggregatedDiscovery(t *testing.T, lab *kubelabtest.Lab) {
 	cfg, _ := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	log := &requestLog{}
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { log.next = rt; return log }

@@ -79,9 +79,7 @@ func parseEvents(t *testing.T, stream string) []watchEvent {
 var demoPods = []string{"gc-demo4-54cd5f4cd9-7jhlq", "gc-demo4-54cd5f4cd9-lddmh", "ssa-atomic-demo-864644447-lg556",
 	"ssa-demo", "ssa-merge-demo-78fd5b47c4-9pk7t", "web-86d8686cfb-84dk9"}
 
-func TestKubectlGetPodsTable(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
+func testKubectlGetPodsTable(t *testing.T, lab *kubelabtest.Lab) {
 	out := kubectl(t, lab, "get", "pods", "-n", "internals-demo")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if !regexp.MustCompile(`^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$`).MatchString(lines[0]) {
@@ -264,10 +262,8 @@ func TestWatchFromOneIsGone(t *testing.T) {
 	}
 }
 
-// TestEtcdctlShowsKubernetesProtobuf reads the lesson's key with the real etcdctl.
-func TestEtcdctlShowsKubernetesProtobuf(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
+// testEtcdctlShowsKubernetesProtobuf reads the lesson's key with the real etcdctl.
+func testEtcdctlShowsKubernetesProtobuf(t *testing.T, lab *kubelabtest.Lab) {
 	out, stderr, err := clitest.Run(t, clitest.Etcdctl(t), "--endpoints", lab.EtcdURL, "get", "/registry/pods/internals-demo/ssa-demo")
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
@@ -283,9 +279,7 @@ func TestEtcdctlShowsKubernetesProtobuf(t *testing.T) {
 	}
 }
 
-func TestKubectlDiscovery(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
+func testKubectlDiscovery(t *testing.T, lab *kubelabtest.Lab) {
 	var groups struct {
 		Groups []struct{ Name string } `json:"groups"`
 	}
@@ -386,11 +380,9 @@ func TestKubectlWrites(t *testing.T) {
 	})
 }
 
-// TestKubectlOpenAPI: the lesson's /openapi/v3 paths, and kubectl explain
+// testKubectlOpenAPI: the lesson's /openapi/v3 paths, and kubectl explain
 // reading field descriptions from them.
-func TestKubectlOpenAPI(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
+func testKubectlOpenAPI(t *testing.T, lab *kubelabtest.Lab) {
 	var doc struct {
 		Paths map[string]any `json:"paths"`
 	}
@@ -410,10 +402,8 @@ func TestKubectlOpenAPI(t *testing.T) {
 	}
 }
 
-// TestKubectlAuthCanI: kubectl auth can-i asks the authorizer that enforces.
-func TestKubectlAuthCanI(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
+// testKubectlAuthCanI: kubectl auth can-i asks the authorizer that enforces.
+func testKubectlAuthCanI(t *testing.T, lab *kubelabtest.Lab) {
 	if out := strings.TrimSpace(kubectl(t, lab, "auth", "can-i", "list", "pods", "-n", "internals-demo")); out != "yes" {
 		t.Fatalf("can-i list pods: %q", out)
 	}
