@@ -94,6 +94,7 @@ func (s *student) clientset(t *testing.T) kubernetes.Interface {
 }
 
 func TestClassroomStudentsAreConfinedToTheirNamespace(t *testing.T) {
+	t.Parallel()
 	lab := classroomLab(t)
 	alice, bob := join(t, lab, "Alice"), join(t, lab, "Bob")
 	if alice.name != "alice" || bob.name != "bob" {
@@ -210,6 +211,7 @@ func TestClassroomStudentsAreConfinedToTheirNamespace(t *testing.T) {
 // then tries the request: the answers must match, as kubectl auth can-i's
 // do on a real cluster.
 func TestClassroomCanIAgreesWithEnforcement(t *testing.T) {
+	t.Parallel()
 	lab := classroomLab(t)
 	alice := join(t, lab, "Alice")
 	join(t, lab, "Bob")
@@ -257,6 +259,7 @@ func TestClassroomCanIAgreesWithEnforcement(t *testing.T) {
 }
 
 func TestClassroomSignIn(t *testing.T) {
+	t.Parallel()
 	lab := classroomLab(t)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	post := func(form url.Values, header ...string) (*http.Response, string) {

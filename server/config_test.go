@@ -9,6 +9,7 @@ import (
 )
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	valid := func(mutate func(*Config)) Config {
 		c := DefaultConfig()
 		mutate(&c)
@@ -93,6 +94,7 @@ func TestValidate(t *testing.T) {
 // TestOpensslTokensPass: whatever `openssl rand -hex 16` prints, which the
 // error messages recommend, passes the token rules.
 func TestOpensslTokensPass(t *testing.T) {
+	t.Parallel()
 	for range 10000 {
 		b := make([]byte, 16)
 		rand.Read(b)

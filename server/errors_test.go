@@ -16,6 +16,7 @@ import (
 )
 
 func TestErrorsBecomeStatus(t *testing.T) {
+	t.Parallel()
 	s, _ := startServer(t)
 	e := s.Echo()
 	pods := schema.GroupResource{Resource: "pods"}
@@ -90,6 +91,7 @@ func TestErrorsBecomeStatus(t *testing.T) {
 // A browser at an unknown page gets the friendly page, in its language;
 // every client of the API, and any request for an API path, a Status.
 func TestUnknownPageIsAPageForBrowsers(t *testing.T) {
+	t.Parallel()
 	s, _ := startServer(t)
 	ts := httptest.NewServer(s.Echo())
 	defer ts.Close()
@@ -125,6 +127,7 @@ func TestUnknownPageIsAPageForBrowsers(t *testing.T) {
 // Every page picks its language by the same rule: a Thai browser gets
 // Thai everywhere, the cookie overrides the browser, and ?lang= both.
 func TestEveryPageFollowsOneLanguageRule(t *testing.T) {
+	t.Parallel()
 	s, _ := startServer(t)
 	ts := httptest.NewServer(s.Echo())
 	defer ts.Close()

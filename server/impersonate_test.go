@@ -13,6 +13,7 @@ import (
 // user, so RBAC refuses what the user may not do, with kube's message; a
 // student may not impersonate anyone but their own service accounts.
 func TestKubectlAsImpersonates(t *testing.T) {
+	t.Parallel()
 	lab := classroomLab(t)
 	alice := join(t, lab, "Alice")
 	kubectl := clitest.Kubectl(t)

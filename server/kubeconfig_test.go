@@ -35,6 +35,7 @@ func adminToken(t *testing.T, dir string) string {
 }
 
 func TestAdminKubeconfig(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	hash, err := adminKubeconfig(dir, "http://127.0.0.1:8080", nil)
 	if err != nil {
@@ -121,6 +122,7 @@ func TestAdminKubeconfig(t *testing.T) {
 }
 
 func TestServerURL(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ listen, actual, want string }{
 		{":8080", "[::]:8080", "http://127.0.0.1:8080"},
 		{"0.0.0.0:8080", "0.0.0.0:8080", "http://127.0.0.1:8080"},

@@ -21,6 +21,7 @@ import (
 // 100) is refused with 429 and Retry-After while the admitted one is still
 // being served: it does not wait for it, and its handler never runs.
 func TestAdaptiveLimitRefusesPastTheEffectiveLimitWithoutQueueing(t *testing.T) {
+	// Not parallel: it measures how long requests take.
 	in := newInflight(100, 100, 0, 0, false)
 	in.adaptiveMutations = adaptive.New(adaptive.Config{Min: 1, Max: 100, Initial: 1})
 	e := echo.New()
@@ -91,6 +92,7 @@ func TestAdaptiveLimitRefusesPastTheEffectiveLimitWithoutQueueing(t *testing.T) 
 // service account after another (kubectl --as) gets no fresh allowance,
 // and the refusal says which cap was hit.
 func TestPerUserWatchCapCountsTheAuthenticatedUser(t *testing.T) {
+	t.Parallel()
 	in := newInflight(100, 100, 100, 2, false)
 	e := echo.New()
 	e.HTTPErrorHandler = (&Server{log: slog.New(slog.DiscardHandler)}).handleError

@@ -69,6 +69,7 @@ func (p *stalledPost) finish(t *testing.T) int {
 const configMap = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"slow"}}`
 
 func TestOverloadIsRefusedAtOnceWith429(t *testing.T) {
+	// Not parallel: it measures how long requests take.
 	lab := kubelabtest.Start(t, func(c *server.Config) { c.MaxMutatingRequestsInflight = 1 })
 	const path = "/api/v1/namespaces/internals-demo/configmaps"
 	// hold starts a create that stalls mid-body and, sending nothing else
@@ -133,6 +134,7 @@ func TestOverloadIsRefusedAtOnceWith429(t *testing.T) {
 }
 
 func TestRequestTimeoutIs504AndWritesNothing(t *testing.T) {
+	// Not parallel: it measures how long requests take.
 	lab := kubelabtest.Start(t, func(c *server.Config) { c.RequestTimeout = 300 * time.Millisecond })
 	ctx := context.Background()
 	before, _ := lab.EtcdClient().Get(ctx, "/registry/", clientv3.WithPrefix(), clientv3.WithCountOnly())

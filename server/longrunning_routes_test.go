@@ -13,6 +13,7 @@ import (
 // limits' list of websocket routes; otherwise its websockets would hold
 // an in-flight slot and be cut at the request timeout.
 func TestEveryWebsocketRouteIsLongRunning(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	upgraded := 0
 	for _, rt := range lab.Echo().Routes() {

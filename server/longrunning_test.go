@@ -12,6 +12,7 @@ import (
 // the verb parsed as kube-apiserver parses it: headers and query
 // parameters a client can add to any request change nothing elsewhere.
 func TestClassifyByRouteAndParsedVerb(t *testing.T) {
+	t.Parallel()
 	handshake := http.Header{"Upgrade": {"websocket"}, "Connection": {"Upgrade"}, "Sec-Websocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="}, "Sec-Websocket-Version": {"13"}}
 	tests := []struct {
 		name, method, target string

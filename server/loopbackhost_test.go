@@ -40,6 +40,7 @@ func requestAs(t *testing.T, base, path, host, accept string) (int, http.Header,
 // loopback one gets 421, as a Status for API clients and as text for
 // browsers; loopback names are served.
 func TestLocalModeRefusesRebindingHosts(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	port := strings.TrimPrefix(lab.URL(), "http://127.0.0.1")
 	for _, host := range []string{"attacker.example:8080", "attacker.example" + port, "192.168.1.20" + port, "localhost.attacker.example" + port, "127.0.0.1.nip.io" + port} {
@@ -66,6 +67,7 @@ func TestLocalModeRefusesRebindingHosts(t *testing.T) {
 // TestHostCheckOnlyInLocalMode: a class, and local mode given to the
 // network on purpose, answer whatever name students dial.
 func TestHostCheckOnlyInLocalMode(t *testing.T) {
+	t.Parallel()
 	for name, option := range map[string]func(*server.Config){
 		"classroom":                   func(c *server.Config) { c.Classroom = true },
 		"local-mode-admin-on-network": func(c *server.Config) { c.LocalModeAdminOnNetwork = true },

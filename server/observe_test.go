@@ -53,6 +53,7 @@ func metric(t *testing.T, body, pattern string) float64 {
 }
 
 func TestMetricsAndRequestLog(t *testing.T) {
+	t.Parallel()
 	logs := &syncBuffer{}
 	lab := kubelabtest.Start(t, func(c *server.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))

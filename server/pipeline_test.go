@@ -22,6 +22,7 @@ import (
 // the API takes effect), a bad token is 401, and each request leaves a
 // trace of the lesson's stages.
 func TestPipelineEnforcesRBACAndTracesEveryStage(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

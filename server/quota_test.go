@@ -19,6 +19,7 @@ import (
 // status.used follows creates and deletes; an update that grows objects
 // past the stored-bytes limit is refused too.
 func TestResourceQuotaCountsAndStoredBytes(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	cs := lab.Clientset(t)
 	ctx := context.Background()

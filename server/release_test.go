@@ -44,6 +44,7 @@ func (h cancelOn) WithGroup(g string) slog.Handler {
 // controller run), leaves no goroutine behind and unlocks etcd's data dir,
 // so that a second New on it starts.
 func TestNewReleasesEverythingWhenItFails(t *testing.T) {
+	// Not parallel: goleak would count the other tests' goroutines as ours.
 	for _, tc := range []struct {
 		name    string
 		prepare func(t *testing.T, cfg *server.Config, cancel context.CancelFunc)

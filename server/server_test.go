@@ -186,6 +186,7 @@ func waitReady(t *testing.T, s *server.Server) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	s, _ := startServer(t)
 	s.Start()
 	waitReady(t, s)
@@ -252,6 +253,7 @@ func TestHealth(t *testing.T) {
 // two system PriorityClasses, the authentication ConfigMap, and a Local,
 // Available APIService for each built-in group version.
 func TestPostStartHooksDidTheirWork(t *testing.T) {
+	t.Parallel()
 	s, _ := startServer(t)
 	s.Start()
 	waitReady(t, s)
@@ -283,6 +285,7 @@ func TestPostStartHooksDidTheirWork(t *testing.T) {
 }
 
 func TestReadyzFailsWhenEtcdStops(t *testing.T) {
+	t.Parallel()
 	s, stopEtcd := startServer(t)
 	s.Start()
 	waitReady(t, s)
@@ -304,6 +307,7 @@ func TestReadyzFailsWhenEtcdStops(t *testing.T) {
 }
 
 func TestUnknownPathIsNotFoundStatus(t *testing.T) {
+	t.Parallel()
 	s, _ := startServer(t)
 	s.Start()
 	resp, err := http.Get(s.URL() + "/api/v1/nothing-here")
@@ -342,6 +346,7 @@ func (c *fakeCompactor) Run(ctx context.Context, interval time.Duration) {
 }
 
 func TestShutdownOrder(t *testing.T) {
+	t.Parallel()
 	s, _ := startServer(t, func(c *server.Config) { c.CompactionInterval = 42 * time.Second })
 	compactor := &fakeCompactor{client: s.EtcdClient(), done: make(chan error, 1)}
 	s.SetCompactor(compactor)
@@ -421,6 +426,7 @@ func runServer(t *testing.T, cfg server.Config) (stop func() error) {
 }
 
 func TestRunStopsCleanly(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Listen = storagetest.FreeAddr(t)
 	stop := runServer(t, cfg)
@@ -456,6 +462,7 @@ func TestRunStopsCleanly(t *testing.T) {
 }
 
 func TestRunFailsOnBadConfig(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Listen = "nope"
 	if err := server.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "--listen") {
@@ -464,6 +471,7 @@ func TestRunFailsOnBadConfig(t *testing.T) {
 }
 
 func TestRunFailsWhenPortTaken(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -494,6 +502,7 @@ func decodeStatus(t *testing.T, resp *http.Response) metav1.Status {
 }
 
 func TestRunKeepsAdminTokenAcrossRestarts(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Listen = storagetest.FreeAddr(t)
 	type kubeconfig struct {
@@ -551,6 +560,7 @@ func TestRunKeepsAdminTokenAcrossRestarts(t *testing.T) {
 }
 
 func TestRunStopsWhileWaitingForEtcd(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.EtcdListenClient = ""
 	cfg.EtcdEndpoints = []string{storagetest.FreeAddr(t)} // nothing listens there
@@ -568,6 +578,7 @@ func TestRunStopsWhileWaitingForEtcd(t *testing.T) {
 // TestPeriodicCompaction: with --compaction-interval, etcd's history before
 // the revision seen one interval earlier is really gone.
 func TestPeriodicCompaction(t *testing.T) {
+	t.Parallel()
 	s, _ := startServer(t, func(c *server.Config) { c.CompactionInterval = 300 * time.Millisecond })
 	s.Start()
 	t.Cleanup(func() { s.Shutdown(context.Background()) })

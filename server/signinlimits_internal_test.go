@@ -11,6 +11,7 @@ import (
 // IPv6 /64, so every address in it shares one sign-in allowance; an IPv4
 // address (or one mapped into IPv6) is its own.
 func TestClientAddrKeysIPv6ByItsSlash64(t *testing.T) {
+	t.Parallel()
 	addr := func(remote string) string {
 		r := httptest.NewRequest("POST", "/signin", nil)
 		r.RemoteAddr = remote
@@ -49,6 +50,7 @@ func TestClientAddrKeysIPv6ByItsSlash64(t *testing.T) {
 // shares one limiter while no remembered limiter can be forgotten; once
 // limiters have refilled, they are forgotten one by one for new addresses.
 func TestSigninLimitsAreNeverWipedWhole(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1_700_000_000, 0)
 	l := newSigninLimits()
 	l.now = func() time.Time { return now }

@@ -17,6 +17,7 @@ import (
 // straight to the router with the client address set, since the tests'
 // listeners are on loopback.
 func TestTransportPlainHTTPFromTheNetworkIsRedirected(t *testing.T) {
+	t.Parallel()
 	lab := classroomLab(t)
 	secure, err := url.Parse(lab.SecureURL())
 	if err != nil {

@@ -51,6 +51,7 @@ func sessionCookie(t *testing.T, c *http.Client, base, name string) *http.Cookie
 // it; on plain HTTP (a laptop's localhost) it cannot be, or no browser
 // would keep it. HttpOnly and SameSite always.
 func TestWebSecuritySessionCookieSecureBehindTLS(t *testing.T) {
+	t.Parallel()
 	lab := classroomLab(t)
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	// The test looks at the cookie's attributes, not at the certificate.
@@ -87,6 +88,7 @@ func TestWebSecuritySessionCookieSecureBehindTLS(t *testing.T) {
 // A page on another site cannot sign a student out (nor in: see
 // TestClassroomSignIn): the form posts are checked for their origin.
 func TestWebSecurityCrossSiteSignOut(t *testing.T) {
+	t.Parallel()
 	lab := classroomLab(t)
 	ck := sessionCookie(t, &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, lab.URL(), "Sam")
 	req, _ := http.NewRequest("POST", lab.URL()+"/signout", nil)
@@ -120,6 +122,7 @@ func TestWebSecurityCrossSiteSignOut(t *testing.T) {
 // classroom mode with a valid session cookie too (the browser would send
 // it along: that is what the Origin check is for).
 func TestWebSecurityWebsocketOrigin(t *testing.T) {
+	t.Parallel()
 	lab := classroomLab(t)
 	ck := sessionCookie(t, &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, lab.URL(), "Wes")
 	for _, path := range []string{"/ui/ws/trace", "/ui/ws/watch?lane=A", "/ui/ws/run?cmd=get-pods", "/ui/ws/pollwatch", labhttp.APIPath + "/ws?lab=watch"} {
@@ -142,6 +145,7 @@ func TestWebSecurityWebsocketOrigin(t *testing.T) {
 // are kept: a session cookie, a student's kubeconfig token, the grader's,
 // and a wrong one, each used on the API, the web UI and the grader.
 func TestWebSecurityTokensNeverLoggedNorStored(t *testing.T) {
+	t.Parallel()
 	logs := &syncBuffer{}
 	const graderToken = "grader-token-0123456789"
 	lab := kubelabtest.Start(t, func(c *server.Config) {
@@ -219,6 +223,7 @@ func TestWebSecurityTokensNeverLoggedNorStored(t *testing.T) {
 // API and the form both refuse a body naming a student or a class, and
 // what is recorded is the session's student.
 func TestWebSecurityIdentityNeverFromTheBody(t *testing.T) {
+	t.Parallel()
 	lab := classroomLab(t)
 	ida := join(t, lab, "Ida")
 	join(t, lab, "Bob")

@@ -5,8 +5,10 @@ package kubelabtest
 
 import (
 	"context"
+	"flag"
 	"io"
 	"log/slog"
+	"strconv"
 	"testing"
 	"time"
 
@@ -198,4 +200,22 @@ func Eventually(t testing.TB, what string, cond func() (bool, error)) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// RunParallel runs m's tests with n parallel tests at a time, unless the
+// run was given -parallel (or -test.parallel), and returns m.Run's code:
+// for a TestMain whose package's parallel tests each start a server and
+// spend most of their time waiting (on watches that end by timeoutSeconds,
+// on processes), so that more of them wait side by side than the
+// machine has cores, which -parallel defaults to.
+func RunParallel(m *testing.M, n int) int {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(n)); err != nil {
+			panic(err)
+		}
+	}
+	return m.Run()
 }

@@ -50,6 +50,7 @@ func eventually(t *testing.T, what string, check func() string) {
 // resource and reads live per-namespace figures through kubelab, which
 // are not in etcd.
 func TestMetricsAPIService(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	eventually(t, "metrics APIService available", func() string {
 		out, _, _ := kubectl(t, lab, "", "get", "apiservices")
@@ -111,6 +112,7 @@ func TestMetricsAPIService(t *testing.T) {
 // TestProxyPassesIdentity: the backend hears who the user is from
 // kubelab; a user kubelab refuses never reaches it.
 func TestProxyPassesIdentity(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	kubeconfig, err := clientcmd.LoadFromFile(lab.KubeconfigPath())
 	if err != nil {
@@ -152,6 +154,7 @@ func TestProxyPassesIdentity(t *testing.T) {
 // TestUnavailableAPIService: an APIService whose service does not exist
 // is not Available, says why, and its group answers 503.
 func TestUnavailableAPIService(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	svc := `apiVersion: apiregistration.k8s.io/v1
 kind: APIService

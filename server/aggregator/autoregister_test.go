@@ -66,6 +66,7 @@ func (s apiService) localAndAvailable() bool {
 // (one deleted stays deleted), and a CRD's served versions for as long as
 // the CRD exists (one deleted or edited is put back).
 func TestAutoregistration(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 
 	apps, ok := getAPIService(t, lab, "v1.apps")

@@ -16,6 +16,7 @@ import (
 // metrics server's group version, fetched through its APIService, so the
 // real kubectl explains namespacemetrics from either document.
 func TestMetricsOpenAPI(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	const def = "com.github.kubelab.kubelab.server.metricsapi.NamespaceMetrics"
 	eventually(t, "metrics in /openapi/v2", func() string {

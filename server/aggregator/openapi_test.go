@@ -255,6 +255,7 @@ func waitFor(t *testing.T, what string, cond func() string) {
 // broken backend is skipped without harm to them; documents follow the
 // backends' changes, availability and APIServices.
 func TestOpenAPIAggregation(t *testing.T) {
+	t.Parallel()
 	metrics, err := metricsapi.Start(metricsapi.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -416,6 +417,7 @@ func TestOpenAPIAggregation(t *testing.T) {
 // TestOpenAPISyncedWithoutBackends: with nothing to aggregate the first
 // pass still ends.
 func TestOpenAPISyncedWithoutBackends(t *testing.T) {
+	t.Parallel()
 	h := startHarness(t, nil)
 	waitFor(t, "first pass", func() string {
 		if !h.agg.OpenAPISynced() {

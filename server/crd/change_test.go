@@ -25,6 +25,7 @@ var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "
 // error (the CRD's rows are replaced in place, never removed and re-added),
 // as the CustomResourceDefinition defaulting conformance spec requires.
 func TestCRDChangeKeepsServing(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	applyCRD(t, lab, widgetsCRD)
 	client := dynamic.NewForConfigOrDie(restConfig(t, lab))
@@ -70,6 +71,7 @@ func v2Definition(t *testing.T, lab *kubelabtest.Lab, name string) *openapi_v2.N
 // is served, follows versions as they are added and stop being served,
 // and leaves with the CRD.
 func TestCRDInOpenAPIV2(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	applyCRD(t, lab, widgetsCRD)
 	const v1, v2 = "com.example.lab.v1.Widget", "com.example.lab.v2.Widget"

@@ -18,6 +18,7 @@ import (
 // deletecollection of the resource by the API server, traced like any
 // request, and no write that the trace does not show.
 func TestCRDDeletionGoesThroughTheRegistry(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	applyCRD(t, lab, widgetsCRD)
 	for _, w := range []struct{ ns, name, finalizers string }{

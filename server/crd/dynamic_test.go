@@ -75,6 +75,7 @@ func widget(name string, size int64) *unstructured.Unstructured {
 // watch cache is off (--watch-cache=false), so that the watch reads etcd
 // and the compaction is what ends it, as with kube-apiserver.
 func TestDynamicInformer(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCache = false })
 	applyCRD(t, lab, widgetsCRD)
 	cfg := restConfig(t, lab)

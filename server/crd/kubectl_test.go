@@ -128,6 +128,7 @@ func applyCRD(t *testing.T, lab *kubelabtest.Lab, doc string) {
 // columns, stored as plain JSON; deleting the CRD removes it and its
 // objects.
 func TestCRDWithKubectl(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	applyCRD(t, lab, widgetsCRD)
 
@@ -249,6 +250,7 @@ func TestCRDWithKubectl(t *testing.T) {
 // TestInvalidCRDs: apiextensions' own validation refuses bad CRDs with
 // causes, and nothing is written.
 func TestInvalidCRDs(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	cases := map[string]struct{ from, to, want string }{
 		"NonStructural": {"          spec:\n            type: object\n", "          spec:\n            description: no type\n", "openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"},
@@ -281,6 +283,7 @@ func TestInvalidCRDs(t *testing.T) {
 // first, and an object reads as the version asked for (the "None"
 // conversion); the status records the storage version.
 func TestCRDVersions(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	v1beta1 := "  - name: v1beta1\n    served: true\n    storage: false\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n"
 	doc := strings.Replace(widgetsCRD, "  versions:\n", "  versions:\n"+v1beta1, 1)
@@ -334,6 +337,7 @@ func TestCRDVersions(t *testing.T) {
 // kube-apiserver, a watch from a compacted resourceVersion still inside the
 // watch cache's window is served from the cache.
 func TestCustomResourceWatch(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	applyCRD(t, lab, widgetsCRD)
 	mustKubectl(t, lab, "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: watched\n  namespace: internals-demo\nspec:\n  size: 1\n", "create", "-f", "-")

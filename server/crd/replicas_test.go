@@ -13,6 +13,7 @@ import (
 // TestCRDSurvivesRestart: a restarted kubelab serves the CRDs and custom
 // resources it finds in etcd.
 func TestCRDSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sameDir := func(c *server.Config) { c.DataDir = dir }
 	lab := kubelabtest.Start(t, sameDir)
@@ -41,6 +42,7 @@ func TestCRDSurvivesRestart(t *testing.T) {
 // through one is served by the other, their objects are the same, and a
 // deletion through one is noticed by the other.
 func TestCRDAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	one := kubelabtest.Start(t)
 	two := kubelabtest.Start(t, func(c *server.Config) {
 		c.EtcdListenClient = ""
@@ -69,6 +71,7 @@ func TestCRDAcrossReplicas(t *testing.T) {
 // TestNamespaceDeletionDeletesCustomResources: the namespace controller
 // empties a deleted namespace of custom resources too.
 func TestNamespaceDeletionDeletesCustomResources(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	applyCRD(t, lab, widgetsCRD)
 	mustKubectl(t, lab, "", "create", "namespace", "scratch")

@@ -42,6 +42,7 @@ func clientset(t *testing.T, lab *kubelabtest.Lab, contentType string) *kubernet
 // TestProtobufClient: client-go speaking protobuf (as kube's own
 // components do) creates, gets, lists and watches.
 func TestProtobufClient(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	client := clientset(t, lab, runtime.ContentTypeProtobuf)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -123,6 +124,7 @@ func TestProtobufClient(t *testing.T) {
 // TestLegacyWatchPathAndSingleObjectWatch: /api/v1/watch/... and a watch
 // on one named object.
 func TestLegacyWatchPathAndSingleObjectWatch(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	for _, path := range []string{
 		"/api/v1/watch/namespaces/internals-demo/pods/ssa-demo?timeoutSeconds=1",
@@ -143,6 +145,7 @@ func TestLegacyWatchPathAndSingleObjectWatch(t *testing.T) {
 // TestTableWatchAsKubectlGetWatch: kubectl get -w asks for Tables; the
 // first event carries the columns, later ones only rows.
 func TestTableWatchAsKubectlGetWatch(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	req, _ := http.NewRequest("GET", lab.URL()+podsPath+"?watch=1&timeoutSeconds=2", nil)
 	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
@@ -173,6 +176,7 @@ func TestTableWatchAsKubectlGetWatch(t *testing.T) {
 }
 
 func TestDryRunWritesNothing(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	before := listRV(t, lab)
 	resp, body := do(t, lab, "POST", podsPath+"?dryRun=All", "application/json",
@@ -192,6 +196,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 }
 
 func TestStatusSubresourceAndDeleteCollection(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	client := clientset(t, lab, "")
 	ctx := context.Background()
@@ -246,6 +251,7 @@ func TestStatusSubresourceAndDeleteCollection(t *testing.T) {
 // TestPartialObjectMetadata: the metadata-only client (the garbage
 // collector's) lists and gets.
 func TestPartialObjectMetadata(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	cfg, _ := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	mc := metadata.NewForConfigOrDie(cfg)
@@ -265,6 +271,7 @@ func clientv3Prefix() []clientv3.OpOption { return []clientv3.OpOption{clientv3.
 // TestShutdownEndsWatchesCleanly: stopping the server ends open watch
 // streams at once (they do not hold the shutdown up until its timeout).
 func TestShutdownEndsWatchesCleanly(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	resp, err := http.Get(lab.URL() + podsPath + "?watch=1")
 	if err != nil {
@@ -300,11 +307,10 @@ func TestShutdownEndsWatchesCleanly(t *testing.T) {
 	}
 }
 
-// TestAggregatedDiscovery: client-go's discovery (aggregated v2 by default)
+// testAggregatedDiscovery: client-go's discovery (aggregated v2 by default)
 // sees every resource from /api and /apis alone; plain JSON still gets the
 // legacy documents.
-func TestAggregatedDiscovery(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testAggregatedDiscovery(t *testing.T, lab *kubelabtest.Lab) {
 	cfg, _ := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	log := &requestLog{}
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { log.next = rt; return log }
@@ -337,6 +343,7 @@ func TestAggregatedDiscovery(t *testing.T) {
 // events than one flush carries delivers every one, in order (a flush that
 // dropped the event it had just taken off the queue once lost every 65th).
 func TestWatchDeliversEveryQueuedEvent(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	client := clientset(t, lab, "")
 	ctx := context.Background()
@@ -386,6 +393,7 @@ func TestWatchDeliversEveryQueuedEvent(t *testing.T) {
 // e2e suite's API-streaming spec checks: a built-in kind's list items
 // carry no kind of their own, as in kube-apiserver.
 func TestCreatedAndListedObjectsAreEqual(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	ctx := context.Background()
 	proto := clientset(t, lab, runtime.ContentTypeProtobuf)

@@ -53,6 +53,7 @@ func (l *requestLog) count(substr string) int {
 // and the compaction is what ends it, as with kube-apiserver: a watch
 // cache's window does not move with compaction.
 func TestInformerFollowsAndRelistsAfterGone(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCache = false })
 	cfg, err := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	if err != nil {
@@ -77,7 +78,9 @@ func TestInformerFollowsAndRelistsAfterGone(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	// Shutdown waits for the informers, which stop only when ctx is done:
+	// cancel first, or the test waits out ctx's whole minute.
+	defer func() { cancel(); factory.Shutdown() }()
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		t.Fatal("informer never synced")
 	}

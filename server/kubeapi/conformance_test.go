@@ -24,6 +24,7 @@ import (
 // /status sets its conditions and the annotations it carries (the
 // Namespaces conformance spec), but cannot change its spec.
 func TestNamespaceStatusPatchKeepsMetadata(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	client := clientset(t, lab, "")
 	ctx := context.Background()
@@ -45,10 +46,9 @@ func TestNamespaceStatusPatchKeepsMetadata(t *testing.T) {
 	}
 }
 
-// TestReviewAsTableIsNotAcceptable: a SelfSubjectAccessReview has no Table
+// testReviewAsTableIsNotAcceptable: a SelfSubjectAccessReview has no Table
 // form, so asking for one is a 406 Status, as kube-apiserver answers.
-func TestReviewAsTableIsNotAcceptable(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testReviewAsTableIsNotAcceptable(t *testing.T, lab *kubelabtest.Lab) {
 	client := clientset(t, lab, "")
 	sar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/", Verb: "get"},
@@ -70,6 +70,7 @@ func TestReviewAsTableIsNotAcceptable(t *testing.T) {
 // 400 naming the line under fieldValidation=Strict (the FieldValidation
 // conformance spec), a warning under Warn, and nothing under Ignore.
 func TestApplyDuplicateKeys(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\ndata:\n  a: one\n  a: two\n"
 	path := "/api/v1/namespaces/internals-demo/configmaps/dup?fieldManager=test&fieldValidation="
@@ -87,11 +88,10 @@ func TestApplyDuplicateKeys(t *testing.T) {
 	}
 }
 
-// TestEveryBuiltinGroupIsDiscovered: the groups the Discovery and
+// testEveryBuiltinGroupIsDiscovered: the groups the Discovery and
 // AggregatedDiscovery conformance specs look for are served, each with the
 // resource they name.
-func TestEveryBuiltinGroupIsDiscovered(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testEveryBuiltinGroupIsDiscovered(t *testing.T, lab *kubelabtest.Lab) {
 	_, lists, err := clientset(t, lab, "").Discovery().ServerGroupsAndResources()
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +122,7 @@ func TestEveryBuiltinGroupIsDiscovered(t *testing.T) {
 // is v2's CPU metric: each written through one version reads back through
 // the other, as in kube-apiserver.
 func TestVersionsShareStorage(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	client := clientset(t, lab, "")
 	ctx := context.Background()
@@ -160,10 +161,9 @@ func TestVersionsShareStorage(t *testing.T) {
 	}
 }
 
-// TestTokenReview: a TokenReview says who a token is, from the
+// testTokenReview: a TokenReview says who a token is, from the
 // authenticator that admits requests; an unknown token is not anyone.
-func TestTokenReview(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testTokenReview(t *testing.T, lab *kubelabtest.Lab) {
 	client := clientset(t, lab, "")
 	ctx := context.Background()
 	bad, err := client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "not-a-token"}}, metav1.CreateOptions{})
@@ -183,11 +183,10 @@ func TestTokenReview(t *testing.T) {
 	}
 }
 
-// TestTableInEitherMetaVersion: a Table may be asked for in meta.k8s.io
+// testTableInEitherMetaVersion: a Table may be asked for in meta.k8s.io
 // v1beta1 as well as v1 (the e2e suite asks in v1beta1), and comes back in
 // the version asked for.
-func TestTableInEitherMetaVersion(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testTableInEitherMetaVersion(t *testing.T, lab *kubelabtest.Lab) {
 	for _, v := range []string{"v1", "v1beta1"} {
 		resp, body := do(t, lab, "GET", podsPath, "", "", "Accept", "application/json;as=Table;v="+v+";g=meta.k8s.io")
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"apiVersion":"meta.k8s.io/`+v+`"`) || !strings.Contains(string(body), `"kind":"Table"`) {
@@ -196,10 +195,9 @@ func TestTableInEitherMetaVersion(t *testing.T) {
 	}
 }
 
-// TestInvalidTimeoutIsBadRequest: ?timeout= that does not parse is a 400,
+// testInvalidTimeoutIsBadRequest: ?timeout= that does not parse is a 400,
 // as kube-apiserver answers; a valid one is taken.
-func TestInvalidTimeoutIsBadRequest(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testInvalidTimeoutIsBadRequest(t *testing.T, lab *kubelabtest.Lab) {
 	resp, body := do(t, lab, "GET", "/version?timeout=invalid", "", "")
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "invalid timeout specified in the request URL") {
 		t.Fatalf("%d %s", resp.StatusCode, body)
@@ -213,6 +211,7 @@ func TestInvalidTimeoutIsBadRequest(t *testing.T) {
 // Tables ends with a bookmark that is a Table of one row, whose object
 // carries the initial-events-end annotation (the API Streaming e2e spec).
 func TestTableWatchListEndsWithABookmarkRow(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	q := "?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=2"
 	resp, body := do(t, lab, "GET", podsPath+q, "", "", "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")

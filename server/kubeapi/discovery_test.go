@@ -12,6 +12,7 @@ import (
 // kube-apiserver 1.37 answers in /api/v1, /apis/autoscaling/v1 and
 // /apis/events.k8s.io/v1.
 func TestStorageVersionHashIsOfTheStoredVersion(t *testing.T) {
+	t.Parallel()
 	want := map[string]string{
 		"/pods":                                "xPOwRZ+Yhw8=",
 		"/events":                              "r2yiGXH7wu8=",

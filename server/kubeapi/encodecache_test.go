@@ -16,6 +16,7 @@ import (
 // shared object (encoders write an object's kind while they work, which
 // raced between watchers encoding it at once).
 func TestEncodeCacheEncodesOnceOnACopy(t *testing.T) {
+	t.Parallel()
 	c := newEncodeCache()
 	shared := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", ResourceVersion: "7"}}
 	key := encodeKey{obj: shared, mediaType: runtime.ContentTypeJSON, gv: coreV1}

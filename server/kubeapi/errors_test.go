@@ -47,6 +47,7 @@ const podsPath = "/api/v1/namespaces/internals-demo/pods"
 // TestBadInputGetsAStatusAndWritesNothing: every malformed request gets the
 // Status a real API server gives, and etcd's revision does not move.
 func TestBadInputGetsAStatusAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	before := listRV(t, lab)
 	big := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"x":"` + strings.Repeat("a", 3<<20) + `"}}`
@@ -136,6 +137,7 @@ func listRV(t *testing.T, lab *kubelabtest.Lab) string {
 // TestNegotiationAnswersAsKube: the Accept header and the client are
 // answered as kube-apiserver 1.37 answers them (its messages, verbatim).
 func TestNegotiationAnswersAsKube(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	const cm = "/api/v1/namespaces/internals-demo/configmaps"
 	const allTypes = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"

@@ -16,6 +16,7 @@ import (
 // counts spec changes, not metadata or status ones; a ConfigMap, as on a
 // cluster, has no generation at all.
 func TestGenerationWhereKubeKeepsIt(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	cs := lab.Clientset(t)
 	ctx := context.Background()

@@ -16,6 +16,7 @@ import (
 // TestImmutableFieldsAreRefused: what kube-apiserver will not let an update
 // change is refused with 422 and kube's message, and nothing is written.
 func TestImmutableFieldsAreRefused(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	cs := lab.Clientset(t)
 	ctx := context.Background()

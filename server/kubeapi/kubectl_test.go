@@ -79,8 +79,7 @@ func parseEvents(t *testing.T, stream string) []watchEvent {
 var demoPods = []string{"gc-demo4-54cd5f4cd9-7jhlq", "gc-demo4-54cd5f4cd9-lddmh", "ssa-atomic-demo-864644447-lg556",
 	"ssa-demo", "ssa-merge-demo-78fd5b47c4-9pk7t", "web-86d8686cfb-84dk9"}
 
-func TestKubectlGetPodsTable(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testKubectlGetPodsTable(t *testing.T, lab *kubelabtest.Lab) {
 	out := kubectl(t, lab, "get", "pods", "-n", "internals-demo")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if !regexp.MustCompile(`^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$`).MatchString(lines[0]) {
@@ -105,6 +104,7 @@ func TestKubectlGetPodsTable(t *testing.T) {
 // its own with an empty resourceVersion, on a real cluster too, so the raw
 // list is where the lesson's number shows.)
 func TestListResourceVersionIsEtcdRevision(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	var list struct {
 		Metadata struct{ ResourceVersion string } `json:"metadata"`
@@ -139,6 +139,7 @@ func TestListResourceVersionIsEtcdRevision(t *testing.T) {
 
 // TestKubectlWatchSeesLabelAsModified is the lesson's two terminals.
 func TestKubectlWatchSeesLabelAsModified(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -208,6 +209,7 @@ func TestKubectlWatchSeesLabelAsModified(t *testing.T) {
 // after it is a later change (a pod the simulated node is still starting)
 // or a plain bookmark for it.
 func TestRawWatchWithBookmarks(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	start := time.Now()
 	events := parseEvents(t, kubectl(t, lab, "get", "--raw", "/api/v1/namespaces/internals-demo/pods?watch=1&resourceVersion=&timeoutSeconds=6&allowWatchBookmarks=true"))
@@ -240,6 +242,7 @@ func TestRawWatchWithBookmarks(t *testing.T) {
 // cache, whose window starts at the revision it listed at; compacting etcd
 // does not move it.
 func TestWatchFromOneIsGone(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -259,9 +262,8 @@ func TestWatchFromOneIsGone(t *testing.T) {
 	}
 }
 
-// TestEtcdctlShowsKubernetesProtobuf reads the lesson's key with the real etcdctl.
-func TestEtcdctlShowsKubernetesProtobuf(t *testing.T) {
-	lab := kubelabtest.Start(t)
+// testEtcdctlShowsKubernetesProtobuf reads the lesson's key with the real etcdctl.
+func testEtcdctlShowsKubernetesProtobuf(t *testing.T, lab *kubelabtest.Lab) {
 	out, stderr, err := clitest.Run(t, clitest.Etcdctl(t), "--endpoints", lab.EtcdURL, "get", "/registry/pods/internals-demo/ssa-demo")
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
@@ -277,8 +279,7 @@ func TestEtcdctlShowsKubernetesProtobuf(t *testing.T) {
 	}
 }
 
-func TestKubectlDiscovery(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testKubectlDiscovery(t *testing.T, lab *kubelabtest.Lab) {
 	var groups struct {
 		Groups []struct{ Name string } `json:"groups"`
 	}
@@ -304,6 +305,7 @@ func TestKubectlDiscovery(t *testing.T) {
 }
 
 func TestKubectlWrites(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	dir := t.TempDir()
 	manifest := func(image string) string {
@@ -378,10 +380,9 @@ func TestKubectlWrites(t *testing.T) {
 	})
 }
 
-// TestKubectlOpenAPI: the lesson's /openapi/v3 paths, and kubectl explain
+// testKubectlOpenAPI: the lesson's /openapi/v3 paths, and kubectl explain
 // reading field descriptions from them.
-func TestKubectlOpenAPI(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testKubectlOpenAPI(t *testing.T, lab *kubelabtest.Lab) {
 	var doc struct {
 		Paths map[string]any `json:"paths"`
 	}
@@ -401,9 +402,8 @@ func TestKubectlOpenAPI(t *testing.T) {
 	}
 }
 
-// TestKubectlAuthCanI: kubectl auth can-i asks the authorizer that enforces.
-func TestKubectlAuthCanI(t *testing.T) {
-	lab := kubelabtest.Start(t)
+// testKubectlAuthCanI: kubectl auth can-i asks the authorizer that enforces.
+func testKubectlAuthCanI(t *testing.T, lab *kubelabtest.Lab) {
 	if out := strings.TrimSpace(kubectl(t, lab, "auth", "can-i", "list", "pods", "-n", "internals-demo")); out != "yes" {
 		t.Fatalf("can-i list pods: %q", out)
 	}

@@ -10,6 +10,7 @@ import (
 // TestParseRequestInfo: paths read as kube-apiserver reads them, and the
 // namespace of the object's key told apart from the namespace object.
 func TestParseRequestInfo(t *testing.T) {
+	t.Parallel()
 	core, apps := schema.GroupVersion{Version: "v1"}, schema.GroupVersion{Group: "apps", Version: "v1"}
 	for _, tc := range []struct {
 		name, method, url string

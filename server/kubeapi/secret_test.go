@@ -32,6 +32,7 @@ func storedSecret(t *testing.T, lab *kubelabtest.Lab, ns, name string) *corev1.S
 // stores its keys in data (stringData winning over data), and neither etcd
 // nor the API ever holds stringData. A patch and a second apply do the same.
 func TestSecretStringDataIsMergedIntoData(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	manifest := `apiVersion: v1
 kind: Secret

@@ -12,6 +12,7 @@ import (
 // kube's defaults and selector validation (there are no controllers: a
 // Deployment makes no pods here).
 func TestWorkloadKindsWithKubectl(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	kubectl := clitest.Kubectl(t)
 	run := func(args ...string) (string, string, error) {

@@ -15,6 +15,7 @@ import (
 // TestClassroomMode: in a class nobody takes a quiz anonymously, and the
 // instructor's and grader's tokens read the results.
 func TestClassroomMode(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) {
 		c.Classroom = true
 		c.SecureListen = "127.0.0.1:0"

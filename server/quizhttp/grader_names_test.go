@@ -30,6 +30,7 @@ func joined(t *testing.T, lab *kubelabtest.Lab, display string) (as, string) {
 // keeps names a spreadsheet would run as formulas as text; students read
 // none of it.
 func TestGraderShowsDisplayNamesAsTyped(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) {
 		c.Classroom = true
 		c.SecureListen = "127.0.0.1:0"

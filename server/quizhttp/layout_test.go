@@ -21,6 +21,7 @@ import (
 // TestSiteLayout: the site's layout, given at install time, wraps every
 // page, with the page's title and language.
 func TestSiteLayout(t *testing.T) {
+	t.Parallel()
 	e := echo.New()
 	site := func(title string, lang i18n.Lang, body templ.Component) templ.Component {
 		return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
@@ -57,6 +58,7 @@ func TestSiteLayout(t *testing.T) {
 }
 
 func TestInstallNeedsStorage(t *testing.T) {
+	t.Parallel()
 	if err := quizhttp.Install(echo.New(), quizhttp.Config{}); err == nil {
 		t.Error("installed with nowhere to keep attempts")
 	}

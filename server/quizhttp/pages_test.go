@@ -34,6 +34,7 @@ func secrets() []string {
 // TestNothingGivenAwayBeforeSubmitting renders every page and document a
 // student can get before submitting and looks for any answer in it.
 func TestNothingGivenAwayBeforeSubmitting(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	alice := student(t, lab, "alice", "a")
 	for _, q := range quiz.Lesson().Quizzes() {
@@ -79,6 +80,7 @@ func TestNothingGivenAwayBeforeSubmitting(t *testing.T) {
 // TestAttemptPerStudent: reloading the quiz shows the same open attempt;
 // each student's attempt has option ids and an order of its own.
 func TestAttemptPerStudent(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	alice := student(t, lab, "alice", "a")
 	_, page := alice.get("/quiz/" + quiz.WatchQuizID)
@@ -114,6 +116,7 @@ func TestAttemptPerStudent(t *testing.T) {
 }
 
 func TestTakeQuizInThai(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, revealing)
 	alice := student(t, lab, "alice", "a")
 	resp, page := alice.do("GET", "/quiz/"+quiz.WatchQuizID, "", nil, "Cookie", "lang=th")
@@ -162,6 +165,7 @@ func TestTakeQuizInThai(t *testing.T) {
 }
 
 func TestSpotTheBugForm(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, revealing)
 	alice := student(t, lab, "alice", "a")
 	cases := []struct {
@@ -214,6 +218,7 @@ func TestSpotTheBugForm(t *testing.T) {
 // TestBrowserSession: a student's browser, signed in with the session
 // cookie, takes a quiz and sees the result as theirs.
 func TestBrowserSession(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	s := student(t, lab, "alice-7f3a", "a")
 	cookie := authn.SessionCookie + "=" + s.token

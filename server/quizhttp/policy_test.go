@@ -29,6 +29,7 @@ func explained(t *testing.T, body string) quiz.Explained {
 // shows no right answer but a right choice, until the student's last
 // attempt; then every attempt of theirs is explained. The next is refused.
 func TestRevealAfterLastAttempt(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) { c.QuizAttempts = 2 })
 	alice := student(t, lab, "alice", "a")
 	wrong := []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}}
@@ -86,6 +87,7 @@ func TestRevealAfterLastAttempt(t *testing.T) {
 }
 
 func TestRevealNever(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) { c.QuizAttempts, c.QuizReveal = 1, "never" })
 	alice := student(t, lab, "alice", "a")
 	resp, body := alice.take(quiz.SpotTheBugQuizID, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}}}})
@@ -102,6 +104,7 @@ func TestRevealNever(t *testing.T) {
 // TestSubmissionsPaced: past the burst, a user's submissions get 429 with
 // Retry-After, whatever they submit; other users are not held up.
 func TestSubmissionsPaced(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	alice, bob := student(t, lab, "alice", "a"), student(t, lab, "bob", "a")
 	v := alice.view(quiz.WatchQuizID)
@@ -131,6 +134,7 @@ func TestSubmissionsPaced(t *testing.T) {
 // TestInstallChecksPolicy: a policy the handlers cannot follow is refused
 // at start, not discovered by a student.
 func TestInstallChecksPolicy(t *testing.T) {
+	t.Parallel()
 	client := storagetest.StartEtcd(t).Client()
 	for _, p := range []quiz.Policy{{Attempts: -1}, {Attempts: 3, Reveal: "sometimes"}} {
 		if err := quizhttp.Install(echo.New(), quizhttp.Config{Client: client, Policy: p}); err == nil {

@@ -34,6 +34,7 @@ func allRight() []quiz.Answer {
 }
 
 func TestGraderAuth(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	anon := as{t: t, lab: lab}
 	admin := as{t: t, lab: lab}
@@ -71,6 +72,7 @@ func TestGraderAuth(t *testing.T) {
 
 // A student put in the graders' group by mistake still cannot grade.
 func TestGraderRefusesStudentsInTheGraderGroup(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	alice := mint(t, lab, "alice", classroom.StudentGroup, classroom.GraderGroup)
 	resp, body := alice.get(quizhttp.GraderPath + "/results")
@@ -81,6 +83,7 @@ func TestGraderRefusesStudentsInTheGraderGroup(t *testing.T) {
 }
 
 func TestResultsAndCSV(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	alice, bob, carol := student(t, lab, "alice", "a"), student(t, lab, "bob", "a"), student(t, lab, "carol", "b")
 	submit := func(s as, quizID string, answers []quiz.Answer) quiz.Explained {
@@ -170,6 +173,7 @@ func TestResultsAndCSV(t *testing.T) {
 }
 
 func TestGradeStoresNothing(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	g := grader(t, lab)
 	resp, body := g.postJSON(quizhttp.GraderPath+"/grade", quiz.Submission{Quiz: quiz.SpotTheBugQuizID, Answers: []quiz.Answer{
@@ -191,6 +195,7 @@ func TestGradeStoresNothing(t *testing.T) {
 }
 
 func TestAttemptsSurviveRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	onDir := func(c *server.Config) { c.DataDir = dir }
 	lab := kubelabtest.Start(t, onDir)
@@ -232,6 +237,7 @@ func formValues(attempt string, kv ...string) url.Values {
 
 // A name a spreadsheet would run as a formula is exported as text.
 func TestCSVDoesNotExportFormulas(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	mallory := student(t, lab, "=HYPERLINK(\"http://evil.example\")", "a")
 	if resp, body := mallory.take(quiz.WatchQuizID, nil); resp.StatusCode != http.StatusCreated {

@@ -20,6 +20,7 @@ import (
 // partly amber, wrong red, each with a sign), in English and Thai, and
 // the lesson shows the answer.
 func TestBrowserAnswerAfterSubmitting(t *testing.T) {
+	t.Parallel()
 	ctx := browsertest.Start(t)
 	lab := kubelabtest.Start(t, revealing)
 	if err := os.MkdirAll("testdata/screenshots", 0o755); err != nil {

@@ -17,6 +17,7 @@ import (
 // through the grader and the quiz API alike. Answers are written in the
 // bank's ids and put into the ids of the attempt each student is issued.
 func TestBadSubmissions(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	g := grader(t, lab)
 	huge := `{"attempt":"x","answers":[{"question":"gone-410","choice":"` + strings.Repeat("x", quizhttp.MaxBodyBytes) + `"}]}`
@@ -107,6 +108,7 @@ func TestBadSubmissions(t *testing.T) {
 // TestBadForms: the quiz form's errors are pages for a person, with the
 // same codes, and nothing stored.
 func TestBadForms(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	alice := student(t, lab, "alice", "a")
 	_, page := alice.get("/quiz/" + quiz.WatchQuizID)
@@ -150,6 +152,7 @@ func TestBadForms(t *testing.T) {
 
 // TestStudentsSeeOnlyTheirOwn: another student's attempt is not found.
 func TestStudentsSeeOnlyTheirOwn(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	alice, bob := student(t, lab, "alice", "a"), student(t, lab, "bob", "a")
 	resp, body := alice.take(quiz.WatchQuizID, allRight())

@@ -34,6 +34,7 @@ var sections = []string{"/lesson/", "/lab", "/labs", "/quiz", "/terminal"}
 // and quiz is linked from one), adds a result of each quiz, then checks
 // each page in every variant.
 func TestEveryPage(t *testing.T) {
+	t.Parallel()
 	ctx := browsertest.Start(t)
 	// Results that show the answers, the most a result page draws.
 	lab := kubelabtest.Start(t, func(c *server.Config) { c.QuizAttempts = 0; c.QuizReveal = string(quiz.RevealAfterSubmit) })

@@ -27,6 +27,7 @@ const (
 // step and submits a quiz first, so that the instructor's pages have
 // something to show.
 func TestClassroomPages(t *testing.T) {
+	t.Parallel()
 	ctx := browsertest.Start(t)
 	lab := kubelabtest.Start(t, func(c *server.Config) {
 		c.Classroom = true

@@ -82,6 +82,7 @@ func (a epState) same(b epState) bool { return a.marker == b.marker && slices.Eq
 // endpoints now refuse impersonation, so the student acts only as
 // themselves, and mints nothing for another identity.
 func TestEndpointsRefuseImpersonation(t *testing.T) {
+	t.Parallel()
 	c := epClass(t)
 	admin := c.admin(t)
 	alice := join(t, c.URL(), "Alice")
@@ -116,6 +117,7 @@ func TestEndpointsRefuseImpersonation(t *testing.T) {
 // in their namespace (the instructor removed their RoleBinding) it is
 // kube's 403 and deletes nothing.
 func TestEndpointsResetNeedsRBAC(t *testing.T) {
+	t.Parallel()
 	c := epClass(t)
 	admin := c.admin(t)
 	alice := join(t, c.URL(), "Alice")
@@ -142,6 +144,7 @@ func TestEndpointsResetNeedsRBAC(t *testing.T) {
 // The student's own reset works, and its deletes are theirs: their
 // traces list them, authorized by RBAC.
 func TestEndpointsResetIsTheStudentsDeletes(t *testing.T) {
+	t.Parallel()
 	c := epClass(t)
 	admin := c.admin(t)
 	alice := join(t, c.URL(), "Alice")

@@ -30,6 +30,7 @@ import (
 // quiz's attempts. All are refused by the cross-origin check every unsafe
 // method passes: nothing is deleted, no attempt is stored.
 func TestEndpointsCrossSitePagesCannotReset(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	admin := lab.Clientset(t)
 	epMark(t, admin, "internals-demo")
@@ -91,6 +92,7 @@ func epEmptyJSON(t *testing.T) string {
 // websocket now answers an anonymous user 401, and a signed-in student's
 // browser on a page of another site 403 (the Origin check).
 func TestEndpointsWebsocketsNeedSignInAndThisSite(t *testing.T) {
+	t.Parallel()
 	c := epClass(t)
 	alice := join(t, c.URL(), "Alice")
 	for _, path := range []string{"/ui/ws/trace", "/ui/ws/watch", "/ui/ws/run?cmd=get-pods", "/ui/ws/pollwatch", "/kubelab/v1/labs/ws?lab=watch"} {
@@ -131,6 +133,7 @@ func epDial(t *testing.T, target string, h http.Header) (int, string) {
 // instructors and admins compact now; a student gets 403 saying what to
 // do instead, and their page offers the button disabled, with the reason.
 func TestEndpointsOnlyInstructorsCompactAClass(t *testing.T) {
+	t.Parallel()
 	c := epClass(t)
 	alice := join(t, c.URL(), "Alice")
 	resp, body := alice.do(t, "POST", "/ui/compact", "")
@@ -153,6 +156,7 @@ func TestEndpointsOnlyInstructorsCompactAClass(t *testing.T) {
 // /lang remembers the language and goes back to the page the reader was
 // on: only ever a path of this site, whatever the Referer says.
 func TestEndpointsLangRedirectsOnlyHere(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	host := strings.TrimPrefix(lab.URL(), "http://")
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -180,6 +184,7 @@ func TestEndpointsLangRedirectsOnlyHere(t *testing.T) {
 // carries X-Content-Type-Options: nosniff (kube-apiserver sets it on its errors), so no
 // browser runs what a response echoes as a page or a script.
 func TestEndpointsJSONIsNoSniff(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	for _, r := range []struct{ method, path, auth, origin string }{
 		{"GET", "/kubelab/v1/whoami", "", ""},

@@ -33,6 +33,7 @@ import (
 // needs no preflight and once wrote a token entry, and reads that CORS
 // would have let it see. Nothing is written and nothing read.
 func TestWebPageCannotUseEtcdPort(t *testing.T) {
+	t.Parallel()
 	etcdAddr := kubelabproc.FreeAddr(t)
 	lab := kubelabproc.New(t, "local", "--etcd-listen-client", etcdAddr)
 	kubelabproc.StartAll(t, lab)
@@ -101,6 +102,7 @@ func rawGet(t *testing.T, addr, path, host string) int {
 // requests carry its own name in Host, and both the etcd port and local
 // mode's API (where no token is cluster-admin) answer them 421.
 func TestDNSRebindingIsMisdirected(t *testing.T) {
+	t.Parallel()
 	etcdAddr := kubelabproc.FreeAddr(t)
 	lab := kubelabproc.New(t, "local", "--etcd-listen-client", etcdAddr)
 	kubelabproc.StartAll(t, lab)
@@ -120,6 +122,7 @@ func TestDNSRebindingIsMisdirected(t *testing.T) {
 // TestClassHasNoEtcdPort: by default a class's kubelab serves etcd to no
 // one: no port the process listens on answers an etcd client.
 func TestClassHasNoEtcdPort(t *testing.T) {
+	t.Parallel()
 	s := startClass(t)
 	if !strings.Contains(s.Output(), "embedded etcd: no client port") {
 		t.Errorf("the banner does not say etcd has no client port:\n%s", s.Output())
@@ -195,6 +198,7 @@ func etcdctlCommand(t *testing.T, output string) []string {
 // plain HTTP and TLS without a certificate get nothing, the instructor's
 // etcdctl with the banner's flags works, and the files are the owner's.
 func TestClassEtcdPortWantsCertificates(t *testing.T) {
+	t.Parallel()
 	etcdAddr := kubelabproc.FreeAddr(t)
 	s := startClass(t, "--etcd-listen-client", etcdAddr)
 	etcdctl := clitest.Etcdctl(t)
@@ -228,6 +232,7 @@ func TestClassEtcdPortWantsCertificates(t *testing.T) {
 // writes token entries by hand, one of group system:masters without an
 // expiry and one that is not JSON; kubectl with either token is refused.
 func TestHandWrittenTokenEntriesAuthenticateNothing(t *testing.T) {
+	t.Parallel()
 	s := startClass(t, "--etcd-listen-client", kubelabproc.FreeAddr(t))
 	etcdctl := clitest.Etcdctl(t)
 	flags := etcdctlCommand(t, s.Output())

@@ -12,6 +12,7 @@ import (
 // namespace nor the TA's rights. A namespace kubelab made for a student
 // whose sign-in failed part-way is still taken up by the next sign-in.
 func TestSigningInAsAnExistingNamespaceOrUserGetsAnotherName(t *testing.T) {
+	t.Parallel()
 	c := startClass(t)
 	admin := c.adminKubeconfig()
 	kubectlOK(t, admin, "create", "namespace", "solutions")
@@ -66,6 +67,7 @@ func TestSigningInAsAnExistingNamespaceOrUserGetsAnotherName(t *testing.T) {
 // is asked as a user, as kube-apiserver does, and refused with kube's 403,
 // rather than served as a made-up identity.
 func TestStudentCannotImpersonateAMalformedServiceAccount(t *testing.T) {
+	t.Parallel()
 	alice := join(t, startClass(t).URL(), "Alice")
 	name := alice.name
 	sa := "system:serviceaccount:" + name + ":default"

@@ -62,6 +62,7 @@ func stalledCreate(t *testing.T, s *student, query string) net.Conn {
 // held, an ordinary list with the header, and a create with the query,
 // are refused like any other request of theirs.
 func TestLimitsUpgradeHeaderAndWatchQueryAreCounted(t *testing.T) {
+	t.Parallel()
 	srv := limitsClass(t)
 	alice, bob := join(t, srv.URL(), "Alice"), join(t, srv.URL(), "Bob")
 	list := "/api/v1/namespaces/" + alice.name + "/configmaps"
@@ -108,6 +109,7 @@ func TestLimitsUpgradeHeaderAndWatchQueryAreCounted(t *testing.T) {
 // Finding: a student could hold unlimited watches. The 51st is refused
 // with 429 and says which cap, whatever service account it acts as.
 func TestLimitsFiftyFirstWatchIsRefused(t *testing.T) {
+	t.Parallel()
 	srv := limitsClass(t)
 	alice := join(t, srv.URL(), "Alice")
 	const maxWatches = 50 // server.MaxUserWatches
@@ -153,6 +155,7 @@ func TestLimitsFiftyFirstWatchIsRefused(t *testing.T) {
 // headers never end (slowloris) stayed open for ever. Both ports now
 // close it after the header timeout (10s).
 func TestLimitsSlowlorisIsClosedAfterTheHeaderTimeout(t *testing.T) {
+	t.Parallel()
 	srv := limitsClass(t)
 	alice := join(t, srv.URL(), "Alice")
 	const headerTimeout = 10 * time.Second // server.ReadHeaderTimeout
@@ -183,6 +186,7 @@ func TestLimitsSlowlorisIsClosedAfterTheHeaderTimeout(t *testing.T) {
 // them at kubelab.io/stored-bytes with kube's message, and kubectl
 // describe quota shows used against hard.
 func TestLimitsQuotaStopsAStudentFillingEtcd(t *testing.T) {
+	t.Parallel()
 	srv := limitsClass(t)
 	alice := join(t, srv.URL(), "Alice")
 	file := filepath.Join(t.TempDir(), "data")
@@ -222,6 +226,7 @@ func TestLimitsQuotaStopsAStudentFillingEtcd(t *testing.T) {
 // not counted at all, the live views' per impersonated name). The live
 // views and the labs now share one cap per authenticated user.
 func TestLimitsEleventhWebsocketIsRefused(t *testing.T) {
+	t.Parallel()
 	srv := limitsClass(t)
 	alice := join(t, srv.URL(), "Alice")
 	const maxWebsockets = 10 // server.MaxUserWebsockets

@@ -108,6 +108,7 @@ func wantQuizStatus(t *testing.T, resp *http.Response, body string, codes ...int
 // with every question's right option (`right: true`) and explanation, so
 // one blank submission gave away the whole key.
 func TestQuizBlankSubmissionRevealsNothing(t *testing.T) {
+	t.Parallel()
 	s := quizClass(t)
 	alice := signIn(t, nil, s.URL(), "Alice")
 	for _, quizID := range []string{quiz.WatchQuizID, quiz.SpotTheBugQuizID} {
@@ -153,6 +154,7 @@ func jsonOrHTML(s string) string {
 // attempt ids (and so the order the grader listed attempts in), and could
 // submit under any id.
 func TestQuizAttemptIDsAreIssuedByTheServer(t *testing.T) {
+	t.Parallel()
 	s := quizClass(t)
 	alice, bob := signIn(t, nil, s.URL(), "Alice"), signIn(t, nil, s.URL(), "Bob")
 	made := make([]byte, 16)
@@ -192,6 +194,7 @@ func TestQuizAttemptIDsAreIssuedByTheServer(t *testing.T) {
 // TestQuizAttemptLimit: attempts were unlimited, and the dashboard showed
 // the best; now the (N+1)th is refused.
 func TestQuizAttemptLimit(t *testing.T) {
+	t.Parallel()
 	s := quizClass(t)
 	alice := signIn(t, nil, s.URL(), "Alice")
 	var last quiz.View
@@ -215,6 +218,7 @@ func TestQuizAttemptLimit(t *testing.T) {
 // TestQuizOptionIDsDifferPerAttempt: option ids were the bank's own, so a
 // key learnt in one attempt, or from another student, worked in the next.
 func TestQuizOptionIDsDifferPerAttempt(t *testing.T) {
+	t.Parallel()
 	s := quizClass(t)
 	alice, bob := signIn(t, nil, s.URL(), "Alice"), signIn(t, nil, s.URL(), "Bob")
 	first := viewQuiz(t, alice, quiz.WatchQuizID)
@@ -241,6 +245,7 @@ func TestQuizOptionIDsDifferPerAttempt(t *testing.T) {
 // TestQuizGraderListsEveryAttempt: the grader sees every attempt in the
 // order the server issued them, with timestamps, and first, last and best.
 func TestQuizGraderListsEveryAttempt(t *testing.T) {
+	t.Parallel()
 	s := quizClass(t)
 	alice := signIn(t, nil, s.URL(), "Alice")
 	scores := []int{2, 4, 1}
@@ -299,6 +304,7 @@ func TestQuizGraderListsEveryAttempt(t *testing.T) {
 // offers the attempt's own option ids, and the result shows the score and
 // the right answer they picked, but not the answers they did not give.
 func TestQuizInTheBrowser(t *testing.T) {
+	t.Parallel()
 	s := quizClass(t)
 	q, _ := quiz.Lesson().Quiz(quiz.WatchQuizID)
 	raw, _ := q.Question("etcd-raw")

@@ -41,6 +41,7 @@ func roomDisplayNames(t *testing.T, c *class) (dashboard map[string]string) {
 // theirs to annotate; whoami takes no writes. Nor can a student read the
 // dashboard, anyone's drill-down or the grader's results.
 func TestStudentCannotSetAnotherStudentsDisplayName(t *testing.T) {
+	t.Parallel()
 	c := startClass(t, "--instructor-token", roomInstructorToken, "--grader-token", roomGraderToken)
 	base := c.URL()
 	somchai := join(t, base, "สมชาย ใจดี")

@@ -20,6 +20,7 @@ import (
 // the instructor's dashboard streams live. Chromium ignores certificate
 // errors here, as a student's does once the warning is passed.
 func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
+	t.Parallel()
 	ctx := browsertest.Start(t)
 	c := startTokensClass(t, instructorTokenA)
 	if _, err := chromedp.Call(ctx, security.SetIgnoreCertificateErrors, security.SetIgnoreCertificateErrorsParams{Ignore: true}); err != nil {

@@ -84,6 +84,7 @@ func tokenKeys(t *testing.T, c *class) int {
 // downloaded with it kept working for 30 days. Now signing out ends them:
 // the real kubectl gets 401 with each.
 func TestTokensSignOutEndsDownloadedKubeconfigs(t *testing.T) {
+	t.Parallel()
 	c := startTokensClass(t, instructorTokenA)
 	alice := joinOverHTTPS(t, c, "Alice")
 	configs := []string{alice.downloadKubeconfig(t), alice.downloadKubeconfig(t)}
@@ -116,6 +117,7 @@ func TestTokensSignOutEndsDownloadedKubeconfigs(t *testing.T) {
 // GET (cross-site or not) and a cross-site POST mint nothing; a student's
 // own downloads are limited per user.
 func TestTokensHostilePageMintsNothing(t *testing.T) {
+	t.Parallel()
 	c := startTokensClass(t, instructorTokenA)
 	carol := joinOverHTTPS(t, c, "Carol").browser
 	before := tokenKeys(t, c)
@@ -150,6 +152,7 @@ func TestTokensHostilePageMintsNothing(t *testing.T) {
 // --instructor-token it still opened the dashboard for 12 hours. Now it
 // ends with the token; the new token signs in.
 func TestTokensNewInstructorTokenEndsOldDashboardSessions(t *testing.T) {
+	t.Parallel()
 	c := startTokensClass(t, instructorTokenA)
 	teacher := c.browser(t)
 	resp, body := fromPage(t, teacher, "POST", c.httpsURL+"/labs/dashboard/signin", url.Values{"token": {instructorTokenA}})

@@ -119,6 +119,8 @@ func (ld *steadyLoad) since(t0 time.Time) (ok, failed int, slowest, recovered ti
 // Status within its request timeout (never hang), recover by itself, and
 // the watch streams must resume with no gap. It logs the time to recover.
 func TestMemberFaultsUnderLoad(t *testing.T) {
+	// Not parallel: it times how soon writes recover, which other tests'
+	// clusters starting beside it would slow.
 	if testing.Short() {
 		t.Skip("starts a 3-member etcd cluster and a kubelab process")
 	}

@@ -12,6 +12,7 @@ import (
 // the lesson's demo at once, and every one must start, with the demo made
 // once. Several rounds, since the race is a matter of timing.
 func TestConcurrentFirstStart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs kubelab processes")
 	}

@@ -14,6 +14,7 @@ import (
 // until its timeout, and kubelab must exit cleanly. The window is short, so
 // several rounds with many watchers.
 func TestStopWithReconnectingWatchers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs kubelab processes")
 	}

@@ -26,6 +26,7 @@ const demoNamespace = "internals-demo"
 // and after everything is stopped and restarted on the same data, every
 // acknowledged write is there with its acknowledged resourceVersion.
 func TestComposeTopology(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a 3-member etcd cluster and builds and runs two kubelab processes")
 	}
