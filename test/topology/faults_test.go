@@ -20,6 +20,7 @@ import (
 
 // attempt is one create of the steady load, as its client saw it.
 type attempt struct {
+	client     int
 	start, end time.Time
 	err        error
 }
@@ -48,7 +49,7 @@ func startLoad(t *testing.T, l *ledger, s *server, ns string, clients int) *stea
 				// Longer than the server's request timeout: a request that
 				// outlives it hangs, and the test says so.
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-				a := attempt{start: time.Now()}
+				a := attempt{client: c, start: time.Now()}
 				p, err := s.Client.CoreV1().Pods(ns).Create(ctx, pod(name), metav1.CreateOptions{})
 				cancel()
 				a.end, a.err = time.Now(), err
@@ -74,48 +75,66 @@ func (ld *steadyLoad) halt() {
 	ld.wg.Wait()
 }
 
-// since summarizes the attempts that started after t0: how many succeeded
-// and failed, the worst failure latency, how long after t0 the writes were
-// acknowledged again for good (the first success after the last failure),
-// and the failures that were not a Kubernetes 5xx Status.
-func (ld *steadyLoad) since(t0 time.Time) (ok, failed int, slowest, recovered time.Duration, notStatus []string) {
+// loadSummary is what the attempts that started after a fault came to.
+type loadSummary struct {
+	ok, failed int
+	// slowest is the worst failure latency; recovered, how long after the
+	// fault the writes were acknowledged again for good (the first success
+	// after the last failure).
+	slowest, recovered time.Duration
+	// worstClient is the most failures any one client had.
+	worstClient int
+	// errors counts the failures by message; notStatus lists those that
+	// were not a Kubernetes 5xx Status.
+	errors    map[string]int
+	notStatus []string
+}
+
+// since summarizes the attempts that started after t0.
+func (ld *steadyLoad) since(t0 time.Time) loadSummary {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
+	sum := loadSummary{errors: map[string]int{}}
 	var lastFail time.Time
+	perClient := map[int]int{}
 	for _, a := range ld.attempts {
 		if a.start.Before(t0) {
 			continue
 		}
 		if a.err == nil {
-			ok++
+			sum.ok++
 			continue
 		}
-		failed++
-		slowest = max(slowest, a.end.Sub(a.start))
+		sum.failed++
+		perClient[a.client]++
+		sum.worstClient = max(sum.worstClient, perClient[a.client])
+		sum.slowest = max(sum.slowest, a.end.Sub(a.start))
 		lastFail = a.end
 		var st apierrors.APIStatus
 		if !errors.As(a.err, &st) || st.Status().Code < 500 {
-			notStatus = append(notStatus, a.err.Error())
+			sum.notStatus = append(sum.notStatus, a.err.Error())
+			continue
 		}
+		sum.errors[fmt.Sprintf("%d %s", st.Status().Code, st.Status().Message)]++
 	}
 	for _, a := range ld.attempts {
 		if a.err == nil && !a.start.Before(t0) && !a.end.Before(lastFail) {
-			if recovered == 0 || a.end.Sub(t0) < recovered {
-				recovered = a.end.Sub(t0)
+			if sum.recovered == 0 || a.end.Sub(t0) < sum.recovered {
+				sum.recovered = a.end.Sub(t0)
 			}
 		}
 	}
-	if failed == 0 {
-		recovered = 0
+	if sum.failed == 0 {
+		sum.recovered = 0
 	}
-	return
+	return sum
 }
 
 // TestMemberFaultsUnderLoad stops etcd members under a steady load of
 // creates through one kubelab, with watch streams open: a follower, then
 // the leader, then two members at once (quorum lost), restarting each
-// time. kubelab must keep serving (with a quorum, only the requests in
-// flight to the crashed member may fail), or fail requests with a 5xx
+// time. kubelab must keep serving (with a quorum, only requests made
+// during the election may fail), or fail requests with a 5xx
 // Status within its request timeout (never hang), recover by itself, and
 // the watch streams must resume with no gap. It logs the time to recover.
 func TestMemberFaultsUnderLoad(t *testing.T) {
@@ -158,26 +177,28 @@ func TestMemberFaultsUnderLoad(t *testing.T) {
 		restartMembers(t, cluster, stopped...)
 		waitHealthy(t, cluster)
 		time.Sleep(2 * time.Second) // the load goes on with every member back
-		ok, failed, slowest, recovered, notStatus := load.since(t0)
-		afterRestart := max(recovered-restarted.Sub(t0), 0)
-		t.Logf("%s: %d creates acknowledged, %d failed (slowest failure %v); writes acknowledged again for good %v after the fault, %v after the members were started again (%v after the fault)",
-			what, ok, failed, slowest.Round(time.Millisecond), recovered.Round(time.Millisecond), afterRestart.Round(time.Millisecond), restarted.Sub(t0).Round(time.Millisecond))
+		sum := load.since(t0)
+		afterRestart := max(sum.recovered-restarted.Sub(t0), 0)
+		t.Logf("%s: %d creates acknowledged, %d failed (at most %d by one client; slowest failure %v; %v); writes acknowledged again for good %v after the fault, %v after the members were started again (%v after the fault)",
+			what, sum.ok, sum.failed, sum.worstClient, sum.slowest.Round(time.Millisecond), sum.errors, sum.recovered.Round(time.Millisecond), afterRestart.Round(time.Millisecond), restarted.Sub(t0).Round(time.Millisecond))
 		t.Logf("FIGURES phase=%q acked=%d failed=%d recover_ms=%d recover_after_restart_ms=%d slowest_failure_ms=%d",
-			what, ok, failed, recovered.Milliseconds(), afterRestart.Milliseconds(), slowest.Milliseconds())
-		// With a quorum, only requests already sent to the crashed member
-		// may fail (they wait on it until the request timeout): at most one
-		// per client, and the next goes elsewhere.
-		if quorum && (failed > clients || recovered > requestTimeout+2*time.Second) {
-			t.Errorf("%s: %d creates failed, writes acknowledged again after %v; with a quorum, at most %d may fail, within %v",
-				what, failed, recovered, clients, requestTimeout+2*time.Second)
+			what, sum.ok, sum.failed, sum.recovered.Milliseconds(), afterRestart.Milliseconds(), sum.slowest.Milliseconds())
+		// With a quorum, only the election's requests may fail: a client's
+		// create may be refused at once by the member as it stops (503
+		// "raft: stopped"), and its next wait out the request timeout
+		// (504) while the others elect a leader. That is two per client at
+		// the most, and then writes are acknowledged again.
+		if quorum && (sum.worstClient > 2 || sum.recovered > requestTimeout+2*time.Second) {
+			t.Errorf("%s: a client's creates failed %d times, writes acknowledged again after %v; with a quorum, at most 2 each may fail, within %v",
+				what, sum.worstClient, sum.recovered, requestTimeout+2*time.Second)
 		}
-		if slowest > 10*time.Second {
-			t.Errorf("%s: a failed create took %v: a hang, not an answer", what, slowest)
+		if sum.slowest > 10*time.Second {
+			t.Errorf("%s: a failed create took %v: a hang, not an answer", what, sum.slowest)
 		}
-		for _, e := range notStatus {
+		for _, e := range sum.notStatus {
 			t.Errorf("%s: a create failed without a 5xx Status: %s", what, e)
 		}
-		if ok == 0 {
+		if sum.ok == 0 {
 			t.Errorf("%s: no create acknowledged: kubelab did not recover", what)
 		}
 	}
