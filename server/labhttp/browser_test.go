@@ -28,6 +28,7 @@ func localKubectl(t *testing.T, lab *kubelabtest.Lab, args ...string) {
 // A lab page in Thai and in English: start the lab, do a step with
 // kubectl, and see the page check it off by itself.
 func TestLabPageInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := browsertest.Start(t)
 	lab := kubelabtest.Start(t)
 

@@ -21,6 +21,7 @@ import (
 // form in a browser), a student 403 (a friendly page), the instructor's
 // token or session 200.
 func TestDashboardAuth(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode)
 	anon := user{t: t, lab: lab}
 	alice := student(t, lab, "alice")
@@ -79,6 +80,7 @@ func TestDashboardAuth(t *testing.T) {
 // The dashboard's websocket shows a student's step as soon as it passes,
 // with quiz scores, and marks students without progress as stuck.
 func TestDashboardLive(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) { classroomMode(c); c.StuckAfter = time.Hour })
 	teacher := instructor(t, lab)
 	alice := student(t, lab, "alice")
@@ -156,6 +158,7 @@ func TestDashboardLive(t *testing.T) {
 
 // A student who makes no progress for StuckAfter is marked stuck.
 func TestDashboardStuck(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) { classroomMode(c); c.StuckAfter = time.Millisecond })
 	alice, bob := student(t, lab, "alice"), student(t, lab, "bob")
 	alice.start("watch")

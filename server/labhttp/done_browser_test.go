@@ -17,6 +17,7 @@ import (
 // steps over, and the index keeps that the lab was finished. In English
 // and Thai, light and dark, on a desktop and a 390 px phone.
 func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := browsertest.Start(t)
 	lb := kubelabtest.Start(t)
 
@@ -115,6 +116,7 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 // live and in the student's language, that this is why it has not passed;
 // a label that changes something passes it and the reason goes.
 func TestLabSaysWhyALabelDidNotCount(t *testing.T) {
+	t.Parallel()
 	ctx := browsertest.Start(t)
 	lb := kubelabtest.Start(t)
 	browsertest.Do(t, ctx, "open the watch lab in Thai", chromedp.Navigate(lb.URL()+"/labs/watch?lang=th"))

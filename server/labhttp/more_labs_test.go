@@ -24,6 +24,7 @@ const windowFreshness = time.Second
 
 // Labs 2, 3, 5 and 6 with the real kubectl and etcdctl, as a student.
 func TestMoreLabsWithKubectlAndEtcdctl(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode, func(c *server.Config) { c.WatchCacheEventFreshness = windowFreshness })
 	alice := student(t, lab, "alice")
 	ns := alice.name

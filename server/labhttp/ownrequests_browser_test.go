@@ -34,6 +34,7 @@ import (
 // current; then the student does it with their own kubectl, their own
 // click in the inspector, or their own answer, and it passes.
 func TestKubelabsOwnRequestsPassNoStep(t *testing.T) {
+	t.Parallel()
 	lb := kubelabtest.Start(t, classroomMode, func(c *server.Config) { c.WatchCacheEventFreshness = windowFreshness })
 	defineNotes(t, lb)
 	for _, l := range labs.All() {

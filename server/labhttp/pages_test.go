@@ -13,6 +13,7 @@ import (
 // The pages: both languages, the site's headers, friendly pages for bad
 // input, and forms that work without JavaScript.
 func TestPages(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode)
 	alice := student(t, lab, "alice").inBrowser()
 	page := func(path string) (*http.Response, string) {

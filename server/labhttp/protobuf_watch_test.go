@@ -38,6 +38,7 @@ func (c *contentTypes) RoundTrip(r *http.Request) (*http.Response, error) {
 // protobuf watch: the labs are told of the events the registry sends,
 // whatever their encoding, so the MODIFIED on it passes the step.
 func TestWatchLabWithAProtobufWatch(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode)
 	alice := student(t, lab, "alice")
 	alice.start("watch")

@@ -18,6 +18,7 @@ import (
 // namespace, its default ServiceAccount and the student's RoleBinding
 // stay. Another student's namespace is untouched.
 func TestResetRestoresTheNamespace(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode)
 	alice, bob := student(t, lab, "alice"), student(t, lab, "bob")
 	ns := alice.name

@@ -13,6 +13,8 @@ import (
 // Progress is in etcd: a restarted server shows it, and goes on checking
 // the student's steps (it remembers who had started a lab).
 func TestProgressSurvivesRestart(t *testing.T) {
+	// Not parallel: it stops and restarts a server on the same data
+	// directory, whose etcd must start within its timeout.
 	dir := t.TempDir()
 	sameDir := func(c *server.Config) { classroomMode(c); c.DataDir = dir }
 	first := kubelabtest.Start(t, sameDir)

@@ -26,6 +26,8 @@ const thaiName = "สมชาย ใจดี"
 // by its title, her score and "stuck", all without a reload. Then the
 // drill-down, in Thai, light and dark, on a desktop and a 390 px phone.
 func TestInstructorsRoomInTheBrowser(t *testing.T) {
+	// Not parallel: a student turns stuck after 4 s of wall time, which
+	// other tests beside it would stretch the test's own steps past.
 	lab := kubelabtest.Start(t, func(c *server.Config) { classroomMode(c); c.StuckAfter = 4 * time.Second })
 	ctx := browsertest.Start(t)
 

@@ -18,6 +18,7 @@ import (
 // MODIFIED the server sent on that watch. Nothing is passed for a
 // command that changes nothing.
 func TestWatchLabWithKubectl(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode)
 	alice := student(t, lab, "alice")
 	if v := alice.start("watch"); v.Steps[0].State != labhttp.StateCurrent || v.Namespace != alice.name {
@@ -82,6 +83,7 @@ func TestWatchLabWithKubectl(t *testing.T) {
 // The pipeline lab with kubectl: admission's patch and RBAC's denial are
 // read from the traces of alice's own requests.
 func TestPipelineLabWithKubectl(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode)
 	alice := student(t, lab, "alice")
 	alice.start("pipeline")
@@ -108,6 +110,7 @@ func TestPipelineLabWithKubectl(t *testing.T) {
 // The same lab done from the browser: the lesson's own "Run it live"
 // websockets, with the session cookie, and the labs' JSON API.
 func TestWatchLabInTheBrowser(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode)
 	alice := student(t, lab, "alice").inBrowser()
 	alice.start("watch")
@@ -134,6 +137,7 @@ func TestWatchLabInTheBrowser(t *testing.T) {
 // an answer to a step that is not current is a Conflict, bad input a
 // clear Status.
 func TestQuestionSteps(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode)
 	alice := student(t, lab, "alice")
 	alice.start("etcd")
@@ -190,6 +194,7 @@ func TestQuestionSteps(t *testing.T) {
 // An admin is denied nothing; `kubectl --as` serves their request as a
 // user without bindings, and the denial counts for the admin who sent it.
 func TestPipelineLabDenialByImpersonation(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode)
 	admin := mint(t, lab, "teacher", "system:masters")
 	admin.start("pipeline")
@@ -215,6 +220,7 @@ func TestPipelineLabDenialByImpersonation(t *testing.T) {
 // steps start over and count only what comes after; a lab not started, or
 // not served, is a clear Status.
 func TestDoItAgain(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode)
 	alice := student(t, lab, "alice")
 	resp, body := alice.post(labhttp.APIPath+"/discovery/restart", "")

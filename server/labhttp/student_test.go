@@ -33,6 +33,7 @@ func (u user) takeQuiz() {
 // typed; a student (about anyone, themselves included), a grader and an
 // anonymous browser are refused before anything is read.
 func TestStudentDrillDown(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) { classroomMode(c); c.GraderToken = "grader-token-0123456789" })
 	st, token, err := lab.Class().Join(context.Background(), "สมชาย ใจดี", "")
 	if err != nil {
@@ -126,6 +127,7 @@ func TestStudentDrillDown(t *testing.T) {
 // "Stuck" reaches an open dashboard when the student becomes stuck, not
 // on the next 30-second refresh.
 func TestDashboardStuckArrivesLive(t *testing.T) {
+	// Not parallel: it times when a student turns stuck.
 	const stuckAfter = 2 * time.Second
 	lab := kubelabtest.Start(t, func(c *server.Config) { classroomMode(c); c.StuckAfter = stuckAfter })
 	alice := student(t, lab, "alice")
@@ -165,6 +167,7 @@ func TestDashboardStuckArrivesLive(t *testing.T) {
 // once, from etcd, not on the next 30-second refresh: neither touches lab
 // progress.
 func TestDashboardJoinAndQuizArriveLive(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) { classroomMode(c); c.StuckAfter = time.Hour })
 	ws := instructor(t, lab).dial(labhttp.APIPath + "/ws?dashboard=1")
 	// Well within the 30-second refresh.
