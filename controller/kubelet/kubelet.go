@@ -130,18 +130,31 @@ func (n *Node) heartbeat(ctx context.Context) {
 }
 
 // renewLease keeps the node's Lease fresh, the heartbeat a kubelet sends
-// between its (rarer) status updates.
+// between its (rarer) status updates. As kubelet's lease controller does,
+// it retries a failure with a backoff from 200 ms up to 7 s rather than
+// waiting for the next renewal: the first try usually comes before the
+// node is registered, on the other heartbeat, and the Lease would
+// otherwise appear a whole renewal period late.
 func (n *Node) renewLease(ctx context.Context) {
-	t := time.NewTicker(leaseRenew)
-	defer t.Stop()
+	const firstRetry, maxRetry = 200 * time.Millisecond, 7 * time.Second
+	retry := firstRetry
 	for {
-		if err := n.renew(ctx); err != nil && ctx.Err() == nil {
-			n.cfg.Logger.Warn("simulated node lease renewal failed", "err", err)
+		wait := leaseRenew
+		if err := n.renew(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if !apierrors.IsNotFound(err) { // NotFound: the node is not registered yet
+				n.cfg.Logger.Warn("simulated node lease renewal failed", "err", err)
+			}
+			wait, retry = retry, min(2*retry, maxRetry)
+		} else {
+			retry = firstRetry
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-time.After(wait):
 		}
 	}
 }

@@ -164,6 +164,11 @@ func TestNodeHoldsItsLease(t *testing.T) {
 			lease.Spec.LeaseDurationSeconds != nil && *lease.Spec.LeaseDurationSeconds == 40 &&
 			lease.Spec.RenewTime != nil && time.Since(lease.Spec.RenewTime.Time) < time.Minute &&
 			len(lease.OwnerReferences) == 1 && lease.OwnerReferences[0].UID == node.UID
+		// The Lease follows the node's registration at once, not a
+		// renewal period (10 s) later, whichever heartbeat ran first.
+		if ok && lease.CreationTimestamp.Sub(node.CreationTimestamp.Time) > 3*time.Second {
+			t.Fatalf("the lease was created %v after the node", lease.CreationTimestamp.Sub(node.CreationTimestamp.Time))
+		}
 		return ok, nil
 	})
 }
