@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -247,4 +248,19 @@ func wantStatus(t *testing.T, resp *http.Response, body string, code int, reason
 	if err := json.Unmarshal([]byte(body), &st); err != nil || st.Kind != "Status" || st.Code != code || (reason != "" && st.Reason != reason) || st.Message == "" {
 		t.Fatalf("not a Status %d %s: %s (%v)", code, reason, body, err)
 	}
+}
+
+// pushWindow presses the timeline's "push the window past B" for u, past
+// rv. Asked a moment before the watch cache's clock agrees that the change
+// B missed is a freshness old, the push says how long to wait (409), as it
+// tells the page; the test waits and asks again, as the page's student
+// would.
+func (u user) pushWindow(rv int64) (*http.Response, string) {
+	body := `{"past":` + strconv.FormatInt(rv, 10) + `}`
+	resp, answer := u.post("/ui/window/push", body)
+	for try := 0; resp.StatusCode == http.StatusConflict && try < 5; try++ {
+		time.Sleep(time.Second)
+		resp, answer = u.post("/ui/window/push", body)
+	}
+	return resp, answer
 }

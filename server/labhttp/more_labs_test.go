@@ -98,7 +98,7 @@ func TestMoreLabsWithKubectlAndEtcdctl(t *testing.T) {
 		}
 		time.Sleep(windowFreshness) // bob's change is now old enough to drop
 		var pushed struct{ Passed bool }
-		if resp, body := bob.inBrowser().post("/ui/window/push", `{"past":`+strconv.FormatInt(step, 10)+`}`); resp.StatusCode != http.StatusOK ||
+		if resp, body := bob.inBrowser().pushWindow(step); resp.StatusCode != http.StatusOK ||
 			json.Unmarshal([]byte(body), &pushed) != nil || !pushed.Passed {
 			t.Fatalf("bob's push: HTTP %d: %s", resp.StatusCode, body)
 		}

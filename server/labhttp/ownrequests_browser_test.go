@@ -154,7 +154,7 @@ func (w *walk) actions() map[string]func() {
 			w.kubectl("-n", w.ns, "label", "pod", "ssa-demo", "round=walk", "--overwrite")
 			time.Sleep(windowFreshness)
 			// The timeline's button, pressed: watcher B stopped where the lab began.
-			if resp, body := w.u.inBrowser().post("/ui/window/push", `{"past":`+strconv.FormatInt(w.rev, 10)+`}`); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"passed":true`) {
+			if resp, body := w.u.inBrowser().pushWindow(w.rev); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"passed":true`) {
 				w.t.Fatalf("push: HTTP %d: %s", resp.StatusCode, body)
 			}
 		},
