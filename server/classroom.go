@@ -97,7 +97,7 @@ func (s *Server) waitForQuota(ctx context.Context, namespace string) error {
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
 	for {
-		settled, err := s.quotaSettled(ctx, namespace)
+		settled, err := s.QuotaSettled(ctx, namespace)
 		if err != nil || settled {
 			return err
 		}
@@ -109,7 +109,11 @@ func (s *Server) waitForQuota(ctx context.Context, namespace string) error {
 	}
 }
 
-func (s *Server) quotaSettled(ctx context.Context, namespace string) (bool, error) {
+// QuotaSettled says whether every ResourceQuota of namespace has the
+// status the quota controller would write now: after a write its count
+// (stored bytes above all, which admission only estimates) is corrected
+// a moment later, and a test that counts etcd's writes waits for that.
+func (s *Server) QuotaSettled(ctx context.Context, namespace string) (bool, error) {
 	quotas, err := s.quotas.unindexed().Quotas(ctx, namespace)
 	if err != nil {
 		return false, err

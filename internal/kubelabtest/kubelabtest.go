@@ -86,7 +86,8 @@ func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 
 // WaitForControllers returns once the controllers have done what the
 // seeded state asks of them (a default service account and the root CA's
-// ConfigMap in every namespace, each APIService's Available condition), so
+// ConfigMap in every namespace, each APIService's Available condition,
+// each ResourceQuota's count of what is stored), so
 // that tests start from a quiet etcd whose revision moves only with their
 // own requests. Start calls it; call it again after creating a namespace
 // (a student joining, say) before measuring that a request wrote nothing.
@@ -124,6 +125,16 @@ func (l *Lab) WaitForControllers(t testing.TB) {
 		}
 		return true, nil
 	}
+	// The quota controller corrects each namespace's usage after a write.
+	quotasSettled := func(nss *storage.ListResult) (bool, error) {
+		for _, ns := range nss.Items {
+			ok, err := l.QuotaSettled(ctx, ns.(*corev1.Namespace).Name)
+			if err != nil || !ok {
+				return false, err
+			}
+		}
+		return true, nil
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		nss, err1 := namespaces.List(ctx, storage.ListOptions{})
@@ -131,7 +142,8 @@ func (l *Lab) WaitForControllers(t testing.TB) {
 		if err1 == nil && err2 == nil && len(sas.Items) >= len(nss.Items) {
 			ok1, err1 := published(len(nss.Items))
 			ok2, err2 := available()
-			if err1 == nil && err2 == nil && ok1 && ok2 {
+			ok3, err3 := quotasSettled(nss)
+			if err1 == nil && err2 == nil && err3 == nil && ok1 && ok2 && ok3 {
 				return
 			}
 		}
