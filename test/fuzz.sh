@@ -9,7 +9,8 @@
 #
 # FUZZTIME is go test's -fuzztime (a duration, or Nx for N executions);
 # FUZZ_PARALLEL is how many fuzzing workers each target runs (default 1, so
-# that a shared CI machine stays responsive). A crasher is written to the
+# that a shared CI machine stays responsive); FUZZ_JOBS how many targets
+# fuzz at once (default 2). A crasher is written to the
 # package's testdata/fuzz/<FuzzName>/ and printed; commit it as a
 # regression seed with the fix.
 #
@@ -41,19 +42,9 @@ coordinator_deadline() {
 }
 
 bindir=$(mktemp -d)
-trap 'rm -rf "$bindir"' EXIT
+logdir=$(mktemp -d)
+trap 'rm -rf "$bindir" "$logdir"' EXIT
 fuzzcache="$(go env GOCACHE)/fuzz"
-
-# fuzzbinary builds package dir's instrumented test binary once and prints
-# its path.
-fuzzbinary() {
-	local bin
-	bin="$bindir/$(echo "$1" | tr / _).test"
-	if [ ! -x "$bin" ]; then
-		go test -c -fuzz . -o "$bin" "./$1" >&2 || return 1
-	fi
-	echo "$bin"
-}
 
 # fuzz runs one target from its package's directory, as go test does (its
 # seed corpus and crashers are in the package's testdata/fuzz), with the
@@ -66,48 +57,82 @@ fuzz() { # dir bin name
 		-test.fuzzcachedir "$fuzzcache/$importpath")
 }
 
-failed=()
-ran=0
-start=$SECONDS
-while read -r dir name; do
+# Every package's fuzz binary first, two builds at a time (a link is
+# mostly one core's work), then the targets, FUZZ_JOBS at a time: each
+# target still fuzzes for the whole fuzztime with its own workers; running
+# two side by side only stops one core idling while the other fuzzes.
+jobs=${FUZZ_JOBS:-2}
+selected=$(while read -r dir name; do
 	[ -n "$name" ] || continue
 	if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
 		continue
 	fi
-	ran=$((ran + 1))
-	echo "=== $name (./$dir, $fuzztime)"
-	t0=$SECONDS
-	log=$(mktemp)
-	if ! bin=$(fuzzbinary "$dir" 2>"$log"); then
-		cat "$log"
-		echo "--- FAIL $name (build, $((SECONDS - t0)) s)"
-		failed+=("$name")
-		rm -f "$log"
-		continue
+	echo "$dir $name"
+done <<<"$targets")
+if [ -z "$selected" ]; then
+	echo "no fuzz target matched: $*" >&2
+	exit 1
+fi
+
+start=$SECONDS
+build() { # dir
+	local bin
+	bin="$bindir/$(echo "$1" | tr / _).test"
+	if go test -c -fuzz . -o "$bin" "./$1" >"$logdir/build-$(echo "$1" | tr / _)" 2>&1; then
+		echo "--- built ./$1 ($((SECONDS - start)) s)"
+	else
+		echo "--- FAIL build ./$1" >&2
+		cat "$logdir/build-$(echo "$1" | tr / _)" >&2
+		touch "$logdir/build-failed"
 	fi
-	if fuzz "$dir" "$bin" "$name" >"$log" 2>&1; then
+}
+while read -r dir; do
+	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+	build "$dir" &
+done < <(echo "$selected" | cut -d' ' -f1 | sort -u)
+wait
+if [ -e "$logdir/build-failed" ]; then
+	exit 1
+fi
+
+# target fuzzes one target and writes its log and its verdict (ok or FAIL,
+# with the seconds it took) to $logdir/<name>.
+target() { # dir name
+	local dir=$1 name=$2 t0=$SECONDS bin log
+	bin="$bindir/$(echo "$dir" | tr / _).test"
+	log="$logdir/$name"
+	echo "=== $name (./$dir, $fuzztime)" >"$log"
+	if fuzz "$dir" "$bin" "$name" >"$log.out" 2>&1; then
 		# The last progress line has the execution count.
-		grep -E '^fuzz: elapsed' "$log" | tail -1 || true
-		echo "--- ok $name ($((SECONDS - t0)) s)"
-	elif coordinator_deadline "$log" && (cd "$dir" && "$bin" -test.run "^${name}\$") >/dev/null 2>&1; then
+		grep -E '^fuzz: elapsed' "$log.out" | tail -1 >>"$log" || true
+		echo "--- ok $name ($((SECONDS - t0)) s)" >>"$log"
+	elif coordinator_deadline "$log.out" && (cd "$dir" && "$bin" -test.run "^${name}\$") >/dev/null 2>&1; then
 		# Go's fuzzing coordinator can report its own -fuzztime deadline as
 		# a failure, with no input to blame (golang/go#75804, fixed in Go
 		# 1.27). No failing input was written and the corpus still passes:
 		# nothing was found.
-		grep -E '^fuzz: elapsed' "$log" | tail -1 || true
-		echo "--- ok $name ($((SECONDS - t0)) s; the fuzzing engine's deadline race, golang/go#75804, not an input)"
+		grep -E '^fuzz: elapsed' "$log.out" | tail -1 >>"$log" || true
+		echo "--- ok $name ($((SECONDS - t0)) s; the fuzzing engine's deadline race, golang/go#75804, not an input)" >>"$log"
 	else
-		cat "$log"
-		echo "--- FAIL $name ($((SECONDS - t0)) s)"
+		cat "$log.out" >>"$log"
+		echo "--- FAIL $name ($((SECONDS - t0)) s)" >>"$log"
+	fi
+}
+while read -r dir name; do
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+	target "$dir" "$name" &
+done <<<"$selected"
+wait
+
+failed=()
+ran=0
+while read -r dir name; do
+	ran=$((ran + 1))
+	cat "$logdir/$name"
+	if tail -1 "$logdir/$name" | grep -q '^--- FAIL'; then
 		failed+=("$name")
 	fi
-	rm -f "$log"
-done <<<"$targets"
-
-if [ "$ran" -eq 0 ]; then
-	echo "no fuzz target matched: $*" >&2
-	exit 1
-fi
+done <<<"$selected"
 echo "fuzzed $ran targets in $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "crashers found by: ${failed[*]} (see testdata/fuzz/ in their packages)" >&2
