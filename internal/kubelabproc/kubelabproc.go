@@ -35,10 +35,22 @@ var (
 	buildErr  error
 )
 
-// Binary builds ./cmd/kubelab once per test binary. The test binary's
-// TestMain calls RemoveBinary when the tests are done.
+// BinaryEnv names a kubelab binary already built from this tree, for a run
+// of several suites (.ci/run sets it): each suite linking its own copy of a
+// binary this size costs more than most of their tests.
+const BinaryEnv = "KUBELAB_BINARY"
+
+// Binary is the kubelab binary BinaryEnv names, or else ./cmd/kubelab
+// built once per test binary; the test binary's TestMain calls
+// RemoveBinary when the tests are done.
 func Binary(t testing.TB) string {
 	t.Helper()
+	if given := os.Getenv(BinaryEnv); given != "" {
+		if info, err := os.Stat(given); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+			t.Fatalf("%s=%s is not an executable kubelab binary: %v", BinaryEnv, given, err)
+		}
+		return given
+	}
 	buildOnce.Do(func() {
 		root, err := moduleRoot()
 		if err != nil {
