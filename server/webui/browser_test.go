@@ -56,10 +56,12 @@ func onlyThisHost(t *testing.T, ctx context.Context, lab *kubelabtest.Lab) {
 }
 
 func TestBrowser(t *testing.T) {
-	ctx := browsertest.Start(t)
-	// The window's freshness is kube's 75 s shortened to 2 s, so that the
-	// 410 exercise runs without waiting.
-	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCacheEventFreshness = 2 * time.Second })
+	// Its own Chromium and its own server, whose seeded pods it labels and
+	// whose tracer it reads; it mostly waits on the browser, so it runs
+	// beside the others. The watch timeline's exercise, which pushes the
+	// window, is TestBrowserWatchTimeline, on a server of its own.
+	t.Parallel()
+	ctx, lab := startBrowserAndLab(t)
 
 	t.Run("OK lesson, Run it live and the tracer", func(t *testing.T) {
 		browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(lab.URL()+"/lesson/request-path"))
@@ -88,48 +90,6 @@ func TestBrowser(t *testing.T) {
 		browsertest.WaitJS(t, ctx, "the denied request", `document.querySelector('.trace.failed .trace-why') !== null`)
 		browsertest.ScrollTo(t, ctx, ".tracer")
 		browsertest.Shot(t, ctx, "tracer-denied")
-	})
-
-	t.Run("OK watch timeline: the window moves past a paused watcher, 410, relist; compaction and an exact list", func(t *testing.T) {
-		browsertest.Do(t, ctx, "open the 410 page", chromedp.Navigate(lab.URL()+"/lesson/gone"))
-		browsertest.WaitJS(t, ctx, "both lanes to list", `[...document.querySelectorAll(".event-log li")].filter(l => l.textContent.includes("LIST")).length >= 2`)
-		browsertest.WaitJS(t, ctx, "the window's horizon", `document.querySelector(".timeline").dataset.windowStart > 0 && document.querySelector("[data-window]").textContent.includes("starts at rv")`)
-		if !browsertest.Eval[bool](t, ctx, `document.querySelector(".timeline [data-push]").disabled`) {
-			t.Fatal("push offered before watcher B is paused")
-		}
-		browsertest.Do(t, ctx, "pause lane B", chromedp.Click(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-toggle]`)))
-		kubectl(t, lab, "-n", "internals-demo", "label", "pod", "ssa-demo", "demo-round=one", "--overwrite")
-		browsertest.WaitJS(t, ctx, "the change on A, missed on B", `[...document.querySelectorAll(".event-log li")].some(l => /\[A\]MODIFIED pod\/ssa-demo resourceVersion=\d+/.test(l.textContent)) && document.querySelector(".tl-svg circle.MISSED") !== null`)
-		browsertest.WaitJS(t, ctx, "the missed change to be old enough", `document.querySelector("[data-b-status]").textContent.includes("old enough")`)
-		browsertest.Do(t, ctx, "push the window past B", chromedp.Click(chromedp.CSS(`.timeline [data-push]`)))
-		browsertest.WaitJS(t, ctx, "the push", `document.querySelector(".timeline").dataset.pushed > 0`)
-		browsertest.ScrollTo(t, ctx, ".timeline")
-		browsertest.Shot(t, ctx, "timeline-window-past-b")
-		browsertest.Do(t, ctx, "resume lane B", chromedp.Click(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-toggle]`)))
-		browsertest.WaitJS(t, ctx, "410 and relist", `document.querySelector(".timeline").dataset.gone >= 1 && [...document.querySelectorAll(".event-log li")].some(l => l.textContent.startsWith("[B]RELIST"))`)
-		log := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll(".event-log li")].map(l => l.textContent).join("\n")`)
-		if !strings.Contains(log, "ERROR 410 Expired: too old resource version:") || !strings.Contains(log, "label PATCHes to pod ssa-demo") {
-			t.Fatalf("event log:\n%s", log)
-		}
-		browsertest.Shot(t, ctx, "timeline-410-relist")
-
-		if !browsertest.Eval[bool](t, ctx, `document.querySelector(".timeline [data-exact]").disabled`) {
-			t.Fatal("exact list offered before etcd is compacted")
-		}
-		browsertest.Do(t, ctx, "compact now", chromedp.Click(chromedp.CSS(`[data-compact]`)))
-		browsertest.WaitJS(t, ctx, "etcd's horizon", `document.querySelector(".timeline").dataset.compacted > 1 && !document.querySelector(".timeline [data-exact]").disabled`)
-		browsertest.Do(t, ctx, "exact list below the compaction", chromedp.Click(chromedp.CSS(`.timeline [data-exact]`)))
-		browsertest.WaitJS(t, ctx, "etcd's 410", `document.querySelector(".timeline").dataset.exact === "410"`)
-		log = browsertest.Eval[string](t, ctx, `[...document.querySelectorAll(".event-log li")].map(l => l.textContent).join("\n")`)
-		if !strings.Contains(log, "The resourceVersion for the provided list is too old.") || !strings.Contains(log, "COMPACT etcd at rv") {
-			t.Fatalf("event log:\n%s", log)
-		}
-		browsertest.Shot(t, ctx, "timeline-etcd-compacted")
-		// B starts again as client-go 1.35+ does: a streaming list.
-		browsertest.Do(t, ctx, "B starts with a streaming list", chromedp.SetValue(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-mode]`), "stream"))
-		browsertest.Eval[bool](t, ctx, `(document.querySelector('.lane-ctl[data-lane="B"] [data-mode]').dispatchEvent(new Event("change")), true)`)
-		browsertest.WaitJS(t, ctx, "the streamed list", `[...document.querySelectorAll(".event-log li")].some(l => l.textContent.startsWith("[B]STREAMED LIST") && l.textContent.includes("initial-events-end"))`)
-		browsertest.Shot(t, ctx, "timeline-streaming-list")
 	})
 
 	t.Run("OK Thai, remembered", func(t *testing.T) {
@@ -228,4 +188,57 @@ func TestBrowser(t *testing.T) {
 		browsertest.ScrollTo(t, ctx, ".timeline .tl-canvas")
 		browsertest.Shot(t, ctx, "timeline-phone")
 	})
+}
+
+// TestBrowserWatchTimeline: on the 410 page the window moves past a paused
+// watcher, which then gets 410 and relists; compaction moves etcd's
+// horizon, where an exact list gets etcd's own 410. A server of its own:
+// its push moves the pods' window under every watcher, and its lanes must
+// see only its own changes. Serial: the push is about a hundred writes, each
+// fsynced by etcd, that the page must see done within WaitJS's 20 s; with
+// the parallel tests' servers writing to the same disk it once took longer.
+func TestBrowserWatchTimeline(t *testing.T) {
+	// The window's freshness is kube's 75 s shortened to 2 s, so that the
+	// 410 exercise runs without waiting.
+	ctx, lab := startBrowserAndLab(t, func(c *server.Config) { c.WatchCacheEventFreshness = 2 * time.Second })
+
+	browsertest.Do(t, ctx, "open the 410 page", chromedp.Navigate(lab.URL()+"/lesson/gone"))
+	browsertest.WaitJS(t, ctx, "both lanes to list", `[...document.querySelectorAll(".event-log li")].filter(l => l.textContent.includes("LIST")).length >= 2`)
+	browsertest.WaitJS(t, ctx, "the window's horizon", `document.querySelector(".timeline").dataset.windowStart > 0 && document.querySelector("[data-window]").textContent.includes("starts at rv")`)
+	if !browsertest.Eval[bool](t, ctx, `document.querySelector(".timeline [data-push]").disabled`) {
+		t.Fatal("push offered before watcher B is paused")
+	}
+	browsertest.Do(t, ctx, "pause lane B", chromedp.Click(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-toggle]`)))
+	kubectl(t, lab, "-n", "internals-demo", "label", "pod", "ssa-demo", "demo-round=one", "--overwrite")
+	browsertest.WaitJS(t, ctx, "the change on A, missed on B", `[...document.querySelectorAll(".event-log li")].some(l => /\[A\]MODIFIED pod\/ssa-demo resourceVersion=\d+/.test(l.textContent)) && document.querySelector(".tl-svg circle.MISSED") !== null`)
+	browsertest.WaitJS(t, ctx, "the missed change to be old enough", `document.querySelector("[data-b-status]").textContent.includes("old enough")`)
+	browsertest.Do(t, ctx, "push the window past B", chromedp.Click(chromedp.CSS(`.timeline [data-push]`)))
+	browsertest.WaitJS(t, ctx, "the push", `document.querySelector(".timeline").dataset.pushed > 0`)
+	browsertest.ScrollTo(t, ctx, ".timeline")
+	browsertest.Shot(t, ctx, "timeline-window-past-b")
+	browsertest.Do(t, ctx, "resume lane B", chromedp.Click(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-toggle]`)))
+	browsertest.WaitJS(t, ctx, "410 and relist", `document.querySelector(".timeline").dataset.gone >= 1 && [...document.querySelectorAll(".event-log li")].some(l => l.textContent.startsWith("[B]RELIST"))`)
+	log := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll(".event-log li")].map(l => l.textContent).join("\n")`)
+	if !strings.Contains(log, "ERROR 410 Expired: too old resource version:") || !strings.Contains(log, "label PATCHes to pod ssa-demo") {
+		t.Fatalf("event log:\n%s", log)
+	}
+	browsertest.Shot(t, ctx, "timeline-410-relist")
+
+	if !browsertest.Eval[bool](t, ctx, `document.querySelector(".timeline [data-exact]").disabled`) {
+		t.Fatal("exact list offered before etcd is compacted")
+	}
+	browsertest.Do(t, ctx, "compact now", chromedp.Click(chromedp.CSS(`[data-compact]`)))
+	browsertest.WaitJS(t, ctx, "etcd's horizon", `document.querySelector(".timeline").dataset.compacted > 1 && !document.querySelector(".timeline [data-exact]").disabled`)
+	browsertest.Do(t, ctx, "exact list below the compaction", chromedp.Click(chromedp.CSS(`.timeline [data-exact]`)))
+	browsertest.WaitJS(t, ctx, "etcd's 410", `document.querySelector(".timeline").dataset.exact === "410"`)
+	log = browsertest.Eval[string](t, ctx, `[...document.querySelectorAll(".event-log li")].map(l => l.textContent).join("\n")`)
+	if !strings.Contains(log, "The resourceVersion for the provided list is too old.") || !strings.Contains(log, "COMPACT etcd at rv") {
+		t.Fatalf("event log:\n%s", log)
+	}
+	browsertest.Shot(t, ctx, "timeline-etcd-compacted")
+	// B starts again as client-go 1.35+ does: a streaming list.
+	browsertest.Do(t, ctx, "B starts with a streaming list", chromedp.SetValue(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-mode]`), "stream"))
+	browsertest.Eval[bool](t, ctx, `(document.querySelector('.lane-ctl[data-lane="B"] [data-mode]').dispatchEvent(new Event("change")), true)`)
+	browsertest.WaitJS(t, ctx, "the streamed list", `[...document.querySelectorAll(".event-log li")].some(l => l.textContent.startsWith("[B]STREAMED LIST") && l.textContent.includes("initial-events-end"))`)
+	browsertest.Shot(t, ctx, "timeline-streaming-list")
 }

@@ -170,7 +170,10 @@ func buttonRequests(t *testing.T, lab *kubelabtest.Lab, id, value string, n int,
 // lesson shows beside it: the button must send the same requests, in the
 // same order, with the same method, path, query, Accept and body.
 func TestRunItLiveSendsWhatKubectlSends(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	t.Parallel()
+	// A server of its own: label-pod needs the seeded pod's label to be what
+	// it last set, or kubectl and the button send different requests.
+	lab := startLab(t)
 	lessons, err := web.LoadLessons()
 	if err != nil {
 		t.Fatal(err)
@@ -220,6 +223,10 @@ func TestRunItLiveSendsWhatKubectlSends(t *testing.T) {
 			}
 			seen[blk.ID] = true
 			t.Run(blk.ID, func(t *testing.T) {
+				// Side by side: the commands other than label-pod only
+				// read, and what they send does not depend on what they
+				// read; the watches wait out their timeoutSeconds.
+				t.Parallel()
 				args := kubectlArgs(t, blk.Command)
 				// kubectl caches discovery; warm the cache so that what is
 				// compared is the command's own requests.
@@ -263,10 +270,9 @@ func TestRunItLiveSendsWhatKubectlSends(t *testing.T) {
 	}
 }
 
-// TestRunItLiveSaysRawEquivalent: a button that cannot send the command's
+// testRunItLiveSaysRawEquivalent: a button that cannot send the command's
 // own requests says so on the page, and shows the command it runs.
-func TestRunItLiveSaysRawEquivalent(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testRunItLiveSaysRawEquivalent(t *testing.T, lab *kubelabtest.Lab) {
 	_, page := apiDo(t, lab, "GET", "/lesson/etcd", "", "")
 	if !strings.Contains(page, "Raw equivalent") || !strings.Contains(page, "etcdctl get /registry/pods/internals-demo/ssa-demo") {
 		t.Fatalf("the etcd page does not say what Run it live runs:\n%.3000s", page)

@@ -7,7 +7,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kubelab/kubelab/internal/browsertest"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/server"
 )
 
@@ -15,8 +14,10 @@ import (
 // joins with a display name (shown escaped), lands on the lesson with its
 // account in the header, and its live commands run in its own namespace.
 func TestBrowserJoinsAClass(t *testing.T) {
-	ctx := browsertest.Start(t)
-	lab := kubelabtest.Start(t, func(c *server.Config) {
+	// Its own Chromium and its own server in classroom mode; it mostly
+	// waits on the browser, so it runs beside the others.
+	t.Parallel()
+	ctx, lab := startBrowserAndLab(t, func(c *server.Config) {
 		c.Classroom = true
 		c.SecureListen = "127.0.0.1:0"
 		c.JoinCode = "k8s-101"

@@ -112,8 +112,7 @@ func label(t *testing.T, lab *kubelabtest.Lab, value string) {
 	}
 }
 
-func TestPages(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testPages(t *testing.T, lab *kubelabtest.Lab) {
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar}
 	get := func(path string, header ...string) (*http.Response, string) {
@@ -215,7 +214,11 @@ func TestPages(t *testing.T) {
 }
 
 func TestRunLive(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	t.Parallel()
+	// A server of its own: it labels the seeded pod, expects the next change
+	// on its watch to be its own, and compares a list's resourceVersion, etcd's
+	// revision, with the one Run it live read just before.
+	lab := startLab(t)
 	t.Run("OK label", func(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=label-pod&value=two")
 		// kubectl label reads the pod, then patches what changed.
@@ -315,7 +318,10 @@ func TestRunLive(t *testing.T) {
 // Reflector does, with a watch whose initial events are the state, ended
 // by the initial-events-end bookmark, and its changes on the same watch.
 func TestStreamingListLane(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	t.Parallel()
+	// A server of its own: it labels the seeded pod and expects the next
+	// change on the lane to be that one.
+	lab := startLab(t)
 	b := dial(t, lab, "/ui/ws/watch?lane=B&mode=stream")
 	w := next(t, b, 10*time.Second, func(m msg) bool { return m.T == "watching" || m.T == "list" })
 	if w.T != "watching" || !strings.Contains(w.Request, "sendInitialEvents=true") {
@@ -355,7 +361,13 @@ func postUI(t *testing.T, lab *kubelabtest.Lab, path, body string, out any) (int
 // have pushed the window past it; then it gets "too old resource
 // version" and relists. Compaction moves etcd's horizon, not the window.
 func TestWatchTimeline(t *testing.T) {
-	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCacheEventFreshness = time.Second })
+	// A server of its own, as the window's freshness is shortened for it,
+	// its push moves the pods' window under every watcher, and it expects
+	// the window to stay put while it compacts. Side by side with the
+	// others all the same: every step waits on an event or, for the push,
+	// on the 409 that says how long to wait, not on a fixed time.
+	t.Parallel()
+	lab := startLab(t, func(c *server.Config) { c.WatchCacheEventFreshness = time.Second })
 	a := dial(t, lab, "/ui/ws/watch?lane=A")
 	list := next(t, a, 10*time.Second, func(m msg) bool { return m.T == "list" })
 	if list.RV == 0 || list.Relist || list.WindowStart == 0 || list.WindowCapacity < 100 {
@@ -454,7 +466,11 @@ func TestWatchTimeline(t *testing.T) {
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestTracer(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	t.Parallel()
+	// A server of its own: the tracer shows every request, and this test
+	// takes the first patch, get and create it sees (and the replay to a
+	// reconnecting tracer) for its own.
+	lab := startLab(t)
 	c := dial(t, lab, "/ui/ws/trace")
 	label(t, lab, "traced")
 	m := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Verb == "patch" })
@@ -504,7 +520,10 @@ func TestTracer(t *testing.T) {
 }
 
 func TestPollVsWatch(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	// Serial, on a server of its own: it compares two delays measured in
+	// wall time, tens of milliseconds apart, which other tests' load on the
+	// two cores would blur.
+	lab := startLab(t)
 	c := dial(t, lab, "/ui/ws/pollwatch")
 	next(t, c, 10*time.Second, func(m msg) bool { return m.T == "stats" })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -544,12 +563,12 @@ func TestPollVsWatch(t *testing.T) {
 	}
 }
 
-// A timeline lane lists and watches through the registry as the
-// browser's user: RBAC decides what it shows. A user whose token RBAC
+// testTimelineLaneWatchesAsTheBrowsersUser: a timeline lane lists and
+// watches through the registry as the browser's user: RBAC decides what it
+// shows. A user whose token RBAC
 // grants nothing gets kube's 403 in the lane's close reason, not kubelab's
 // view of the pods.
-func TestTimelineLaneWatchesAsTheBrowsersUser(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testTimelineLaneWatchesAsTheBrowsersUser(t *testing.T, lab *kubelabtest.Lab) {
 	token, err := lab.Authenticator().Mint(context.Background(), pipeline.User{Name: "nobody"})
 	if err != nil {
 		t.Fatal(err)
@@ -586,7 +605,10 @@ func TestTimelineLaneWatchesAsTheBrowsersUser(t *testing.T) {
 // as the view's; a client that names a view in the same headers, without
 // the key only the web UI holds, is traced as itself.
 func TestRunItLiveIsTracedAsTheView(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	t.Parallel()
+	// A server of its own: the tracer shows every request, and another
+	// test's list of the same pods would pass for Run it live's.
+	lab := startLab(t)
 	tracer := dial(t, lab, "/ui/ws/trace")
 	run := dial(t, lab, "/ui/ws/run?cmd=list-rv")
 	next(t, run, 10*time.Second, func(m msg) bool { return m.T == "end" })
@@ -619,7 +641,10 @@ func TestRunItLiveIsTracedAsTheView(t *testing.T) {
 // and the tracer shows them as it shows the same requests over HTTP: the
 // list, then the watch, from the timeline, authorized as the browser's.
 func TestTimelineLaneReadsAreTraced(t *testing.T) {
-	lab := kubelabtest.Start(t)
+	t.Parallel()
+	// A server of its own: the tracer shows every request, and this test
+	// takes the first two on the pods' path for its lane's list and watch.
+	lab := startLab(t)
 	tracer := dial(t, lab, "/ui/ws/trace")
 	lane := dial(t, lab, "/ui/ws/watch?lane=A")
 	next(t, lane, 10*time.Second, func(m msg) bool { return m.T == "watching" })

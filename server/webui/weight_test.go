@@ -13,11 +13,10 @@ import (
 // pageBudget is the most a lesson page may weigh with everything it loads.
 const pageBudget = 150 * 1024
 
-// TestPageWeight loads every lesson page as a browser would (the HTML, its
+// testPageWeight loads every lesson page as a browser would (the HTML, its
 // stylesheet, icon and scripts, following the modules' imports) and checks
 // the total against the budget.
-func TestPageWeight(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testPageWeight(t *testing.T, lab *kubelabtest.Lab) {
 	fetch := func(path string) string {
 		t.Helper()
 		resp, err := http.Get(lab.URL() + path)
@@ -67,11 +66,10 @@ func TestPageWeight(t *testing.T) {
 	}
 }
 
-// TestPagesAreServedCompressed: pages and assets go gzipped to a browser
+// testPagesAreServedCompressed: pages and assets go gzipped to a browser
 // that accepts it, versioned assets with a year's cache lifetime; the API
 // and the health checks are served as kube-apiserver serves them.
-func TestPagesAreServedCompressed(t *testing.T) {
-	lab := kubelabtest.Start(t)
+func testPagesAreServedCompressed(t *testing.T, lab *kubelabtest.Lab) {
 	get := func(path string) (*http.Response, int) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", lab.URL()+path, nil)
