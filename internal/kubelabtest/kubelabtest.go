@@ -35,9 +35,18 @@ type Lab struct {
 	EtcdURL string
 }
 
+// starting holds a place for each server starting, two at most: a start
+// is a burst of CPU (the OpenAPI documents, the seeded state, the
+// controllers' first pass), and with every parallel test of a package
+// starting at once on two cores, an etcd request of a start timed out.
+// Once started, tests wait side by side.
+var starting = make(chan struct{}, 2)
+
 // Start runs kubelab until the test ends. Options tune its Config.
 func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 	t.Helper()
+	starting <- struct{}{}
+	defer func() { <-starting }()
 	var (
 		s        *server.Server
 		etcdAddr string
@@ -55,6 +64,9 @@ func Start(t testing.TB, options ...func(*server.Config)) *Lab {
 		// server's, and tests run side by side.
 		cfg.SecureListen = "127.0.0.1:0"
 		cfg.CompactionInterval = 0
+		// A test's etcd dies with the test: fsync would only make every
+		// write wait on the disk that all the tests share.
+		cfg.EtcdUnsafeNoFsync = true
 		// Off unless a test asks: then a test's watch sees its own writes
 		// only, not the simulated kubelet's.
 		cfg.SimulatedNode = false

@@ -27,7 +27,7 @@ func TestClassroomEtcdAccess(t *testing.T) {
 	// under every watcher; side by side with the others, as its push waits
 	// on the 409 that says how long to wait, not on a fixed time.
 	t.Parallel()
-	lab := startLab(t, func(c *server.Config) {
+	lab := kubelabtest.Start(t, func(c *server.Config) {
 		c.Classroom = true
 		c.JoinCode = "k8s-101"
 		c.SecureListen = "127.0.0.1:0"

@@ -173,7 +173,7 @@ func TestRunItLiveSendsWhatKubectlSends(t *testing.T) {
 	t.Parallel()
 	// A server of its own: label-pod needs the seeded pod's label to be what
 	// it last set, or kubectl and the button send different requests.
-	lab := startLab(t)
+	lab := kubelabtest.Start(t)
 	lessons, err := web.LoadLessons()
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 // server of its own.
 func TestOnOneServer(t *testing.T) {
 	t.Parallel()
-	lab := startLab(t)
+	lab := kubelabtest.Start(t)
 	for _, test := range []struct {
 		name string
 		run  func(*testing.T, *kubelabtest.Lab)

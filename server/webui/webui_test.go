@@ -218,7 +218,7 @@ func TestRunLive(t *testing.T) {
 	// A server of its own: it labels the seeded pod, expects the next change
 	// on its watch to be its own, and compares a list's resourceVersion, etcd's
 	// revision, with the one Run it live read just before.
-	lab := startLab(t)
+	lab := kubelabtest.Start(t)
 	t.Run("OK label", func(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=label-pod&value=two")
 		// kubectl label reads the pod, then patches what changed.
@@ -321,7 +321,7 @@ func TestStreamingListLane(t *testing.T) {
 	t.Parallel()
 	// A server of its own: it labels the seeded pod and expects the next
 	// change on the lane to be that one.
-	lab := startLab(t)
+	lab := kubelabtest.Start(t)
 	b := dial(t, lab, "/ui/ws/watch?lane=B&mode=stream")
 	w := next(t, b, 10*time.Second, func(m msg) bool { return m.T == "watching" || m.T == "list" })
 	if w.T != "watching" || !strings.Contains(w.Request, "sendInitialEvents=true") {
@@ -367,7 +367,7 @@ func TestWatchTimeline(t *testing.T) {
 	// others all the same: every step waits on an event or, for the push,
 	// on the 409 that says how long to wait, not on a fixed time.
 	t.Parallel()
-	lab := startLab(t, func(c *server.Config) { c.WatchCacheEventFreshness = time.Second })
+	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCacheEventFreshness = time.Second })
 	a := dial(t, lab, "/ui/ws/watch?lane=A")
 	list := next(t, a, 10*time.Second, func(m msg) bool { return m.T == "list" })
 	if list.RV == 0 || list.Relist || list.WindowStart == 0 || list.WindowCapacity < 100 {
@@ -470,7 +470,7 @@ func TestTracer(t *testing.T) {
 	// A server of its own: the tracer shows every request, and this test
 	// takes the first patch, get and create it sees (and the replay to a
 	// reconnecting tracer) for its own.
-	lab := startLab(t)
+	lab := kubelabtest.Start(t)
 	c := dial(t, lab, "/ui/ws/trace")
 	label(t, lab, "traced")
 	m := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Verb == "patch" })
@@ -523,7 +523,7 @@ func TestPollVsWatch(t *testing.T) {
 	// Serial, on a server of its own: it compares two delays measured in
 	// wall time, tens of milliseconds apart, which other tests' load on the
 	// two cores would blur.
-	lab := startLab(t)
+	lab := kubelabtest.Start(t)
 	c := dial(t, lab, "/ui/ws/pollwatch")
 	next(t, c, 10*time.Second, func(m msg) bool { return m.T == "stats" })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -608,7 +608,7 @@ func TestRunItLiveIsTracedAsTheView(t *testing.T) {
 	t.Parallel()
 	// A server of its own: the tracer shows every request, and another
 	// test's list of the same pods would pass for Run it live's.
-	lab := startLab(t)
+	lab := kubelabtest.Start(t)
 	tracer := dial(t, lab, "/ui/ws/trace")
 	run := dial(t, lab, "/ui/ws/run?cmd=list-rv")
 	next(t, run, 10*time.Second, func(m msg) bool { return m.T == "end" })
@@ -644,7 +644,7 @@ func TestTimelineLaneReadsAreTraced(t *testing.T) {
 	t.Parallel()
 	// A server of its own: the tracer shows every request, and this test
 	// takes the first two on the pods' path for its lane's list and watch.
-	lab := startLab(t)
+	lab := kubelabtest.Start(t)
 	tracer := dial(t, lab, "/ui/ws/trace")
 	lane := dial(t, lab, "/ui/ws/watch?lane=A")
 	next(t, lane, 10*time.Second, func(m msg) bool { return m.T == "watching" })
