@@ -36,6 +36,11 @@ type Config struct {
 	// TLS only, to clients with a certificate from the etcd CA kubelab keeps
 	// in DataDir/etcd-pki (cmd/kubelab leaves it empty unless asked).
 	EtcdListenClient string
+	// EtcdUnsafeNoFsync has the embedded member skip fsync: only for tests,
+	// whose data dies with them anyway (a crash of kubelab alone loses
+	// nothing either way; a lost machine would). cmd/kubelab has no flag
+	// for it.
+	EtcdUnsafeNoFsync bool
 	// EtcdEndpoints, when set, points at an external etcd cluster, and no
 	// embedded member is started.
 	EtcdEndpoints []string

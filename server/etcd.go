@@ -79,6 +79,7 @@ func startEtcd(ctx context.Context, cfg Config, log *slog.Logger, stopping *atom
 		ClientTLS:              clientTLS,
 		ProgressNotifyInterval: progressNotifyInterval,
 		StartTimeout:           etcdStartTimeout,
+		UnsafeNoFsync:          cfg.EtcdUnsafeNoFsync,
 		Logger:                 etcdLogger(log, stopping),
 	})
 }

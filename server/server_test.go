@@ -73,6 +73,7 @@ func testConfig(t *testing.T) server.Config {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.DataDir = t.TempDir()
 	cfg.EtcdListenClient = storagetest.FreeAddr(t)
+	cfg.EtcdUnsafeNoFsync = true
 	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	return cfg
 }
