@@ -18,9 +18,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubelab/kubelab/internal/kubelabproc"
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/storage/storagetest"
 )
+
+// TestMain removes the kubelab binary TestBinary built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	kubelabproc.RemoveBinary()
+	os.Exit(code)
+}
 
 // withoutKubelabEnv clears KUBELAB_* variables of the environment the tests
 // run in, which ff reads and would mistake for the test's own.
@@ -178,12 +186,8 @@ func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary")
 	}
+	bin := kubelabproc.Binary(t) // before the KUBELAB_ variables go: one may name it
 	withoutKubelabEnv(t)
-	bin := filepath.Join(t.TempDir(), "kubelab")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 
 	t.Run("serves until SIGTERM", func(t *testing.T) {
 		listen, dataDir := storagetest.FreeAddr(t), t.TempDir()
