@@ -14,25 +14,17 @@ import (
 func TestOnOneServer(t *testing.T) {
 	t.Parallel()
 	lab := kubelabtest.Start(t)
-	for _, test := range []struct {
-		name string
-		run  func(*testing.T, *kubelabtest.Lab)
-	}{
-		{"ReviewAsTableIsNotAcceptable", testReviewAsTableIsNotAcceptable},
-		{"EveryBuiltinGroupIsDiscovered", testEveryBuiltinGroupIsDiscovered},
-		{"TokenReview", testTokenReview},
-		{"TableInEitherMetaVersion", testTableInEitherMetaVersion},
-		{"InvalidTimeoutIsBadRequest", testInvalidTimeoutIsBadRequest},
-		{"AggregatedDiscovery", testAggregatedDiscovery},
-		{"KubectlGetPodsTable", testKubectlGetPodsTable},
-		{"EtcdctlShowsKubernetesProtobuf", testEtcdctlShowsKubernetesProtobuf},
-		{"KubectlDiscovery", testKubectlDiscovery},
-		{"KubectlOpenAPI", testKubectlOpenAPI},
-		{"KubectlAuthCanI", testKubectlAuthCanI},
-	} {
-		t.Run(test.name, func(t *testing.T) {
-			t.Parallel()
-			test.run(t, lab)
-		})
-	}
+	kubelabtest.RunShared(t, lab,
+		kubelabtest.Shared{Name: "ReviewAsTableIsNotAcceptable", Run: testReviewAsTableIsNotAcceptable},
+		kubelabtest.Shared{Name: "EveryBuiltinGroupIsDiscovered", Run: testEveryBuiltinGroupIsDiscovered},
+		kubelabtest.Shared{Name: "TokenReview", Run: testTokenReview},
+		kubelabtest.Shared{Name: "TableInEitherMetaVersion", Run: testTableInEitherMetaVersion},
+		kubelabtest.Shared{Name: "InvalidTimeoutIsBadRequest", Run: testInvalidTimeoutIsBadRequest},
+		kubelabtest.Shared{Name: "AggregatedDiscovery", Run: testAggregatedDiscovery},
+		kubelabtest.Shared{Name: "KubectlGetPodsTable", Run: testKubectlGetPodsTable},
+		kubelabtest.Shared{Name: "EtcdctlShowsKubernetesProtobuf", Run: testEtcdctlShowsKubernetesProtobuf},
+		kubelabtest.Shared{Name: "KubectlDiscovery", Run: testKubectlDiscovery},
+		kubelabtest.Shared{Name: "KubectlOpenAPI", Run: testKubectlOpenAPI},
+		kubelabtest.Shared{Name: "KubectlAuthCanI", Run: testKubectlAuthCanI},
+	)
 }

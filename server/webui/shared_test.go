@@ -16,20 +16,12 @@ import (
 func TestOnOneServer(t *testing.T) {
 	t.Parallel()
 	lab := kubelabtest.Start(t)
-	for _, test := range []struct {
-		name string
-		run  func(*testing.T, *kubelabtest.Lab)
-	}{
-		{"Pages", testPages},
-		{"RunItLiveSaysRawEquivalent", testRunItLiveSaysRawEquivalent},
-		{"TimelineLaneWatchesAsTheBrowsersUser", testTimelineLaneWatchesAsTheBrowsersUser},
-		{"InspectorLinksToTheStoredVersion", testInspectorLinksToTheStoredVersion},
-		{"PageWeight", testPageWeight},
-		{"PagesAreServedCompressed", testPagesAreServedCompressed},
-	} {
-		t.Run(test.name, func(t *testing.T) {
-			t.Parallel()
-			test.run(t, lab)
-		})
-	}
+	kubelabtest.RunShared(t, lab,
+		kubelabtest.Shared{Name: "Pages", Run: testPages},
+		kubelabtest.Shared{Name: "RunItLiveSaysRawEquivalent", Run: testRunItLiveSaysRawEquivalent},
+		kubelabtest.Shared{Name: "TimelineLaneWatchesAsTheBrowsersUser", Run: testTimelineLaneWatchesAsTheBrowsersUser},
+		kubelabtest.Shared{Name: "InspectorLinksToTheStoredVersion", Run: testInspectorLinksToTheStoredVersion},
+		kubelabtest.Shared{Name: "PageWeight", Run: testPageWeight},
+		kubelabtest.Shared{Name: "PagesAreServedCompressed", Run: testPagesAreServedCompressed},
+	)
 }
