@@ -108,7 +108,7 @@ func (w *walk) join(name string) {
 	browsertest.Submit(t, ctx, "join", "/lesson/request-path",
 		chromedp.SetValue(chromedp.CSS(`#name`), name),
 		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
-	browsertest.WaitJS(t, ctx, "signed in", `location.pathname === "/lesson/request-path" && !document.querySelector("[data-account]").hidden`)
+	browsertest.WaitJS(t, ctx, "signed in", `location.pathname === "/lesson/request-path" && document.querySelector("[data-account]")?.hidden === false`)
 	res, err := chromedp.Run(ctx, func(ctx context.Context, tg *chromedp.Target) (network.GetCookiesResult, error) {
 		return cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{})
 	})

@@ -36,7 +36,7 @@ func TestBrowserJoinsAClass(t *testing.T) {
 	browsertest.Submit(t, ctx, "join", "/lesson/request-path",
 		chromedp.SetValue(chromedp.CSS(`#code`), "k8s-101"),
 		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
-	browsertest.WaitJS(t, ctx, "back on the lesson, signed in", `location.pathname === "/lesson/request-path" && !document.querySelector("[data-account]").hidden`)
+	browsertest.WaitJS(t, ctx, "back on the lesson, signed in", `location.pathname === "/lesson/request-path" && document.querySelector("[data-account]")?.hidden === false`)
 	account := browsertest.Eval[string](t, ctx, `document.querySelector("[data-account]").textContent`)
 	if !strings.Contains(account, "Ada <b>Lovelace</b>") || !strings.Contains(account, "ada-b-lovelace-b") || browsertest.Eval[int](t, ctx, `document.querySelectorAll("[data-account] b").length`) != 0 {
 		t.Fatalf("account %q: the display name must show as text", account)
