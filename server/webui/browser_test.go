@@ -194,9 +194,9 @@ func TestBrowser(t *testing.T) {
 // watcher, which then gets 410 and relists; compaction moves etcd's
 // horizon, where an exact list gets etcd's own 410. A server of its own:
 // its push moves the pods' window under every watcher, and its lanes must
-// see only its own changes. Serial: the push is about a hundred writes, each
-// fsynced by etcd, that the page must see done within WaitJS's 20 s; with
-// the parallel tests' servers writing to the same disk it once took longer.
+// see only its own changes. Serial: the push is about a hundred writes that
+// the page must see done within WaitJS's 20 s, and beside the parallel
+// tests' servers it once took longer.
 func TestBrowserWatchTimeline(t *testing.T) {
 	// The window's freshness is kube's 75 s shortened to 2 s, so that the
 	// 410 exercise runs without waiting.
