@@ -70,6 +70,7 @@ func Do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 // form leads to (path) has replaced the one it was sent from: a wait on
 // the new page that began before it would find the old one, or fail as
 // the old one unloads.
+// The step that sends the form is a Press.
 func Submit(t *testing.T, ctx context.Context, what, path string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -80,8 +81,33 @@ func Submit(t *testing.T, ctx context.Context, what, path string, steps ...chrom
 	}, chromedp.Steps(steps...)))
 	if err != nil {
 		Shot(t, ctx, "failed-"+strings.ReplaceAll(what, " ", "-"))
-		t.Fatalf("%s, then the page at %s: %v", what, path, err)
+		t.Fatalf("%s, then the page at %s: %v (the browser is at %s)", what, path, err, whereIs(ctx))
 	}
+}
+
+// Press clicks the first element the selector finds, by script, once it
+// is there and enabled. chromedp's Click finds the element in its copy of
+// the DOM, then clicks where the element was: on a live page that moves
+// it in between, or a copy still of the page before, the click is lost and
+// a Submit waits for a page that never comes.
+func Press(selector string) chromedp.Action[chromedp.Void] {
+	expr := `(() => { const e = document.querySelector(` + strconv.Quote(selector) + `); if (!e || e.disabled) return false; e.click(); return true })()`
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond))(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+// whereIs says which page the browser shows, and its heading, for a
+// failure's message.
+func whereIs(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	where, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname + location.search + " (" + (document.querySelector("h1")?.textContent.trim() ?? "no heading") + ")"`))
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return where
 }
 
 // WaitJS waits until a JavaScript expression is true.

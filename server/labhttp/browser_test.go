@@ -38,7 +38,7 @@ func TestLabPageInTheBrowser(t *testing.T) {
 
 	browsertest.Do(t, ctx, "open the bookmarks lab", chromedp.Navigate(lab.URL()+"/labs/bookmarks"))
 	browsertest.WaitJS(t, ctx, "the start button", `document.querySelector(".lab-start button") !== null`)
-	browsertest.Submit(t, ctx, "start it", "/labs/bookmarks", chromedp.Click(chromedp.CSS(".lab-start button")))
+	browsertest.Submit(t, ctx, "start it", "/labs/bookmarks", browsertest.Press(".lab-start button"))
 	browsertest.WaitJS(t, ctx, "the first step current, live", `document.querySelector('li[data-step="list-rv"]')?.dataset.state === "current" && document.querySelector(".lab-meta .conn.live") !== null`)
 	localKubectl(t, lab, "-n", "internals-demo", "get", "pods", "-o", "json")
 	browsertest.WaitJS(t, ctx, "the step checked off", `document.querySelector('li[data-step="list-rv"]').dataset.state === "passed" && document.querySelector('li[data-step="bookmark"]').dataset.state === "current"`)
@@ -63,7 +63,7 @@ func TestLabPageInTheBrowser(t *testing.T) {
 
 	// A question step, answered in the page.
 	browsertest.Do(t, ctx, "open the discovery of etcd lab", chromedp.Navigate(lab.URL()+"/labs/etcd"))
-	browsertest.Submit(t, ctx, "start it", "/labs/etcd", chromedp.Click(chromedp.CSS(".lab-start button")))
+	browsertest.Submit(t, ctx, "start it", "/labs/etcd", browsertest.Press(".lab-start button"))
 	// The page the form was posted from updates live too: wait for the
 	// page the start led to (no start button, its own live connection), or
 	// the fetch below may leave from a page being unloaded and be lost.

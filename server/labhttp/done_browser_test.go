@@ -23,7 +23,7 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 
 	browsertest.Do(t, ctx, "open the discovery lab", chromedp.Navigate(lb.URL()+"/labs/discovery?lang=en"))
 	browsertest.WaitJS(t, ctx, "the start button", `document.querySelector(".lab-start button") !== null`)
-	browsertest.Submit(t, ctx, "start it", "/labs/discovery", chromedp.Click(chromedp.CSS(".lab-start button")))
+	browsertest.Submit(t, ctx, "start it", "/labs/discovery", browsertest.Press(".lab-start button"))
 	// The page before the start shows the first step current too: wait
 	// for the started lab's page, which has the check form.
 	browsertest.WaitJS(t, ctx, "the first step current, live", `document.querySelector("form.lab-check") !== null && document.querySelector('li[data-step="groups"]')?.dataset.state === "current" && document.querySelector(".lab-meta .conn.live") !== null`)
@@ -94,7 +94,7 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 	accessible(t, ctx, "the Thai done lab, dark, on a phone")
 
 	// Do it again: the steps start over, and count only what comes next.
-	browsertest.Submit(t, ctx, "do it again", "/labs/discovery", chromedp.Click(chromedp.CSS(".lab-restart button")))
+	browsertest.Submit(t, ctx, "do it again", "/labs/discovery", browsertest.Press(".lab-restart button"))
 	browsertest.WaitJS(t, ctx, "the lab started over", `document.querySelector(".lab-page")?.dataset.done === "false" && document.querySelector('li[data-step="groups"]')?.dataset.state === "current" && document.querySelector("[data-done-panel]").hidden && document.querySelector(".lab-meta .conn.live") !== null`)
 	if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll('li.step[data-state="passed"]').length`); n != 0 {
 		t.Errorf("%d steps passed after starting over", n)
@@ -121,7 +121,7 @@ func TestLabSaysWhyALabelDidNotCount(t *testing.T) {
 	lb := kubelabtest.Start(t)
 	browsertest.Do(t, ctx, "open the watch lab in Thai", chromedp.Navigate(lb.URL()+"/labs/watch?lang=th"))
 	browsertest.WaitJS(t, ctx, "the start button", `document.querySelector(".lab-start button") !== null`)
-	browsertest.Submit(t, ctx, "start it", "/labs/watch", chromedp.Click(chromedp.CSS(".lab-start button")))
+	browsertest.Submit(t, ctx, "start it", "/labs/watch", browsertest.Press(".lab-start button"))
 	browsertest.WaitJS(t, ctx, "the first step current, live", `document.querySelector('li[data-step="watch-pods"]')?.dataset.state === "current" && document.querySelector(".lab-meta .conn.live") !== null`)
 	localKubectl(t, lb, "-n", "internals-demo", "label", "pod", "ssa-demo", "demo-round=why", "--overwrite")
 	localKubectl(t, lb, "get", "--raw", "/api/v1/namespaces/internals-demo/pods?watch=1&timeoutSeconds=1")

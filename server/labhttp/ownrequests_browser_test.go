@@ -107,7 +107,7 @@ func (w *walk) join(name string) {
 	browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(w.lb.URL()+"/lesson/request-path"))
 	browsertest.Submit(t, ctx, "join", "/lesson/request-path",
 		chromedp.SetValue(chromedp.CSS(`#name`), name),
-		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
+		browsertest.Press(`form[action="/signin"] button`))
 	browsertest.WaitJS(t, ctx, "signed in", `location.pathname === "/lesson/request-path" && document.querySelector("[data-account]")?.hidden === false`)
 	res, err := chromedp.Run(ctx, func(ctx context.Context, tg *chromedp.Target) (network.GetCookiesResult, error) {
 		return cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{})

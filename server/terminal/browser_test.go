@@ -73,7 +73,7 @@ func TestBrowserWatchesAndInterrupts(t *testing.T) {
 	browsertest.Submit(t, ctx, "join", "/terminal",
 		chromedp.SetValue(chromedp.CSS(`#name`), "Ada"),
 		chromedp.SetValue(chromedp.CSS(`#code`), "k8s-101"),
-		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
+		browsertest.Press(`form[action="/signin"] button`))
 	waitReady(t, ctx)
 	who := browsertest.Eval[string](t, ctx, `document.querySelector("[data-who]").textContent`)
 	if !strings.Contains(who, "ada") {

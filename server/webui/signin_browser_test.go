@@ -27,7 +27,7 @@ func TestBrowserJoinsAClass(t *testing.T) {
 	browsertest.Submit(t, ctx, "a wrong join code", "/signin",
 		chromedp.SetValue(chromedp.CSS(`#name`), `Ada <b>Lovelace</b>`),
 		chromedp.SetValue(chromedp.CSS(`#code`), "guess"),
-		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
+		browsertest.Press(`form[action="/signin"] button`))
 	browsertest.WaitJS(t, ctx, "the join code refused", `document.querySelector("#signin-error") !== null`)
 	browsertest.Shot(t, ctx, "signin-refused")
 	if v := browsertest.Eval[string](t, ctx, `document.querySelector("#name").value`); v != `Ada <b>Lovelace</b>` {
@@ -35,7 +35,7 @@ func TestBrowserJoinsAClass(t *testing.T) {
 	}
 	browsertest.Submit(t, ctx, "join", "/lesson/request-path",
 		chromedp.SetValue(chromedp.CSS(`#code`), "k8s-101"),
-		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
+		browsertest.Press(`form[action="/signin"] button`))
 	browsertest.WaitJS(t, ctx, "back on the lesson, signed in", `location.pathname === "/lesson/request-path" && document.querySelector("[data-account]")?.hidden === false`)
 	account := browsertest.Eval[string](t, ctx, `document.querySelector("[data-account]").textContent`)
 	if !strings.Contains(account, "Ada <b>Lovelace</b>") || !strings.Contains(account, "ada-b-lovelace-b") || browsertest.Eval[int](t, ctx, `document.querySelectorAll("[data-account] b").length`) != 0 {
@@ -56,6 +56,6 @@ func TestBrowserJoinsAClass(t *testing.T) {
 		t.Fatalf("request %q\nresponse %q", req, resp)
 	}
 
-	browsertest.Submit(t, ctx, "sign out", "/signin", chromedp.Click(chromedp.CSS(`.account form[action="/signout"] button`)))
+	browsertest.Submit(t, ctx, "sign out", "/signin", browsertest.Press(`.account form[action="/signout"] button`))
 	browsertest.WaitJS(t, ctx, "signed out", `location.pathname === "/signin"`)
 }

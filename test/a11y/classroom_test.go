@@ -60,7 +60,7 @@ func TestClassroomPages(t *testing.T) {
 	browsertest.Do(t, instructor, "open the dashboard", chromedp.Navigate(base+"/labs/dashboard"))
 	browsertest.Submit(t, instructor, "sign in with the instructor's token", "/labs/dashboard",
 		chromedp.SetValue(chromedp.CSS(`input[name=token]`), instructorToken),
-		chromedp.Click(chromedp.CSS(`form[action^="/labs/dashboard/signin"] button`)))
+		browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
 	row := `[...document.querySelectorAll("tr[data-user]")].find(r => r.querySelector("[data-display-name]")?.textContent === "` + thaiName + `")`
 	browsertest.WaitJS(t, instructor, "her row, stuck, with her score", row+`?.classList.contains("stuck") && `+row+`.querySelector("[data-quiz]") !== null`)
 	drill := browsertest.Eval[string](t, instructor, row+`.querySelector("a.who").pathname`)
@@ -80,13 +80,13 @@ func TestClassroomPages(t *testing.T) {
 		browsertest.Submit(t, anon, "a wrong join code", "/signin",
 			chromedp.SetValue(chromedp.CSS(`#name`), thaiName),
 			chromedp.SetValue(chromedp.CSS(`#code`), "guess"),
-			chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
+			browsertest.Press(`form[action="/signin"] button`))
 		browsertest.WaitJS(t, anon, "the join code refused", `document.querySelector("#signin-error") !== null`)
 		check(anon, "/signin (refused)")
 		browsertest.Do(t, anon, "open the dashboard", chromedp.Navigate(base+"/labs/dashboard"))
 		browsertest.Submit(t, anon, "a wrong instructor token", "/labs/dashboard/signin",
 			chromedp.SetValue(chromedp.CSS(`input[name=token]`), "not-the-instructor-token"),
-			chromedp.Click(chromedp.CSS(`form[action^="/labs/dashboard/signin"] button`)))
+			browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
 		browsertest.WaitJS(t, anon, "the token refused", `document.querySelector(".signin-error") !== null && document.querySelector("input[name=token]") !== null`)
 		check(anon, "/labs/dashboard (sign-in refused)")
 
@@ -119,9 +119,9 @@ func joinAndWork(t *testing.T, ctx context.Context, base string) {
 	browsertest.Submit(t, ctx, "join", "/labs/discovery",
 		chromedp.SetValue(chromedp.CSS(`#name`), thaiName),
 		chromedp.SetValue(chromedp.CSS(`#code`), joinCode),
-		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
+		browsertest.Press(`form[action="/signin"] button`))
 	browsertest.WaitJS(t, ctx, "the lab, signed in", `document.readyState === "complete" && document.querySelector(".lab-start button") !== null`)
-	browsertest.Submit(t, ctx, "start the lab", "/labs/discovery", chromedp.Click(chromedp.CSS(".lab-start button")))
+	browsertest.Submit(t, ctx, "start the lab", "/labs/discovery", browsertest.Press(".lab-start button"))
 	browsertest.WaitJS(t, ctx, "the first step, live", `document.querySelector('li[data-step="groups"]')?.dataset.state === "current" && document.querySelector(".lab-meta .conn.live") !== null`)
 	// Her own request for /apis, with her session, as the step asks.
 	browsertest.Eval[bool](t, ctx, `(fetch("/apis"), true)`)

@@ -320,7 +320,7 @@ func TestQuizInTheBrowser(t *testing.T) {
 			}
 			browsertest.Do(t, ctx, "sign in", chromedp.Navigate(s.URL()+"/signin"),
 				chromedp.SendKeys(chromedp.CSS("#name"), fmt.Sprintf("Student %v", js)), chromedp.SendKeys(chromedp.CSS("#code"), joinCode),
-				chromedp.Click(chromedp.CSS(`form[action="/signin"] button[type="submit"]`)))
+				browsertest.Press(`form[action="/signin"] button[type="submit"]`))
 			browsertest.WaitJS(t, ctx, "signed in", `!location.pathname.startsWith("/signin")`)
 			browsertest.Do(t, ctx, "open the quiz", chromedp.Navigate(s.URL()+"/quiz/"+quiz.WatchQuizID+"?lang=th"))
 			browsertest.WaitJS(t, ctx, "the Thai form", `document.documentElement.lang === "th" && document.querySelector("form input[name=attempt]") !== null`)

@@ -31,7 +31,7 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	browsertest.Submit(t, ctx, "join", "/lesson/request-path",
 		chromedp.SetValue(chromedp.CSS(`#name`), "Erin"),
 		chromedp.SetValue(chromedp.CSS(`#code`), joinCode),
-		chromedp.Click(chromedp.CSS(`form[action="/signin"] button`)))
+		browsertest.Press(`form[action="/signin"] button`))
 	browsertest.WaitJS(t, ctx, "back on the lesson, signed in", `location.protocol === "https:" && location.pathname === "/lesson/request-path" && document.querySelector("[data-account]")?.hidden === false`)
 	if cookies := browsertest.Eval[string](t, ctx, `document.cookie`); strings.Contains(cookies, "kubelab_session") {
 		t.Fatalf("the session cookie is readable by scripts: %q", cookies)
@@ -63,13 +63,13 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	browsertest.WaitJS(t, ctx, "a student is refused the dashboard", `document.querySelector("input[name=token]") === null`)
 	browsertest.Do(t, ctx, "sign out", chromedp.Navigate(c.httpsURL+"/lesson/request-path"))
 	browsertest.WaitJS(t, ctx, "the account bar", `document.querySelector("[data-account]")?.hidden === false`)
-	browsertest.Submit(t, ctx, "sign out", "/signin", chromedp.Click(chromedp.CSS(`.account form[action="/signout"] button`)))
+	browsertest.Submit(t, ctx, "sign out", "/signin", browsertest.Press(`.account form[action="/signout"] button`))
 	browsertest.WaitJS(t, ctx, "signed out", `location.pathname === "/signin"`)
 	browsertest.Do(t, ctx, "the instructor signs in to the dashboard",
 		chromedp.Navigate(c.httpsURL+"/labs/dashboard"))
 	browsertest.WaitJS(t, ctx, "the dashboard's sign-in form", `document.querySelector("input[name=token]") !== null`)
 	browsertest.Submit(t, ctx, "paste the token", "/labs/dashboard",
 		chromedp.SetValue(chromedp.CSS(`input[name=token]`), instructorTokenA),
-		chromedp.Click(chromedp.CSS(`form[action^="/labs/dashboard/signin"] button`)))
+		browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
 	browsertest.WaitJS(t, ctx, "the dashboard live over wss", `location.pathname === "/labs/dashboard" && document.querySelector("[data-conn].live") !== null`)
 }
