@@ -33,7 +33,14 @@ import (
 // lab's own page. None of that is the student's doing, so the step stays
 // current; then the student does it with their own kubectl, their own
 // click in the inspector, or their own answer, and it passes.
+//
+// It checks what the pages send, not how goroutines meet, and under the
+// race detector it took 140 s of the package's 200 s: it runs only
+// without it (.ci/run runs it beside the race run).
 func TestKubelabsOwnRequestsPassNoStep(t *testing.T) {
+	if underRace {
+		t.Skip("the labs' walk runs without the race detector: go test -run TestKubelabsOwnRequestsPassNoStep ./server/labhttp")
+	}
 	t.Parallel()
 	lb := kubelabtest.Start(t, classroomMode, func(c *server.Config) { c.WatchCacheEventFreshness = windowFreshness })
 	defineNotes(t, lb)
