@@ -14,8 +14,8 @@ import (
 
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/registry/registrytest"
 	"github.com/kubelab/kubelab/storage"
-	"github.com/kubelab/kubelab/storage/storagetest"
 )
 
 // traces keeps what the pipeline publishes.
@@ -61,24 +61,10 @@ const mallory = "mallory"
 // with a pipeline that authorizes (denying mallory) and records traces.
 func fixture(t *testing.T) (*registry.Registry, *traces) {
 	t.Helper()
-	m := storagetest.StartEtcd(t)
-	reg, err := registry.New(registry.Config{Client: m.Client(), Resources: registry.BuiltinResources()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Stop)
+	reg := registrytest.Start(t)
 	tr := &traces{}
 	reg.SetPipeline(&pipeline.Pipeline{Authz: denyUser(mallory), Traces: tr})
 	return reg, tr
-}
-
-func store(t *testing.T, reg *registry.Registry, resource string) *registry.Store {
-	t.Helper()
-	s, ok := reg.Store(corev1.SchemeGroupVersion.WithResource(resource))
-	if !ok {
-		t.Fatalf("%s not served", resource)
-	}
-	return s
 }
 
 func newPod(name string) *corev1.Pod {
@@ -93,7 +79,7 @@ var controllerUser = registry.Controller("test-controller")
 
 func TestCreate(t *testing.T) {
 	reg, tr := fixture(t)
-	pods := store(t, reg, "pods")
+	pods := registrytest.Core(t, reg, "pods")
 	ctx := registry.WithUser(context.Background(), controllerUser)
 
 	t.Run("OK", func(t *testing.T) {
@@ -154,7 +140,7 @@ func TestCreate(t *testing.T) {
 
 func TestReadsAreNotTraced(t *testing.T) {
 	reg, tr := fixture(t)
-	pods := store(t, reg, "pods")
+	pods := registrytest.Core(t, reg, "pods")
 	ctx := registry.WithUser(context.Background(), controllerUser)
 	if _, err := pods.Create(ctx, newPod("p"), registry.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -176,7 +162,7 @@ func TestReadsAreNotTraced(t *testing.T) {
 
 func TestUpdate(t *testing.T) {
 	reg, _ := fixture(t)
-	cms := store(t, reg, "configmaps")
+	cms := registrytest.Core(t, reg, "configmaps")
 	ctx := registry.WithUser(context.Background(), controllerUser)
 	created, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "ns"}, Data: map[string]string{"a": "1"}}, registry.CreateOptions{})
 	if err != nil {
@@ -226,7 +212,7 @@ func was(obj runtime.Object) metav1.Object { return obj.(metav1.Object) }
 
 func TestDeleteHonoursFinalizers(t *testing.T) {
 	reg, _ := fixture(t)
-	cms := store(t, reg, "configmaps")
+	cms := registrytest.Core(t, reg, "configmaps")
 	ctx := registry.WithUser(context.Background(), controllerUser)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: "ns", Finalizers: []string{"example.com/hold"}}}
 	created, err := cms.Create(ctx, cm, registry.CreateOptions{})
@@ -248,7 +234,7 @@ func TestDeleteHonoursFinalizers(t *testing.T) {
 
 func TestBind(t *testing.T) {
 	reg, _ := fixture(t)
-	pods := store(t, reg, "pods")
+	pods := registrytest.Core(t, reg, "pods")
 	ctx := registry.WithUser(context.Background(), registry.Node("n1"))
 	created, err := pods.Create(ctx, newPod("p"), registry.CreateOptions{})
 	if err != nil {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"strings"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -56,7 +55,7 @@ func (s *Server) startControllers(ctx context.Context, api *kubeapi.API, quotas 
 		{registry.Controller("namespace-controller"), namespace.New(namespaces, reg.NamespacedStores, s.log).Run},
 		{registry.Controller("service-account-controller"), serviceaccount.New(namespaces, accounts, s.log).Run},
 		{registry.Controller("root-ca-cert-publisher"), rootca.New(namespaces, configMaps, s.pki.CertPEM(), s.log).Run},
-		{registry.Controller("generic-garbage-collector"), garbagecollector.New(garbagecollector.Config{Stores: reg.Stores, Resolve: ownerStore(reg), Logger: s.log}).Run},
+		{registry.Controller("generic-garbage-collector"), garbagecollector.New(garbagecollector.Config{Stores: reg.Stores, Resolve: garbagecollector.ServedBy(reg), Logger: s.log}).Run},
 		// The service-IP repair loop is kube-apiserver's own.
 		{registry.APIServer, s.ipRepair.Run},
 		{registry.Controller("resourcequota-controller"), resourcequota.New(reg.NamespacedStores(), quotas.unindexed(), quotaUsage{api: api}, s.log).Run},
@@ -73,21 +72,4 @@ func (s *Server) startControllers(ctx context.Context, api *kubeapi.API, quotas 
 		s.background.Go(func() { c.run(registry.WithUser(ctx, c.as)) })
 	}
 	s.log.Debug("controllers started", "count", len(controllers))
-}
-
-// ownerStore finds the store of an owner reference's kind: the resource
-// of that group and kind served now, at any version (they share a store).
-func ownerStore(reg *registry.Registry) garbagecollector.Resolver {
-	return func(apiVersion, kind string) (*registry.Store, bool) {
-		gv, err := schema.ParseGroupVersion(apiVersion)
-		if err != nil {
-			return nil, false
-		}
-		for _, r := range reg.All() {
-			if r.GroupVersion.Group == gv.Group && r.Kind == kind && !strings.Contains(r.Name, "/") {
-				return reg.Store(r.GroupVersion.WithResource(r.Name))
-			}
-		}
-		return nil, false
-	}
 }

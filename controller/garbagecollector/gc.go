@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubelab/kubelab/controller"
@@ -41,6 +42,24 @@ import (
 // Resolver finds the store of the resource whose objects have the given
 // apiVersion and kind (an owner reference names its owner so).
 type Resolver func(apiVersion, kind string) (*registry.Store, bool)
+
+// ServedBy resolves an owner reference's kind to the store of the resource
+// of that group and kind reg serves now, at any version (they share a
+// store). Subresources are not owners.
+func ServedBy(reg *registry.Registry) Resolver {
+	return func(apiVersion, kind string) (*registry.Store, bool) {
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil {
+			return nil, false
+		}
+		for _, r := range reg.All() {
+			if r.GroupVersion.Group == gv.Group && r.Kind == kind && !strings.Contains(r.Name, "/") {
+				return reg.Store(r.GroupVersion.WithResource(r.Name))
+			}
+		}
+		return nil, false
+	}
+}
 
 // Config is what the collector works on.
 type Config struct {
