@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline/admission"
 )
@@ -28,7 +29,7 @@ func TestResourceQuotaCountsAndStoredBytes(t *testing.T) {
 	}
 	// The namespace's root-CA ConfigMap comes first: wait for it, so the
 	// counts below are the test's alone.
-	kubelabtest.Eventually(t, "kube-root-ca.crt", func() (bool, error) {
+	eventually.Holds(t, "kube-root-ca.crt", func() (bool, error) {
 		_, err := cs.CoreV1().ConfigMaps("q").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 		return err == nil, nil
 	})
@@ -45,7 +46,7 @@ func TestResourceQuotaCountsAndStoredBytes(t *testing.T) {
 		}
 		return q.Status.Used
 	}
-	kubelabtest.Eventually(t, "the quota's usage counted", func() (bool, error) {
+	eventually.Holds(t, "the quota's usage counted", func() (bool, error) {
 		n := used()["count/configmaps"]
 		return n.Value() == 1, nil
 	})
@@ -60,7 +61,7 @@ func TestResourceQuotaCountsAndStoredBytes(t *testing.T) {
 	// Admission counts each create in; the controller, recounting what is
 	// stored, may show a create still being stored as not there yet for
 	// a moment, as kube's does.
-	kubelabtest.Eventually(t, "two creates counted", func() (bool, error) {
+	eventually.Holds(t, "two creates counted", func() (bool, error) {
 		n := used()["count/configmaps"]
 		return n.Value() == 3, nil
 	})
@@ -77,7 +78,7 @@ func TestResourceQuotaCountsAndStoredBytes(t *testing.T) {
 	if err := cs.CoreV1().ConfigMaps("q").Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubelabtest.Eventually(t, "the delete counted out", func() (bool, error) {
+	eventually.Holds(t, "the delete counted out", func() (bool, error) {
 		n := used()["count/configmaps"]
 		return n.Value() == 2, nil
 	})

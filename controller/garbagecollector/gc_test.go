@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
@@ -36,7 +37,7 @@ func get(cs kubernetes.Interface, name string) (*corev1.ConfigMap, error) {
 
 func gone(t *testing.T, cs kubernetes.Interface, name string) {
 	t.Helper()
-	kubelabtest.Eventually(t, name+" deleted", func() (bool, error) {
+	eventually.Holds(t, name+" deleted", func() (bool, error) {
 		_, err := get(cs, name)
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -83,7 +84,7 @@ func TestOrphanDeletion(t *testing.T) {
 	create(t, cs, owned("child", owner, true))
 	del(t, cs, "owner", metav1.DeletePropagationOrphan)
 	gone(t, cs, "owner")
-	kubelabtest.Eventually(t, "child orphaned", func() (bool, error) {
+	eventually.Holds(t, "child orphaned", func() (bool, error) {
 		cm, err := get(cs, "child")
 		return err == nil && len(cm.OwnerReferences) == 0, err
 	})
@@ -104,7 +105,7 @@ func TestForegroundDeletion(t *testing.T) {
 	del(t, cs, "owner", metav1.DeletePropagationForeground)
 	gone(t, cs, "free")
 	var held *corev1.ConfigMap
-	kubelabtest.Eventually(t, "the held dependent marked for deletion", func() (bool, error) {
+	eventually.Holds(t, "the held dependent marked for deletion", func() (bool, error) {
 		cm, err := get(cs, "held")
 		held = cm
 		return err == nil && cm.DeletionTimestamp != nil, err

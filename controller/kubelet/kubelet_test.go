@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubelab/kubelab/controller/kubelet"
 	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/server"
 )
@@ -96,7 +97,7 @@ func TestBoundPodDeletionIsGraceful(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubelabtest.Eventually(t, "the pod Running", func() (bool, error) {
+	eventually.Holds(t, "the pod Running", func() (bool, error) {
 		p, err := pods.Get(ctx, "graceful", metav1.GetOptions{})
 		return err == nil && p.Status.Phase == corev1.PodRunning, err
 	})
@@ -151,7 +152,7 @@ func TestNodeHoldsItsLease(t *testing.T) {
 	lab := kubelabtest.Start(t, func(c *server.Config) { c.SimulatedNode = true })
 	cs := lab.Clientset(t)
 	ctx := context.Background()
-	kubelabtest.Eventually(t, "the node's lease", func() (bool, error) {
+	eventually.Holds(t, "the node's lease", func() (bool, error) {
 		lease, err := cs.CoordinationV1().Leases(kubelet.LeaseNamespace).Get(ctx, kubelet.NodeName, metav1.GetOptions{})
 		if err != nil {
 			return false, err

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
@@ -27,7 +28,7 @@ func TestNamespaceDeletionGoesTerminatingThenEmptiesAndRemovesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubelabtest.Eventually(t, "the default service account", func() (bool, error) {
+	eventually.Holds(t, "the default service account", func() (bool, error) {
 		_, err := cs.CoreV1().ServiceAccounts("doomed").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, err
 	})
@@ -50,7 +51,7 @@ func TestNamespaceDeletionGoesTerminatingThenEmptiesAndRemovesIt(t *testing.T) {
 		t.Fatalf("phase %q, deletionTimestamp %v; want Terminating with a deletion timestamp", got.Status.Phase, got.DeletionTimestamp)
 	}
 
-	kubelabtest.Eventually(t, "the namespace emptied, its kubernetes finalizer removed", func() (bool, error) {
+	eventually.Holds(t, "the namespace emptied, its kubernetes finalizer removed", func() (bool, error) {
 		got, err := cs.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -97,7 +98,7 @@ func TestNamespaceDeletionGoesTerminatingThenEmptiesAndRemovesIt(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().Finalize(ctx, got, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("finalize: %v", err)
 	}
-	kubelabtest.Eventually(t, "the namespace removed", func() (bool, error) {
+	eventually.Holds(t, "the namespace removed", func() (bool, error) {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})
@@ -119,7 +120,7 @@ func TestContentFinalizerHoldsTheNamespace(t *testing.T) {
 	if err := cs.CoreV1().Namespaces().Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubelabtest.Eventually(t, "the namespace reporting the finalizer that holds it", func() (bool, error) {
+	eventually.Holds(t, "the namespace reporting the finalizer that holds it", func() (bool, error) {
 		ns, err := cs.CoreV1().Namespaces().Get(ctx, "held", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -139,7 +140,7 @@ func TestContentFinalizerHoldsTheNamespace(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps("held").Update(ctx, kept, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubelabtest.Eventually(t, "the namespace gone", func() (bool, error) {
+	eventually.Holds(t, "the namespace gone", func() (bool, error) {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, "held", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubelab/kubelab/controller/rootca"
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
@@ -21,7 +22,7 @@ func TestEveryNamespaceGetsTheCAAndKeepsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var first *corev1.ConfigMap
-	kubelabtest.Eventually(t, "the CA ConfigMap in a new namespace", func() (bool, error) {
+	eventually.Holds(t, "the CA ConfigMap in a new namespace", func() (bool, error) {
 		cm, err := cs.CoreV1().ConfigMaps("fresh").Get(ctx, rootca.ConfigMapName, metav1.GetOptions{})
 		first = cm
 		return err == nil, nil
@@ -44,7 +45,7 @@ func TestEveryNamespaceGetsTheCAAndKeepsIt(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps("fresh").Update(ctx, edited, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubelabtest.Eventually(t, "the edit undone", func() (bool, error) {
+	eventually.Holds(t, "the edit undone", func() (bool, error) {
 		cm, err := cs.CoreV1().ConfigMaps("fresh").Get(ctx, rootca.ConfigMapName, metav1.GetOptions{})
 		return err == nil && cm.Data[rootca.DataKey] == first.Data[rootca.DataKey], nil
 	})
@@ -53,7 +54,7 @@ func TestEveryNamespaceGetsTheCAAndKeepsIt(t *testing.T) {
 	if err := cs.CoreV1().ConfigMaps("fresh").Delete(ctx, rootca.ConfigMapName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubelabtest.Eventually(t, "a new CA ConfigMap", func() (bool, error) {
+	eventually.Holds(t, "a new CA ConfigMap", func() (bool, error) {
 		cm, err := cs.CoreV1().ConfigMaps("fresh").Get(ctx, rootca.ConfigMapName, metav1.GetOptions{})
 		return err == nil && cm.UID != first.UID && cm.Data[rootca.DataKey] == first.Data[rootca.DataKey], nil
 	})

@@ -208,24 +208,6 @@ func (l *Lab) Clientset(t testing.TB) kubernetes.Interface {
 	return kubernetes.NewForConfigOrDie(cfg)
 }
 
-// Eventually polls cond until it holds, failing the test after 20 seconds
-// with what was awaited and cond's last error: for what controllers do in
-// the background.
-func Eventually(t testing.TB, what string, cond func() (bool, error)) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: never happened (last error: %v)", what, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // RunParallel runs m's tests with n parallel tests at a time, unless the
 // run was given -parallel (or -test.parallel), and returns m.Run's code:
 // for a TestMain whose package's parallel tests each start a server and

@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kubelab/kubelab/internal/browsertest"
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
@@ -56,7 +57,7 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 	card := func(id string) string {
 		return browsertest.Eval[string](t, ctx, `document.querySelector('.lab-card a[href^="/labs/`+id+`?"]').closest(".lab-card").textContent`)
 	}
-	kubelabtest.Eventually(t, "the index's progress", func() (bool, error) {
+	eventually.Holds(t, "the index's progress", func() (bool, error) {
 		browsertest.Do(t, ctx, "reload", chromedp.Reload())
 		return strings.Contains(card("bookmarks"), "1 of 4 steps done"), nil
 	})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/pipeline/authn"
@@ -157,7 +158,7 @@ func (u user) state(labID, step string) string {
 func (u user) waitPassed(labID, step string) labhttp.StepView {
 	u.t.Helper()
 	var last labhttp.StepView
-	kubelabtest.Eventually(u.t, u.name+" passing "+labID+"/"+step, func() (bool, error) {
+	eventually.Holds(u.t, u.name+" passing "+labID+"/"+step, func() (bool, error) {
 		for _, s := range u.view(labID).Steps {
 			if s.ID == step {
 				last = s

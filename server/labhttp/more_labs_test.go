@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/server/labhttp"
@@ -244,7 +245,7 @@ func defineNotes(t *testing.T, lab *kubelabtest.Lab) {
 	if _, stderr, err := clitest.Run(t, clitest.Kubectl(t), "--kubeconfig", lab.KubeconfigPath(), "apply", "-f", f); err != nil {
 		t.Fatalf("apply the CRD: %v %s", err, stderr)
 	}
-	kubelabtest.Eventually(t, "notes served", func() (bool, error) {
+	eventually.Holds(t, "notes served", func() (bool, error) {
 		_, _, err := clitest.Run(t, clitest.Kubectl(t), "--kubeconfig", lab.KubeconfigPath(), "get", "--raw", "/apis/lab.example.com/v1/notes")
 		return err == nil, nil
 	})

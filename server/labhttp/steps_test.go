@@ -10,6 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/server/labhttp"
 )
@@ -53,7 +54,7 @@ func TestWatchLabWithKubectl(t *testing.T) {
 		t.Fatal(err, stderr)
 	}
 	var why string
-	kubelabtest.Eventually(t, "why the label did not count", func() (bool, error) {
+	eventually.Holds(t, "why the label did not count", func() (bool, error) {
 		st := alice.view("watch").Steps[1]
 		why = st.Why
 		return st.State == labhttp.StateCurrent && strings.Contains(why, "changed nothing stored"), nil

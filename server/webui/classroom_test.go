@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/server"
 )
@@ -125,7 +126,7 @@ func TestClassroomEtcdAccess(t *testing.T) {
 		// A closed view gives its place back.
 		open[0].Close(websocket.StatusNormalClosure, "")
 		open = open[1:]
-		kubelabtest.Eventually(t, "a view's place given back", func() (bool, error) {
+		eventually.Holds(t, "a view's place given back", func() (bool, error) {
 			c, _, err := websocket.Dial(ctx, wsURL(lab, "/ui/ws/trace"), &websocket.DialOptions{HTTPHeader: header})
 			if err == nil {
 				open = append(open, c)

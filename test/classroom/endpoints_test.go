@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/pipeline"
 )
 
@@ -126,7 +126,7 @@ func TestEndpointsResetNeedsRBAC(t *testing.T) {
 	if err := admin.RbacV1().RoleBindings(alice.name).Delete(context.Background(), "kubelab-student", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubelabtest.Eventually(t, "alice losing her access", func() (bool, error) {
+	eventually.Holds(t, "alice losing her access", func() (bool, error) {
 		out, _, _ := alice.kubectl(t, "auth", "can-i", "deletecollection", "pods", "-n", alice.name)
 		return strings.TrimSpace(out) == "no", nil
 	})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/server/labhttp"
@@ -192,7 +193,7 @@ func (r *reader) waitPassed(labID, stepID string) labhttp.StepView {
 	r.t.Helper()
 	var last labhttp.StepView
 	began := time.Now()
-	kubelabtest.Eventually(r.t, labID+"/"+stepID+" passing", func() (bool, error) {
+	eventually.Holds(r.t, labID+"/"+stepID+" passing", func() (bool, error) {
 		v := r.labView(labID, "POST", "/check", "")
 		last = step(v, stepID)
 		if last.State != labhttp.StatePassed && time.Since(began) > 15*time.Second {
