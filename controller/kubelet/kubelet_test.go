@@ -6,37 +6,40 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubelab/kubelab/controller/kubelet"
-	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/eventually"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
-	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/storage"
 )
+
+const ns = "internals-demo"
 
 // TestPodGoesPendingToRunningOnAWatch is the lesson's waitForPodReady done
 // right: a watch from the create's resourceVersion sees the pod scheduled,
-// then Running and Ready, as MODIFIED events.
+// then Running and Ready, as MODIFIED events. The scheduling and the
+// start are the node's own writes, made as its identity.
 func TestPodGoesPendingToRunningOnAWatch(t *testing.T) {
-	lab := kubelabtest.Start(t, func(c *server.Config) {
-		c.SimulatedNode = true
-		c.PodStartDelay = 300 * time.Millisecond
-	})
-	cs := lab.Clientset(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	lab := startNode(t, 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(asAdmin, 30*time.Second)
 	defer cancel()
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}}}
-	created, err := cs.CoreV1().Pods("internals-demo").Create(ctx, pod, metav1.CreateOptions{})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}}}
+	obj, err := lab.pods.Create(ctx, pod, registry.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	created := obj.(*corev1.Pod)
 	if created.Status.Phase != corev1.PodPending {
 		t.Fatalf("a new pod is %q, want Pending", created.Status.Phase)
 	}
-	w, err := cs.CoreV1().Pods("internals-demo").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=web", ResourceVersion: created.ResourceVersion})
+	w, err := lab.pods.Watch(ctx, storage.WatchOptions{Namespace: ns, ResourceVersion: created.ResourceVersion,
+		Predicate: storage.Predicate{Field: fields.OneTermEqualSelector("metadata.name", "web")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +47,7 @@ func TestPodGoesPendingToRunningOnAWatch(t *testing.T) {
 	var scheduled bool
 	for ev := range w.ResultChan() {
 		if ev.Type != watch.Modified {
-			t.Fatalf("unexpected %s", ev.Type)
+			t.Fatalf("unexpected %s: %v", ev.Type, ev.Object)
 		}
 		p := ev.Object.(*corev1.Pod)
 		if p.Spec.NodeName == kubelet.NodeName && p.Status.Phase == corev1.PodPending {
@@ -72,11 +75,11 @@ func TestPodGoesPendingToRunningOnAWatch(t *testing.T) {
 		t.Fatal("the pod never ran")
 	}
 
-	// The node, as kubectl shows it.
-	out, stderr, err := clitest.Run(t, clitest.Kubectl(t), "--kubeconfig", lab.KubeconfigPath(), "get", "nodes")
-	if err != nil || !strings.Contains(out, "kubelab-node") || !strings.Contains(out, "Ready") || !strings.Contains(out, "v1.37.2") {
-		t.Fatalf("kubectl get nodes: %v\n%s%s", err, out, stderr)
-	}
+	// The binding and the status are written by the node, as the node:
+	// the trace says who, as kube's audit log does.
+	podPath := "/api/v1/namespaces/" + ns + "/pods/web"
+	lab.traces.wrote(t, "the binding", "create", podPath+"/binding")
+	lab.traces.wrote(t, "the Running status", "update", podPath+"/status")
 }
 
 // TestBoundPodDeletionIsGraceful: deleting a pod the node runs only marks
@@ -84,31 +87,29 @@ func TestPodGoesPendingToRunningOnAWatch(t *testing.T) {
 // simulated kubelet then stops it and the pod goes. An unbound pod has
 // nothing to stop and goes at once.
 func TestBoundPodDeletionIsGraceful(t *testing.T) {
-	lab := kubelabtest.Start(t, func(c *server.Config) {
-		c.SimulatedNode = true
-		c.PodStartDelay = 100 * time.Millisecond
-	})
-	cs := lab.Clientset(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	lab := startNode(t, 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(asAdmin, 30*time.Second)
 	defer cancel()
-	pods := cs.CoreV1().Pods("internals-demo")
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "graceful"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}
-	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "graceful", Namespace: ns}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}
+	obj, err := lab.pods.Create(ctx, pod, registry.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	created := obj.(*corev1.Pod)
+	key := storage.Key{Namespace: ns, Name: "graceful"}
 	eventually.Holds(t, "the pod Running", func() (bool, error) {
-		p, err := pods.Get(ctx, "graceful", metav1.GetOptions{})
-		return err == nil && p.Status.Phase == corev1.PodRunning, err
+		p, err := lab.pods.Get(ctx, key, "")
+		return err == nil && p.(*corev1.Pod).Status.Phase == corev1.PodRunning, err
 	})
-	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=graceful", ResourceVersion: created.ResourceVersion})
+	w, err := lab.pods.Watch(ctx, storage.WatchOptions{Namespace: ns, ResourceVersion: created.ResourceVersion,
+		Predicate: storage.Predicate{Field: fields.OneTermEqualSelector("metadata.name", "graceful")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
 	grace := int64(30)
-	if err := pods.Delete(ctx, "graceful", metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
-		t.Fatal(err)
+	if _, gone, err := lab.pods.Delete(ctx, key, registry.DeleteOptions{GracePeriodSeconds: &grace}); err != nil || gone {
+		t.Fatalf("delete: gone %v, %v; want the pod marked, not gone", gone, err)
 	}
 	var marked, deleted bool
 	for ev := range w.ResultChan() {
@@ -130,37 +131,41 @@ func TestBoundPodDeletionIsGraceful(t *testing.T) {
 	if !marked || !deleted {
 		t.Fatalf("marked %v, deleted %v: want a MODIFIED with deletionTimestamp, then DELETED", marked, deleted)
 	}
+	// The kubelet ended it, as the node, with a grace period of 0.
+	lab.traces.wrote(t, "the pod's final delete", "delete", "/api/v1/namespaces/"+ns+"/pods/graceful")
 
 	// An unbound pod: a scheduling gate keeps the scheduler off it.
 	other := pod.DeepCopy()
 	other.Name, other.Spec.NodeName = "elsewhere", ""
 	other.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/hold"}}
-	if _, err := pods.Create(ctx, other, metav1.CreateOptions{}); err != nil {
+	if _, err := lab.pods.Create(ctx, other, registry.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := pods.Delete(ctx, "elsewhere", metav1.DeleteOptions{}); err != nil {
+	otherKey := storage.Key{Namespace: ns, Name: "elsewhere"}
+	if _, _, err := lab.pods.Delete(ctx, otherKey, registry.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pods.Get(ctx, "elsewhere", metav1.GetOptions{}); err == nil {
-		t.Fatal("an unbound pod outlived its delete")
+	if _, err := lab.pods.Get(ctx, otherKey, ""); !apierrors.IsNotFound(err) {
+		t.Fatalf("an unbound pod outlived its delete: %v", err)
 	}
 }
 
 // TestNodeHoldsItsLease: the node's heartbeat Lease is in kube-node-lease,
-// held by the node and owned by it.
+// held by the node and owned by it, and both are the node's own writes.
 func TestNodeHoldsItsLease(t *testing.T) {
-	lab := kubelabtest.Start(t, func(c *server.Config) { c.SimulatedNode = true })
-	cs := lab.Clientset(t)
-	ctx := context.Background()
+	lab := startNode(t, 0)
+	ctx := asAdmin
 	eventually.Holds(t, "the node's lease", func() (bool, error) {
-		lease, err := cs.CoordinationV1().Leases(kubelet.LeaseNamespace).Get(ctx, kubelet.NodeName, metav1.GetOptions{})
+		obj, err := lab.leases.Get(ctx, storage.Key{Namespace: kubelet.LeaseNamespace, Name: kubelet.NodeName}, "")
 		if err != nil {
 			return false, err
 		}
-		node, err := cs.CoreV1().Nodes().Get(ctx, kubelet.NodeName, metav1.GetOptions{})
+		lease := obj.(*coordinationv1.Lease)
+		obj, err = lab.nodes.Get(ctx, storage.Key{Name: kubelet.NodeName}, "")
 		if err != nil {
 			return false, err
 		}
+		node := obj.(*corev1.Node)
 		ok := lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity == kubelet.NodeName &&
 			lease.Spec.LeaseDurationSeconds != nil && *lease.Spec.LeaseDurationSeconds == 40 &&
 			lease.Spec.RenewTime != nil && time.Since(lease.Spec.RenewTime.Time) < time.Minute &&
@@ -172,4 +177,20 @@ func TestNodeHoldsItsLease(t *testing.T) {
 		}
 		return ok, nil
 	})
+	lab.traces.wrote(t, "the node", "create", "/api/v1/nodes")
+	lab.traces.wrote(t, "the lease", "create", "/apis/coordination.k8s.io/v1/namespaces/"+kubelet.LeaseNamespace+"/leases")
+}
+
+// TestNodeAsKubectlShowsIt: the registered node, as `kubectl get nodes`
+// prints it, Ready and at the kubelet's version.
+func TestNodeAsKubectlShowsIt(t *testing.T) {
+	lab := startAPI(t)
+	eventually.Holds(t, "the node registered", func() (bool, error) {
+		_, err := lab.nodes.Get(asAdmin, storage.Key{Name: kubelet.NodeName}, "")
+		return err == nil, err
+	})
+	out, stderr, err := lab.kubectl(t, "get", "nodes")
+	if err != nil || !strings.Contains(out, kubelet.NodeName) || !strings.Contains(out, "Ready") || !strings.Contains(out, kubelet.Version) {
+		t.Fatalf("kubectl get nodes: %v\n%s%s", err, out, stderr)
+	}
 }

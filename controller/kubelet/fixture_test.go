@@ -1,0 +1,178 @@
+package kubelet_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/goleak"
+	coordinationv1 "k8s.io/api/coordination/v1"
+
+	"github.com/kubelab/kubelab/controller/kubelet"
+	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/eventually"
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/registry/registrytest"
+	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/storage/storagetest"
+)
+
+// TestMain fails the package's tests if any leaves a goroutine running:
+// the node's, its registry's or its etcd's.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// asAdmin acts as the lab's admin, cluster-admin through system:masters,
+// as a user's kubectl with the admin kubeconfig does.
+var asAdmin = registry.WithUser(context.Background(), pipeline.User{Name: "kubelab-admin", Groups: []string{pipeline.SystemPrivilegedGroup}})
+
+// lab is a simulated node running alone over a registry of the built-in
+// kinds, and what a test reads it by.
+type lab struct {
+	pods, nodes, leases *registry.Store
+	traces              *traces
+	// kubeconfig, when the registry is served over HTTP, points kubectl
+	// at it.
+	kubeconfig string
+}
+
+// startNode runs the simulated node over a registry of its own.
+func startNode(t *testing.T, startDelay time.Duration) *lab {
+	t.Helper()
+	return runNode(t, registrytest.Start(t), startDelay)
+}
+
+// runNode builds the node exactly as the server does (the same stores,
+// the same identity in its context) and runs it until the test ends. The
+// registry's pipeline only traces: it makes every call name its user, as
+// the server's does, and tells the test who wrote what.
+func runNode(t *testing.T, reg *registry.Registry, startDelay time.Duration) *lab {
+	t.Helper()
+	tr := &traces{}
+	reg.SetPipeline(&pipeline.Pipeline{Traces: tr})
+	l := &lab{
+		pods: registrytest.Core(t, reg, "pods"), nodes: registrytest.Core(t, reg, "nodes"),
+		leases: registrytest.Store(t, reg, coordinationv1.SchemeGroupVersion.WithResource("leases")),
+		traces: tr,
+	}
+	node := kubelet.New(kubelet.Config{Nodes: l.nodes, Pods: l.pods, Leases: l.leases, StartDelay: startDelay,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		node.Run(registry.WithUser(ctx, registry.Node(kubelet.NodeName)))
+	}()
+	// Cleanups run last-in first-out: the node stops before its registry.
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		nodeGoroutinesEnd(t)
+	})
+	return l
+}
+
+// startAPI runs the node over a registry served by kubelab's Kubernetes
+// API over HTTP (no server around it), for the real kubectl.
+func startAPI(t *testing.T) *lab {
+	t.Helper()
+	api, err := kubeapi.New(registry.Config{Client: storagetest.StartEtcd(t).Client(), Resources: registry.BuiltinResources()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(api.Stop)
+	e := echo.New()
+	api.Install(e)
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	l := runNode(t, api.Registry(), 0)
+	l.kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	config := "apiVersion: v1\nkind: Config\nclusters:\n- name: lab\n  cluster: {server: " + srv.URL + "}\n" +
+		"users:\n- name: lab\n  user: {}\ncontexts:\n- name: lab\n  context: {cluster: lab, user: lab}\ncurrent-context: lab\n"
+	if err := os.WriteFile(l.kubeconfig, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// kubectl runs the real kubectl against the lab's API.
+func (l *lab) kubectl(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	return clitest.Run(t, clitest.Kubectl(t), append([]string{"--kubeconfig", l.kubeconfig}, args...)...)
+}
+
+// nodeGoroutinesEnd waits for every goroutine of the node (its loop,
+// queue, informer, heartbeats and delayed starts) to return: Run returns
+// with its loop, the others a moment later.
+func nodeGoroutinesEnd(t *testing.T) {
+	t.Helper()
+	// Package paths up to the dot before a function: not this test's own
+	// package (controller/kubelet_test).
+	owned := []string{"kubelab/kubelab/controller.", "kubelab/kubelab/controller/kubelet.", "kubelab/kubelab/pipeline/informer.", "client-go/util/workqueue."}
+	var left string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if left = goroutinesIn(owned); left == "" {
+			return
+		}
+	}
+	t.Errorf("the node's goroutines outlived it:\n%s", left)
+}
+
+// goroutinesIn is the stacks of the goroutines with a frame in any of
+// the packages.
+func goroutinesIn(pkgs []string) string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var found []string
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		for _, p := range pkgs {
+			if strings.Contains(g, p) {
+				found = append(found, g)
+				break
+			}
+		}
+	}
+	return strings.Join(found, "\n\n")
+}
+
+// traces keeps what the registry's pipeline publishes.
+type traces struct {
+	mu  sync.Mutex
+	all []pipeline.Trace
+}
+
+func (tr *traces) Publish(t pipeline.Trace) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.all = append(tr.all, t)
+}
+
+// wrote waits for the node to have made a successful verb on path, as
+// the node. A trace is published once its call returns, which may be
+// after a watch saw the write.
+func (tr *traces) wrote(t *testing.T, what, verb, path string) {
+	t.Helper()
+	node := registry.Node(kubelet.NodeName).Name
+	eventually.Holds(t, what+" by "+node, func() (bool, error) {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		seen := []string{}
+		for _, got := range tr.all {
+			if got.User == node && got.Verb == verb && got.Path == path && got.Code < http.StatusBadRequest {
+				return true, nil
+			}
+			seen = append(seen, fmt.Sprintf("%s %s %s (%d)", got.User, got.Verb, got.Path, got.Code))
+		}
+		return false, fmt.Errorf("no successful %s of %s; the traces:\n%s", verb, path, strings.Join(seen, "\n"))
+	})
+}
