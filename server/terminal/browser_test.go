@@ -62,6 +62,7 @@ func waitReady(t *testing.T, ctx context.Context) {
 // terminal, sees the MODIFIED another client's label causes, and stops
 // the watch with Ctrl-C.
 func TestBrowserWatchesAndInterrupts(t *testing.T) {
+	t.Parallel()
 	ctx := browsertest.Start(t)
 	lab := kubelabtest.Start(t, func(c *server.Config) {
 		c.Classroom = true
@@ -127,6 +128,7 @@ func TestBrowserWatchesAndInterrupts(t *testing.T) {
 // TestBrowserTerminalScreenshots keeps the terminal page in both themes
 // and languages, at desktop and phone widths, after a command, to look at.
 func TestBrowserTerminalScreenshots(t *testing.T) {
+	t.Parallel()
 	ctx := browsertest.Start(t)
 	lab := kubelabtest.Start(t)
 	for _, width := range []int64{1280, 390} {
@@ -159,6 +161,7 @@ func TestBrowserTerminalScreenshots(t *testing.T) {
 // TestBrowserDockOnLessonPage: the lesson page carries the terminal
 // folded, without xterm.js; opened, it loads it and runs commands.
 func TestBrowserDockOnLessonPage(t *testing.T) {
+	t.Parallel()
 	ctx := browsertest.Start(t)
 	lab := kubelabtest.Start(t)
 	browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(lab.URL()+"/lesson/request-path"))

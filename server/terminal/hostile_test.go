@@ -47,6 +47,7 @@ func refused(t *testing.T, tm *term, line, want string) {
 }
 
 func TestHostileNoShell(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	tm := open(t, lab, nil)
 	out := filepath.Join(t.TempDir(), "redirected")
@@ -75,6 +76,9 @@ func TestHostileNoShell(t *testing.T) {
 	}
 }
 
+// The tests that set the process's environment (PATH, HOME, KUBECONFIG:
+// what an in-process kubectl would read) run one at a time, before the
+// rest run side by side, as students' commands do in one server.
 func TestHostileNoPluginsOrPrograms(t *testing.T) {
 	// A plugin and an editor and a diff program, on the server's PATH and
 	// in its environment: none may run.
@@ -202,6 +206,7 @@ func TestHostileNoHomeKubeconfig(t *testing.T) {
 }
 
 func TestHostileNoOtherServers(t *testing.T) {
+	t.Parallel()
 	hits := &atomic.Int64{}
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -240,6 +245,7 @@ func TestHostileNoOtherServers(t *testing.T) {
 // is the API's, decided by RBAC; etcdctl is refused; a browser that has
 // not joined gets no terminal, and no page of another site gets one.
 func TestHostileClassroom(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) {
 		c.Classroom = true
 		c.SecureListen = "127.0.0.1:0"
@@ -351,6 +357,7 @@ func openAt(t *testing.T, base string) *term {
 }
 
 func TestHostileCaps(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	base := capped(t, lab, terminal.Limits{Commands: 1, Output: 4 << 10, RunTime: 3 * time.Second, Stdin: 1 << 10})
 

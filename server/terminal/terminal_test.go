@@ -136,6 +136,7 @@ func (tm *term) until(want string, timeout time.Duration) string {
 }
 
 func TestKubectlRunsAsTheLocalUser(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	tm := open(t, lab, nil)
 	if tm.Hello.NS != "internals-demo" {
@@ -227,6 +228,7 @@ func TestKubectlRunsAsTheLocalUser(t *testing.T) {
 // TestRefusalsInThai: the terminal's own words follow the reader's
 // language; kubectl's stay kubectl's.
 func TestRefusalsInThai(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	tm := open(t, lab, http.Header{"Cookie": {"lang=th"}})
 	if r := tm.run("kubectl edit pod ssa-demo", ""); !strings.Contains(r.Err, "โปรแกรมแก้ไข") {
@@ -270,6 +272,7 @@ func contains(items []string, s string) bool {
 // and more, and fails on any that kubectl could not run in the terminal
 // (a panic inside kubectl shows as "kubectl failed").
 func TestLessonCommandsWork(t *testing.T) {
+	t.Parallel()
 	lab := kubelabtest.Start(t)
 	tm := open(t, lab, nil)
 	for _, line := range []string{
