@@ -156,6 +156,9 @@ func (l *lab) del(t *testing.T, name string, policy *metav1.DeletionPropagation)
 func (l *lab) goneByCollector(t *testing.T, name string) {
 	t.Helper()
 	l.gone(t, name)
+	// The trace is published once the delete has returned, a moment after
+	// the object has gone.
+	eventually.Holds(t, name+"'s deletion traced", func() (bool, error) { return len(l.traces.deletedBy(name)) > 0, nil })
 	if by := l.traces.deletedBy(name); !slices.Equal(by, []string{collectorUser.Name}) {
 		t.Errorf("%s deleted by %q, want by the collector alone (%s)", name, by, collectorUser.Name)
 	}
@@ -217,11 +220,14 @@ func TestForegroundDeletion(t *testing.T) {
 		t.Fatal("foreground deletion deleted the owner at once")
 	}
 	l.goneByCollector(t, "free")
+	// The collector deletes it in the foreground too, then, as it has no
+	// dependents, removes the foregroundDeletion finalizer that added:
+	// only the test's own is left to hold it.
 	var held *corev1.ConfigMap
-	eventually.Holds(t, "the held dependent marked for deletion", func() (bool, error) {
+	eventually.Holds(t, "the held dependent marked for deletion, held by its own finalizer alone", func() (bool, error) {
 		cm, err := l.get("held")
 		held = cm
-		return err == nil && cm.DeletionTimestamp != nil, err
+		return err == nil && cm.DeletionTimestamp != nil && slices.Equal(cm.Finalizers, []string{"example.com/hold"}), err
 	})
 	o, err := l.get("owner")
 	if err != nil || o.DeletionTimestamp == nil || len(o.Finalizers) != 1 || o.Finalizers[0] != metav1.FinalizerDeleteDependents {
