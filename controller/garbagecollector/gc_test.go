@@ -3,7 +3,9 @@ package garbagecollector_test
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,8 +94,34 @@ func start(t *testing.T) *lab {
 	t.Cleanup(func() {
 		cancel()
 		<-done
+		// The server stops the registry once Run has returned: nothing of
+		// the collector may still be using it then.
+		if left := collectorGoroutines(); len(left) > 0 {
+			t.Errorf("Run returned with %d of the collector's goroutines still running, e.g.:\n%s", len(left), left[0])
+		}
 	})
 	return &lab{configMaps: registrytest.Core(t, reg, "configmaps"), ctx: registry.WithUser(context.Background(), student), traces: tr}
+}
+
+// collectorGoroutines are the goroutines running the collector's code or
+// started by it (an informer's "created by" line names followStores).
+func collectorGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "kubelab/controller/garbagecollector.") {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 func owned(name string, owner *corev1.ConfigMap, block bool, finalizers ...string) *corev1.ConfigMap {
