@@ -103,16 +103,21 @@ func New(cfg Config) *Collector {
 	return c
 }
 
-// Run works until ctx ends.
+// Run works until ctx ends, and returns once its informers have stopped:
+// whoever runs it stops the stores they read after it returns.
 func (c *Collector) Run(ctx context.Context) {
-	go c.followStores(ctx)
+	var following sync.WaitGroup
+	following.Go(func() { c.followStores(ctx) })
 	c.loop.Run(ctx)
+	following.Wait()
 }
 
 // followStores starts an informer for each resource as it appears and
-// stops it when the resource goes.
+// stops it when the resource goes; it returns once they have all ended.
 func (c *Collector) followStores(ctx context.Context) {
 	running := map[*registry.Store]context.CancelFunc{}
+	var informers sync.WaitGroup
+	defer informers.Wait()
 	tick := time.NewTicker(c.cfg.StoresInterval)
 	defer tick.Stop()
 	for {
@@ -127,7 +132,8 @@ func (c *Collector) followStores(ctx context.Context) {
 			c.mu.Unlock()
 			sctx, cancel := context.WithCancel(ctx)
 			running[s] = cancel
-			go informer.New("gc:"+resourceID(s), s, &handler{c: c, store: s}, c.cfg.Logger).Run(sctx)
+			inf := informer.New("gc:"+resourceID(s), s, &handler{c: c, store: s}, c.cfg.Logger)
+			informers.Go(func() { inf.Run(sctx) })
 		}
 		for s, cancel := range running {
 			if !seen[s] {

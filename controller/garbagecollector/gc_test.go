@@ -2,43 +2,166 @@ package garbagecollector_test
 
 import (
 	"context"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubelab/kubelab/controller/garbagecollector"
 	"github.com/kubelab/kubelab/internal/eventually"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/registry/registrytest"
+	"github.com/kubelab/kubelab/storage"
 )
 
 const ns = "internals-demo"
 
-func owned(name string, owner *corev1.ConfigMap, block bool, finalizers ...string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: finalizers,
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, BlockOwnerDeletion: &block}}}}
+// collectorUser is who the collector acts as, as the server runs it.
+var collectorUser = registry.Controller("generic-garbage-collector")
+
+// student is who the tests' own requests act as.
+var student = pipeline.User{Name: "student", Groups: []string{pipeline.AllAuthenticated}}
+
+// traces keeps the writes the pipeline publishes, to tell who made them.
+type traces struct {
+	mu  sync.Mutex
+	all []pipeline.Trace
 }
 
-func create(t *testing.T, cs kubernetes.Interface, cm *corev1.ConfigMap) *corev1.ConfigMap {
+func (t *traces) Publish(tr pipeline.Trace) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.all = append(t.all, tr)
+}
+
+// deletedBy is who sent the successful deletes of the configmap name.
+func (t *traces) deletedBy(name string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var users []string
+	for _, tr := range t.all {
+		if tr.Verb == "delete" && tr.Resource == "configmaps" && tr.Namespace == ns && tr.Name == name && tr.Code < 300 {
+			users = append(users, tr.User)
+		}
+	}
+	return users
+}
+
+// lab is the collector alone over a registry of the built-in kinds on a
+// real etcd, as the server wires it, with the test's client acting as a
+// student through the registry.
+type lab struct {
+	configMaps *registry.Store
+	ctx        context.Context
+	traces     *traces
+}
+
+// start runs the collector as the server does (same constructor, stores,
+// resolver and identity) until the test ends. The pipeline only records
+// traces: with one set, a call that names no user is refused, so the
+// collector must act as its own identity. Once the test's cleanups have
+// run (collector, registry, etcd), no goroutine the test started may be
+// left.
+func start(t *testing.T) *lab {
 	t.Helper()
-	out, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() {
+		if leaked := goleak.Find(before); leaked != nil {
+			t.Errorf("goroutines left running after the test:\n%v", leaked)
+		}
+	})
+	reg := registrytest.Start(t)
+	tr := &traces{}
+	reg.SetPipeline(&pipeline.Pipeline{Traces: tr})
+	gc := garbagecollector.New(garbagecollector.Config{Stores: reg.Stores, Resolve: garbagecollector.ServedBy(reg),
+		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		gc.Run(registry.WithUser(ctx, collectorUser))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		// The server stops the registry once Run has returned: nothing of
+		// the collector may still be using it then.
+		if left := collectorGoroutines(); len(left) > 0 {
+			t.Errorf("Run returned with %d of the collector's goroutines still running, e.g.:\n%s", len(left), left[0])
+		}
+	})
+	return &lab{configMaps: registrytest.Core(t, reg, "configmaps"), ctx: registry.WithUser(context.Background(), student), traces: tr}
+}
+
+// collectorGoroutines are the goroutines running the collector's code or
+// started by it (an informer's "created by" line names followStores).
+func collectorGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "kubelab/controller/garbagecollector.") {
+			out = append(out, g)
+		}
 	}
 	return out
 }
 
-func get(cs kubernetes.Interface, name string) (*corev1.ConfigMap, error) {
-	return cs.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+func owned(name string, owner *corev1.ConfigMap, block bool, finalizers ...string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Finalizers: finalizers,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, BlockOwnerDeletion: &block}}}}
 }
 
-func gone(t *testing.T, cs kubernetes.Interface, name string) {
+func configMap(name string, finalizers ...string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Finalizers: finalizers}}
+}
+
+func key(name string) storage.Key { return storage.Key{Namespace: ns, Name: name} }
+
+func (l *lab) create(t *testing.T, cm *corev1.ConfigMap) *corev1.ConfigMap {
+	t.Helper()
+	out, err := l.configMaps.Create(l.ctx, cm, registry.CreateOptions{FieldManager: "kubectl-create"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.(*corev1.ConfigMap)
+}
+
+func (l *lab) get(name string) (*corev1.ConfigMap, error) {
+	obj, err := l.configMaps.Get(l.ctx, key(name), "")
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.ConfigMap), nil
+}
+
+func (l *lab) update(t *testing.T, cm *corev1.ConfigMap) error {
+	t.Helper()
+	_, err := l.configMaps.Update(l.ctx, key(cm.Name), registry.DefaultUpdatedObjectInfo(cm), registry.UpdateOptions{FieldManager: "kubectl-edit"})
+	return err
+}
+
+func (l *lab) gone(t *testing.T, name string) {
 	t.Helper()
 	eventually.Holds(t, name+" deleted", func() (bool, error) {
-		_, err := get(cs, name)
+		_, err := l.get(name)
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
@@ -46,50 +169,70 @@ func gone(t *testing.T, cs kubernetes.Interface, name string) {
 	})
 }
 
-func del(t *testing.T, cs kubernetes.Interface, name string, policy metav1.DeletionPropagation) {
+// del deletes name as the student with policy (nil: the default,
+// background) and says whether it went at once.
+func (l *lab) del(t *testing.T, name string, policy *metav1.DeletionPropagation) bool {
 	t.Helper()
-	if err := cs.CoreV1().ConfigMaps(ns).Delete(context.Background(), name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+	_, deleted, err := l.configMaps.Delete(l.ctx, key(name), registry.DeleteOptions{PropagationPolicy: policy})
+	if err != nil {
 		t.Fatal(err)
 	}
+	return deleted
 }
+
+// goneByCollector: name is gone, deleted by the collector and no one else.
+func (l *lab) goneByCollector(t *testing.T, name string) {
+	t.Helper()
+	l.gone(t, name)
+	// The trace is published once the delete has returned, a moment after
+	// the object has gone.
+	eventually.Holds(t, name+"'s deletion traced", func() (bool, error) { return len(l.traces.deletedBy(name)) > 0, nil })
+	if by := l.traces.deletedBy(name); !slices.Equal(by, []string{collectorUser.Name}) {
+		t.Errorf("%s deleted by %q, want by the collector alone (%s)", name, by, collectorUser.Name)
+	}
+}
+
+func policy(p metav1.DeletionPropagation) *metav1.DeletionPropagation { return &p }
 
 // TestBackgroundDeletion: deleting an owner deletes its dependents
 // afterwards; a dependent whose owner never existed goes too, and one with
 // a live owner stays.
 func TestBackgroundDeletion(t *testing.T) {
-	cs := kubelabtest.Start(t).Clientset(t)
-	owner := create(t, cs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}})
-	create(t, cs, owned("child", owner, false))
-	create(t, cs, owned("dangling", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "never", UID: types.UID("no-such-uid")}}, false))
+	l := start(t)
+	owner := l.create(t, configMap("owner"))
+	l.create(t, owned("child", owner, false))
+	l.create(t, owned("dangling", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "never", UID: types.UID("no-such-uid")}}, false))
 	// A reference to a live object of the same name but another UID is a
 	// reference to an owner that is gone.
-	create(t, cs, owned("stale", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", UID: types.UID("an-older-owner")}}, false))
-	gone(t, cs, "dangling")
-	gone(t, cs, "stale")
-	if _, err := get(cs, "child"); err != nil {
+	l.create(t, owned("stale", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", UID: types.UID("an-older-owner")}}, false))
+	l.goneByCollector(t, "dangling")
+	l.goneByCollector(t, "stale")
+	if _, err := l.get("child"); err != nil {
 		t.Fatalf("a dependent of a live owner: %v", err)
 	}
-	del(t, cs, "owner", metav1.DeletePropagationBackground)
-	if _, err := get(cs, "owner"); !apierrors.IsNotFound(err) {
+	if !l.del(t, "owner", policy(metav1.DeletePropagationBackground)) {
+		t.Error("background deletion only marked the owner")
+	}
+	if _, err := l.get("owner"); !apierrors.IsNotFound(err) {
 		t.Fatalf("background deletion keeps the owner: %v", err)
 	}
-	gone(t, cs, "child")
+	l.goneByCollector(t, "child")
 }
 
 // TestOrphanDeletion: the owner goes, its dependents stay without the
 // reference to it.
 func TestOrphanDeletion(t *testing.T) {
-	cs := kubelabtest.Start(t).Clientset(t)
-	owner := create(t, cs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}})
-	create(t, cs, owned("child", owner, true))
-	del(t, cs, "owner", metav1.DeletePropagationOrphan)
-	gone(t, cs, "owner")
+	l := start(t)
+	owner := l.create(t, configMap("owner"))
+	l.create(t, owned("child", owner, true))
+	l.del(t, "owner", policy(metav1.DeletePropagationOrphan))
+	l.gone(t, "owner")
 	eventually.Holds(t, "child orphaned", func() (bool, error) {
-		cm, err := get(cs, "child")
+		cm, err := l.get("child")
 		return err == nil && len(cm.OwnerReferences) == 0, err
 	})
 	time.Sleep(500 * time.Millisecond) // the collector has had its chance to get it wrong
-	if _, err := get(cs, "child"); err != nil {
+	if _, err := l.get("child"); err != nil {
 		t.Fatalf("an orphan was deleted: %v", err)
 	}
 }
@@ -97,67 +240,57 @@ func TestOrphanDeletion(t *testing.T) {
 // TestForegroundDeletion: the owner stays, marked, until every dependent
 // that blocks it has gone; a finalizer on a dependent holds both.
 func TestForegroundDeletion(t *testing.T) {
-	cs := kubelabtest.Start(t).Clientset(t)
-	ctx := context.Background()
-	owner := create(t, cs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}})
-	create(t, cs, owned("held", owner, true, "example.com/hold"))
-	create(t, cs, owned("free", owner, true))
-	del(t, cs, "owner", metav1.DeletePropagationForeground)
-	gone(t, cs, "free")
+	l := start(t)
+	owner := l.create(t, configMap("owner"))
+	l.create(t, owned("held", owner, true, "example.com/hold"))
+	l.create(t, owned("free", owner, true))
+	if l.del(t, "owner", policy(metav1.DeletePropagationForeground)) {
+		t.Fatal("foreground deletion deleted the owner at once")
+	}
+	l.goneByCollector(t, "free")
+	// The collector deletes it in the foreground too, then, as it has no
+	// dependents, removes the foregroundDeletion finalizer that added:
+	// only the test's own is left to hold it.
 	var held *corev1.ConfigMap
-	eventually.Holds(t, "the held dependent marked for deletion", func() (bool, error) {
-		cm, err := get(cs, "held")
+	eventually.Holds(t, "the held dependent marked for deletion, held by its own finalizer alone", func() (bool, error) {
+		cm, err := l.get("held")
 		held = cm
-		return err == nil && cm.DeletionTimestamp != nil, err
+		return err == nil && cm.DeletionTimestamp != nil && slices.Equal(cm.Finalizers, []string{"example.com/hold"}), err
 	})
-	o, err := get(cs, "owner")
+	o, err := l.get("owner")
 	if err != nil || o.DeletionTimestamp == nil || len(o.Finalizers) != 1 || o.Finalizers[0] != metav1.FinalizerDeleteDependents {
 		t.Fatalf("owner while a blocking dependent remains: %v %+v", err, o)
 	}
 	held.Finalizers = nil
-	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, held, metav1.UpdateOptions{}); err != nil {
+	if err := l.update(t, held); err != nil {
 		t.Fatal(err)
 	}
-	gone(t, cs, "held")
-	gone(t, cs, "owner")
+	l.gone(t, "held")
+	l.gone(t, "owner")
 }
 
 // TestFinalizerHoldsAnObject: a delete only marks an object with a
 // finalizer; removing the finalizer completes the deletion.
 func TestFinalizerHoldsAnObject(t *testing.T) {
-	cs := kubelabtest.Start(t).Clientset(t)
-	ctx := context.Background()
-	create(t, cs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Finalizers: []string{"example.com/hold"}}})
-	if err := cs.CoreV1().ConfigMaps(ns).Delete(ctx, "kept", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+	l := start(t)
+	l.create(t, configMap("kept", "example.com/hold"))
+	if l.del(t, "kept", nil) {
+		t.Fatal("an object with a finalizer deleted at once")
 	}
-	cm, err := get(cs, "kept")
+	cm, err := l.get("kept")
 	if err != nil || cm.DeletionTimestamp == nil || cm.DeletionGracePeriodSeconds == nil || *cm.DeletionGracePeriodSeconds != 0 {
 		t.Fatalf("after delete: %v %+v", err, cm)
 	}
 	// No new finalizer may be added to an object being deleted.
 	cm.Finalizers = append(cm.Finalizers, "example.com/another")
-	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+	if err := l.update(t, cm); !apierrors.IsInvalid(err) {
 		t.Fatalf("adding a finalizer while deleting: %v", err)
 	}
 	cm.Finalizers = nil
-	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+	if err := l.update(t, cm); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := get(cs, "kept"); !apierrors.IsNotFound(err) {
+	if _, err := l.get("kept"); !apierrors.IsNotFound(err) {
 		t.Fatalf("after the last finalizer went: %v", err)
-	}
-}
-
-func TestBadDeleteOptions(t *testing.T) {
-	cs := kubelabtest.Start(t).Clientset(t)
-	create(t, cs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}})
-	bad := metav1.DeletionPropagation("Sideways")
-	err := cs.CoreV1().ConfigMaps(ns).Delete(context.Background(), "cm", metav1.DeleteOptions{PropagationPolicy: &bad})
-	if !apierrors.IsInvalid(err) {
-		t.Fatalf("unknown propagation policy: %v", err)
-	}
-	if _, err := get(cs, "cm"); err != nil {
-		t.Fatalf("a refused delete deleted: %v", err)
 	}
 }
