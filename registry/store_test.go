@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,31 +17,13 @@ import (
 	"github.com/kubelab/kubelab/storage"
 )
 
-// traces keeps what the pipeline publishes.
-type traces struct {
-	mu  sync.Mutex
-	all []pipeline.Trace
-}
-
-func (t *traces) Publish(tr pipeline.Trace) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.all = append(t.all, tr)
-}
-
-func (t *traces) last() pipeline.Trace {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.all) == 0 {
+// last is the latest trace published, or none.
+func last(tr *registrytest.Traces) pipeline.Trace {
+	all := tr.All()
+	if len(all) == 0 {
 		return pipeline.Trace{}
 	}
-	return t.all[len(t.all)-1]
-}
-
-func (t *traces) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.all)
+	return all[len(all)-1]
 }
 
 // denyUser lets everyone but one user do everything.
@@ -59,10 +40,10 @@ const mallory = "mallory"
 
 // fixture is a registry of the built-in kinds over a real embedded etcd,
 // with a pipeline that authorizes (denying mallory) and records traces.
-func fixture(t *testing.T) (*registry.Registry, *traces) {
+func fixture(t *testing.T) (*registry.Registry, *registrytest.Traces) {
 	t.Helper()
 	reg := registrytest.Start(t)
-	tr := &traces{}
+	tr := &registrytest.Traces{}
 	reg.SetPipeline(&pipeline.Pipeline{Authz: denyUser(mallory), Traces: tr})
 	return reg, tr
 }
@@ -97,7 +78,7 @@ func TestCreate(t *testing.T) {
 		if len(pod.ManagedFields) != 1 || pod.ManagedFields[0].Manager != "tester" || pod.ManagedFields[0].Operation != metav1.ManagedFieldsOperationUpdate {
 			t.Errorf("managedFields %+v: want one Update by tester", pod.ManagedFields)
 		}
-		got := tr.last()
+		got := last(tr)
 		if got.User != controllerUser.Name || got.Verb != "create" || got.Code != http.StatusCreated || got.Path != "/api/v1/namespaces/ns/pods" {
 			t.Errorf("trace %+v: want the controller's create, 201, on the pods' path", got)
 		}
@@ -120,7 +101,7 @@ func TestCreate(t *testing.T) {
 		if !apierrors.IsForbidden(err) {
 			t.Fatalf("mallory's create: %v, want Forbidden", err)
 		}
-		got := tr.last()
+		got := last(tr)
 		if got.User != mallory || got.Code != http.StatusForbidden || !slices.ContainsFunc(got.Records, func(r pipeline.Record) bool {
 			return r.Stage == pipeline.StageAuthorization && r.Decision == pipeline.Deny
 		}) {
@@ -145,14 +126,14 @@ func TestReadsAreNotTraced(t *testing.T) {
 	if _, err := pods.Create(ctx, newPod("p"), registry.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	before := tr.count()
+	before := len(tr.All())
 	if _, err := pods.Get(ctx, storage.Key{Namespace: "ns", Name: "p"}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pods.List(ctx, storage.ListOptions{Namespace: "ns"}); err != nil {
 		t.Fatal(err)
 	}
-	if n := tr.count(); n != before {
+	if n := len(tr.All()); n != before {
 		t.Errorf("%d traces published by a get and a list, want none", n-before)
 	}
 	if _, err := pods.Get(registry.WithUser(context.Background(), pipeline.User{Name: mallory}), storage.Key{Namespace: "ns", Name: "p"}, ""); !apierrors.IsForbidden(err) {

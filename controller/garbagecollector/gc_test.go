@@ -3,10 +3,7 @@ package garbagecollector_test
 import (
 	"context"
 	"log/slog"
-	"runtime"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,26 +29,12 @@ var collectorUser = registry.Controller("generic-garbage-collector")
 // student is who the tests' own requests act as.
 var student = pipeline.User{Name: "student", Groups: []string{pipeline.AllAuthenticated}}
 
-// traces keeps the writes the pipeline publishes, to tell who made them.
-type traces struct {
-	mu  sync.Mutex
-	all []pipeline.Trace
-}
-
-func (t *traces) Publish(tr pipeline.Trace) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.all = append(t.all, tr)
-}
-
 // deletedBy is who sent the successful deletes of the configmap name.
-func (t *traces) deletedBy(name string) []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+func deletedBy(tr *registrytest.Traces, name string) []string {
 	var users []string
-	for _, tr := range t.all {
-		if tr.Verb == "delete" && tr.Resource == "configmaps" && tr.Namespace == ns && tr.Name == name && tr.Code < 300 {
-			users = append(users, tr.User)
+	for _, t := range tr.All() {
+		if t.Verb == "delete" && t.Resource == "configmaps" && t.Namespace == ns && t.Name == name && t.Code < 300 {
+			users = append(users, t.User)
 		}
 	}
 	return users
@@ -63,7 +46,7 @@ func (t *traces) deletedBy(name string) []string {
 type lab struct {
 	configMaps *registry.Store
 	ctx        context.Context
-	traces     *traces
+	traces     *registrytest.Traces
 }
 
 // start runs the collector as the server does (same constructor, stores,
@@ -81,47 +64,13 @@ func start(t *testing.T) *lab {
 		}
 	})
 	reg := registrytest.Start(t)
-	tr := &traces{}
-	reg.SetPipeline(&pipeline.Pipeline{Traces: tr})
+	tr := registrytest.Traced(reg)
 	gc := garbagecollector.New(garbagecollector.Config{Stores: reg.Stores, Resolve: garbagecollector.ServedBy(reg),
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		gc.Run(registry.WithUser(ctx, collectorUser))
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		// The server stops the registry once Run has returned: nothing of
-		// the collector may still be using it then.
-		if left := collectorGoroutines(); len(left) > 0 {
-			t.Errorf("Run returned with %d of the collector's goroutines still running, e.g.:\n%s", len(left), left[0])
-		}
-	})
+	// The server stops the registry once Run has returned: nothing of the
+	// collector (its loop, its informers) may still be using it then.
+	registrytest.Run(t, collectorUser, gc.Run, "github.com/kubelab/kubelab/controller/garbagecollector")
 	return &lab{configMaps: registrytest.Core(t, reg, "configmaps"), ctx: registry.WithUser(context.Background(), student), traces: tr}
-}
-
-// collectorGoroutines are the goroutines running the collector's code or
-// started by it (an informer's "created by" line names followStores).
-func collectorGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "kubelab/controller/garbagecollector.") {
-			out = append(out, g)
-		}
-	}
-	return out
 }
 
 func owned(name string, owner *corev1.ConfigMap, block bool, finalizers ...string) *corev1.ConfigMap {
@@ -186,8 +135,8 @@ func (l *lab) goneByCollector(t *testing.T, name string) {
 	l.gone(t, name)
 	// The trace is published once the delete has returned, a moment after
 	// the object has gone.
-	eventually.Holds(t, name+"'s deletion traced", func() (bool, error) { return len(l.traces.deletedBy(name)) > 0, nil })
-	if by := l.traces.deletedBy(name); !slices.Equal(by, []string{collectorUser.Name}) {
+	eventually.Holds(t, name+"'s deletion traced", func() (bool, error) { return len(deletedBy(l.traces, name)) > 0, nil })
+	if by := deletedBy(l.traces, name); !slices.Equal(by, []string{collectorUser.Name}) {
 		t.Errorf("%s deleted by %q, want by the collector alone (%s)", name, by, collectorUser.Name)
 	}
 }

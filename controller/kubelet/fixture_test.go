@@ -8,9 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,7 +38,7 @@ var asAdmin = registry.WithUser(context.Background(), pipeline.User{Name: "kubel
 // kinds, and what a test reads it by.
 type lab struct {
 	pods, nodes, leases *registry.Store
-	traces              *traces
+	traces              *registrytest.Traces
 	// kubeconfig, when the registry is served over HTTP, points kubectl
 	// at it.
 	kubeconfig string
@@ -58,27 +56,16 @@ func startNode(t *testing.T, startDelay time.Duration) *lab {
 // the server's does, and tells the test who wrote what.
 func runNode(t *testing.T, reg *registry.Registry, startDelay time.Duration) *lab {
 	t.Helper()
-	tr := &traces{}
-	reg.SetPipeline(&pipeline.Pipeline{Traces: tr})
 	l := &lab{
 		pods: registrytest.Core(t, reg, "pods"), nodes: registrytest.Core(t, reg, "nodes"),
 		leases: registrytest.Store(t, reg, coordinationv1.SchemeGroupVersion.WithResource("leases")),
-		traces: tr,
+		traces: registrytest.Traced(reg),
 	}
 	node := kubelet.New(kubelet.Config{Nodes: l.nodes, Pods: l.pods, Leases: l.leases, StartDelay: startDelay,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		node.Run(registry.WithUser(ctx, registry.Node(kubelet.NodeName)))
-	}()
-	// Cleanups run last-in first-out: the node stops before its registry.
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		nodeGoroutinesEnd(t)
-	})
+	// The node's loop, queue, informer, heartbeats and delayed starts.
+	registrytest.Run(t, registry.Node(kubelet.NodeName), node.Run, "github.com/kubelab/kubelab/controller",
+		"github.com/kubelab/kubelab/controller/kubelet", "github.com/kubelab/kubelab/pipeline/informer", "k8s.io/client-go/util/workqueue")
 	return l
 }
 
@@ -111,63 +98,15 @@ func (l *lab) kubectl(t *testing.T, args ...string) (stdout, stderr string, err 
 	return clitest.Run(t, clitest.Kubectl(t), append([]string{"--kubeconfig", l.kubeconfig}, args...)...)
 }
 
-// nodeGoroutinesEnd waits for every goroutine of the node (its loop,
-// queue, informer, heartbeats and delayed starts) to return: Run returns
-// with its loop, the others a moment later.
-func nodeGoroutinesEnd(t *testing.T) {
-	t.Helper()
-	// Package paths up to the dot before a function: not this test's own
-	// package (controller/kubelet_test).
-	owned := []string{"kubelab/kubelab/controller.", "kubelab/kubelab/controller/kubelet.", "kubelab/kubelab/pipeline/informer.", "client-go/util/workqueue."}
-	var left string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if left = goroutinesIn(owned); left == "" {
-			return
-		}
-	}
-	t.Errorf("the node's goroutines outlived it:\n%s", left)
-}
-
-// goroutinesIn is the stacks of the goroutines with a frame in any of
-// the packages.
-func goroutinesIn(pkgs []string) string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var found []string
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		for _, p := range pkgs {
-			if strings.Contains(g, p) {
-				found = append(found, g)
-				break
-			}
-		}
-	}
-	return strings.Join(found, "\n\n")
-}
-
-// traces keeps what the registry's pipeline publishes.
-type traces struct {
-	mu  sync.Mutex
-	all []pipeline.Trace
-}
-
-func (tr *traces) Publish(t pipeline.Trace) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	tr.all = append(tr.all, t)
-}
-
 // wrote waits for the node to have made a successful verb on path, as
 // the node. A trace is published once its call returns, which may be
 // after a watch saw the write.
-func (tr *traces) wrote(t *testing.T, what, verb, path string) {
+func wrote(t *testing.T, tr *registrytest.Traces, what, verb, path string) {
 	t.Helper()
 	node := registry.Node(kubelet.NodeName).Name
 	eventually.Holds(t, what+" by "+node, func() (bool, error) {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
 		seen := []string{}
-		for _, got := range tr.all {
+		for _, got := range tr.All() {
 			if got.User == node && got.Verb == verb && got.Path == path && got.Code < http.StatusBadRequest {
 				return true, nil
 			}

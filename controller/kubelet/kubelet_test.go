@@ -80,8 +80,8 @@ func TestPodGoesPendingToRunningOnAWatch(t *testing.T) {
 	// The binding and the status are written by the node, as the node:
 	// the trace says who, as kube's audit log does.
 	podPath := "/api/v1/namespaces/" + ns + "/pods/web"
-	lab.traces.wrote(t, "the binding", "create", podPath+"/binding")
-	lab.traces.wrote(t, "the Running status", "update", podPath+"/status")
+	wrote(t, lab.traces, "the binding", "create", podPath+"/binding")
+	wrote(t, lab.traces, "the Running status", "update", podPath+"/status")
 }
 
 // TestBoundPodDeletionIsGraceful: deleting a pod the node runs only marks
@@ -93,17 +93,23 @@ func TestBoundPodDeletionIsGraceful(t *testing.T) {
 	ctx, cancel := context.WithTimeout(asAdmin, 30*time.Second)
 	defer cancel()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "graceful", Namespace: ns}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1.27"}}}}
-	obj, err := lab.pods.Create(ctx, pod, registry.CreateOptions{})
+	_, err := lab.pods.Create(ctx, pod, registry.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	created := obj.(*corev1.Pod)
 	key := storage.Key{Namespace: ns, Name: "graceful"}
+	var running *corev1.Pod
 	eventually.Holds(t, "the pod Running", func() (bool, error) {
 		p, err := lab.pods.Get(ctx, key, "")
-		return err == nil && p.(*corev1.Pod).Status.Phase == corev1.PodRunning, err
+		if err != nil {
+			return false, err
+		}
+		running = p.(*corev1.Pod)
+		return running.Status.Phase == corev1.PodRunning, nil
 	})
-	w, err := lab.pods.Watch(ctx, storage.WatchOptions{Namespace: ns, ResourceVersion: created.ResourceVersion,
+	// From the Running pod on: the pods' watch cache, started with the
+	// registry, may have begun its window after the create.
+	w, err := lab.pods.Watch(ctx, storage.WatchOptions{Namespace: ns, ResourceVersion: running.ResourceVersion,
 		Predicate: storage.Predicate{Field: fields.OneTermEqualSelector("metadata.name", "graceful")}})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +140,7 @@ func TestBoundPodDeletionIsGraceful(t *testing.T) {
 		t.Fatalf("marked %v, deleted %v: want a MODIFIED with deletionTimestamp, then DELETED", marked, deleted)
 	}
 	// The kubelet ended it, as the node, with a grace period of 0.
-	lab.traces.wrote(t, "the pod's final delete", "delete", "/api/v1/namespaces/"+ns+"/pods/graceful")
+	wrote(t, lab.traces, "the pod's final delete", "delete", "/api/v1/namespaces/"+ns+"/pods/graceful")
 
 	// An unbound pod: a scheduling gate keeps the scheduler off it.
 	other := pod.DeepCopy()
@@ -179,8 +185,8 @@ func TestNodeHoldsItsLease(t *testing.T) {
 		}
 		return ok, nil
 	})
-	lab.traces.wrote(t, "the node", "create", "/api/v1/nodes")
-	lab.traces.wrote(t, "the lease", "create", "/apis/coordination.k8s.io/v1/namespaces/"+kubelet.LeaseNamespace+"/leases")
+	wrote(t, lab.traces, "the node", "create", "/api/v1/nodes")
+	wrote(t, lab.traces, "the lease", "create", "/apis/coordination.k8s.io/v1/namespaces/"+kubelet.LeaseNamespace+"/leases")
 }
 
 // TestNodeAsKubectlShowsIt: the registered node, as `kubectl get nodes`

@@ -5,17 +5,20 @@
 package registrytest
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage/storagetest"
 )
 
 // Start opens a registry of every built-in resource on a fresh etcd,
-// stopped when the test ends. It has no pipeline: every call is allowed
+// stopped when the test ends, once its watch caches have read etcd. It
+// has no pipeline: every call is allowed
 // and admitted, and none is traced, until the test sets one.
 func Start(t testing.TB) *registry.Registry {
 	t.Helper()
@@ -25,6 +28,18 @@ func Start(t testing.TB) *registry.Registry {
 		t.Fatal(err)
 	}
 	t.Cleanup(reg.Stop)
+	// Ready as a server is before it serves: every watch cache has read
+	// its resource once. A write before that is outside the cache's
+	// window, and a watch from its resourceVersion gets a 410.
+	eventually.Holds(t, "every watch cache initialized", func() (bool, error) {
+		for _, st := range reg.Stores() {
+			es, ok := reg.Storage(st.Resource.GroupVersionResource())
+			if ok && !es.Cache().Initialized() {
+				return false, fmt.Errorf("%s not yet", st.GroupResource())
+			}
+		}
+		return true, nil
+	})
 	return reg
 }
 
