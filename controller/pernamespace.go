@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubelab/kubelab/pipeline/informer"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/storage"
 )
@@ -26,7 +27,7 @@ type PerNamespace struct {
 	namespaces *registry.Store
 	ensure     EnsureFunc
 	loop       *Loop
-	feeds      []interface{ Run(context.Context) }
+	feeds      []*informer.Informer
 }
 
 // NewPerNamespace watches namespaces and the objects named objectName in
@@ -34,7 +35,7 @@ type PerNamespace struct {
 func NewPerNamespace(name string, namespaces, objects *registry.Store, objectName string, ensure EnsureFunc, log *slog.Logger) *PerNamespace {
 	p := &PerNamespace{namespaces: namespaces, ensure: ensure}
 	p.loop = New(name, p.sync, log)
-	p.feeds = []interface{ Run(context.Context) }{
+	p.feeds = []*informer.Informer{
 		Feed("namespaces", namespaces, func(obj runtime.Object) (string, bool) {
 			if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp == nil {
 				return ns.Name, true
@@ -55,6 +56,15 @@ func NewPerNamespace(name string, namespaces, objects *registry.Store, objectNam
 func (p *PerNamespace) Run(ctx context.Context) {
 	for _, f := range p.feeds {
 		go f.Run(ctx)
+	}
+	// As kube's controllers wait for their caches to sync: an ensure run
+	// before the objects' feed has listed could make the object, see it
+	// deleted before that list, and never hear of it again.
+	for _, f := range p.feeds {
+		select {
+		case <-f.Synced():
+		case <-ctx.Done():
+		}
 	}
 	p.loop.Run(ctx)
 }

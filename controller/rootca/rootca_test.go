@@ -11,22 +11,76 @@ import (
 
 	"github.com/kubelab/kubelab/controller/rootca"
 	"github.com/kubelab/kubelab/internal/eventually"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/registry/registrytest"
+	"github.com/kubelab/kubelab/server/pki"
+	"github.com/kubelab/kubelab/storage"
+	"github.com/kubelab/kubelab/storage/storagetest"
 )
 
+// user is who the test acts as, as a student's kubectl would.
+var user = pipeline.User{Name: "student", Groups: []string{pipeline.AllAuthenticated}}
+
+// startWithCA is registrytest.Start that also gives the CA kubelab keeps
+// in the same etcd, loaded as the server loads it: the publisher needs
+// the etcd client, which registrytest.Start does not hand out.
+func startWithCA(t *testing.T) (*registry.Registry, []byte) {
+	t.Helper()
+	m := storagetest.StartEtcd(t)
+	reg, err := registry.New(registry.Config{Client: m.Client(), Resources: registry.BuiltinResources()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Stop)
+	ca, err := pki.Load(context.Background(), m.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, ca.CertPEM()
+}
+
+// run runs a controller as as until the test ends, and waits for it to
+// return before the registry under it stops.
+func run(t *testing.T, as pipeline.User, controller func(context.Context)) {
+	ctx, cancel := context.WithCancel(registry.WithUser(context.Background(), as))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		controller(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
 func TestEveryNamespaceGetsTheCAAndKeepsIt(t *testing.T) {
-	lab := kubelabtest.Start(t)
-	cs := lab.Clientset(t)
-	ctx := context.Background()
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fresh"}}, metav1.CreateOptions{}); err != nil {
+	reg, caPEM := startWithCA(t)
+	namespaces, configMaps := registrytest.Core(t, reg, "namespaces"), registrytest.Core(t, reg, "configmaps")
+	run(t, registry.Controller("root-ca-cert-publisher"), rootca.New(namespaces, configMaps, caPEM, nil).Run)
+	ctx := registry.WithUser(context.Background(), user)
+	key := storage.Key{Namespace: "fresh", Name: rootca.ConfigMapName}
+	get := func() (*corev1.ConfigMap, error) {
+		obj, err := configMaps.Get(ctx, key, "")
+		if err != nil {
+			return nil, err
+		}
+		return obj.(*corev1.ConfigMap), nil
+	}
+
+	if _, err := namespaces.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fresh"}}, registry.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var first *corev1.ConfigMap
 	eventually.Holds(t, "the CA ConfigMap in a new namespace", func() (bool, error) {
-		cm, err := cs.CoreV1().ConfigMaps("fresh").Get(ctx, rootca.ConfigMapName, metav1.GetOptions{})
+		cm, err := get()
 		first = cm
-		return err == nil, nil
+		return err == nil, err
 	})
+	if first.Data[rootca.DataKey] != string(caPEM) {
+		t.Fatalf("ca.crt is %q, want the CA the server serves under", first.Data[rootca.DataKey])
+	}
 	block, _ := pem.Decode([]byte(first.Data[rootca.DataKey]))
 	if block == nil {
 		t.Fatalf("ca.crt is not PEM: %q", first.Data[rootca.DataKey])
@@ -42,20 +96,20 @@ func TestEveryNamespaceGetsTheCAAndKeepsIt(t *testing.T) {
 	// An edit is undone.
 	edited := first.DeepCopy()
 	edited.Data[rootca.DataKey] = "not a CA"
-	if _, err := cs.CoreV1().ConfigMaps("fresh").Update(ctx, edited, metav1.UpdateOptions{}); err != nil {
+	if _, err := configMaps.Update(ctx, key, registry.DefaultUpdatedObjectInfo(edited), registry.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually.Holds(t, "the edit undone", func() (bool, error) {
-		cm, err := cs.CoreV1().ConfigMaps("fresh").Get(ctx, rootca.ConfigMapName, metav1.GetOptions{})
-		return err == nil && cm.Data[rootca.DataKey] == first.Data[rootca.DataKey], nil
+		cm, err := get()
+		return err == nil && cm.Data[rootca.DataKey] == first.Data[rootca.DataKey], err
 	})
 
 	// A deletion is undone too.
-	if err := cs.CoreV1().ConfigMaps("fresh").Delete(ctx, rootca.ConfigMapName, metav1.DeleteOptions{}); err != nil {
+	if _, _, err := configMaps.Delete(ctx, key, registry.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually.Holds(t, "a new CA ConfigMap", func() (bool, error) {
-		cm, err := cs.CoreV1().ConfigMaps("fresh").Get(ctx, rootca.ConfigMapName, metav1.GetOptions{})
-		return err == nil && cm.UID != first.UID && cm.Data[rootca.DataKey] == first.Data[rootca.DataKey], nil
+		cm, err := get()
+		return err == nil && cm.UID != first.UID && cm.Data[rootca.DataKey] == first.Data[rootca.DataKey], err
 	})
 }

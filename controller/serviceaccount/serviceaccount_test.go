@@ -7,25 +7,60 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubelab/kubelab/controller/serviceaccount"
 	"github.com/kubelab/kubelab/internal/eventually"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/registry/registrytest"
+	"github.com/kubelab/kubelab/storage"
 )
 
+// user is who the test acts as, as a student's kubectl would.
+var user = pipeline.User{Name: "student", Groups: []string{pipeline.AllAuthenticated}}
+
+// run runs a controller as as until the test ends, and waits for it to
+// return before the registry under it stops.
+func run(t *testing.T, as pipeline.User, controller func(context.Context)) {
+	ctx, cancel := context.WithCancel(registry.WithUser(context.Background(), as))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		controller(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
 func TestDeletedDefaultServiceAccountComesBack(t *testing.T) {
-	lab := kubelabtest.Start(t)
-	cs := lab.Clientset(t)
-	ctx := context.Background()
+	reg := registrytest.Start(t)
+	namespaces, accounts := registrytest.Core(t, reg, "namespaces"), registrytest.Core(t, reg, "serviceaccounts")
+	run(t, registry.Controller("service-account-controller"), serviceaccount.New(namespaces, accounts, nil).Run)
+	ctx := registry.WithUser(context.Background(), user)
+	key := storage.Key{Namespace: "internals-demo", Name: serviceaccount.Default}
+	get := func() (*corev1.ServiceAccount, error) {
+		obj, err := accounts.Get(ctx, key, "")
+		if err != nil {
+			return nil, err
+		}
+		return obj.(*corev1.ServiceAccount), nil
+	}
+
+	if _, err := namespaces.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "internals-demo"}}, registry.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	var first *corev1.ServiceAccount
-	eventually.Holds(t, "default account in the demo namespace", func() (bool, error) {
-		sa, err := cs.CoreV1().ServiceAccounts("internals-demo").Get(ctx, "default", metav1.GetOptions{})
+	eventually.Holds(t, "default account in a new namespace", func() (bool, error) {
+		sa, err := get()
 		first = sa
 		return err == nil, err
 	})
-	if err := cs.CoreV1().ServiceAccounts("internals-demo").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil {
+	if _, _, err := accounts.Delete(ctx, key, registry.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually.Holds(t, "a new default account", func() (bool, error) {
-		sa, err := cs.CoreV1().ServiceAccounts("internals-demo").Get(ctx, "default", metav1.GetOptions{})
+		sa, err := get()
 		return err == nil && sa.UID != first.UID, err
 	})
 }
