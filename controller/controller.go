@@ -44,7 +44,10 @@ func (l *Loop) Enqueue(key string) { l.queue.Add(key) }
 
 // Run reconciles keys until ctx ends.
 func (l *Loop) Run(ctx context.Context) {
+	shutDown := make(chan struct{})
+	defer func() { <-shutDown }()
 	go func() {
+		defer close(shutDown)
 		<-ctx.Done()
 		l.queue.ShutDown()
 	}()

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"log/slog"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,10 +53,13 @@ func NewPerNamespace(name string, namespaces, objects *registry.Store, objectNam
 	return p
 }
 
-// Run works until ctx ends.
+// Run works until ctx ends, and returns once its feeds have stopped too:
+// whoever runs it stops the stores they read after it returns.
 func (p *PerNamespace) Run(ctx context.Context) {
+	var feeding sync.WaitGroup
+	defer feeding.Wait()
 	for _, f := range p.feeds {
-		go f.Run(ctx)
+		feeding.Go(func() { f.Run(ctx) })
 	}
 	// As kube's controllers wait for their caches to sync: an ensure run
 	// before the objects' feed has listed could make the object, see it

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -69,6 +70,10 @@ type Node struct {
 	cfg  Config
 	loop *controller.Loop
 	feed interface{ Run(context.Context) }
+	// running is what Run started beside its loop (heartbeats, the feed,
+	// pods' delayed starts): Run returns once it has all stopped, since
+	// whoever runs the node stops the stores it writes after that.
+	running sync.WaitGroup
 }
 
 // New returns the simulated node; Run starts it.
@@ -106,12 +111,13 @@ func podKey(obj runtime.Object) (string, bool) {
 
 // Run registers the node, keeps it alive and handles pods until ctx ends.
 func (n *Node) Run(ctx context.Context) {
-	go n.heartbeat(ctx)
+	n.running.Go(func() { n.heartbeat(ctx) })
 	if n.cfg.Leases != nil {
-		go n.renewLease(ctx)
+		n.running.Go(func() { n.renewLease(ctx) })
 	}
-	go n.feed.Run(ctx)
+	n.running.Go(func() { n.feed.Run(ctx) })
 	n.loop.Run(ctx)
+	n.running.Wait()
 }
 
 func (n *Node) heartbeat(ctx context.Context) {
@@ -294,13 +300,13 @@ func (n *Node) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	if wait := pod.CreationTimestamp.Add(n.cfg.StartDelay).Sub(n.cfg.Now()); wait > 0 {
-		go func() {
+		n.running.Go(func() {
 			select {
 			case <-time.After(wait):
 				n.loop.Enqueue(key)
 			case <-ctx.Done():
 			}
-		}()
+		})
 		return nil
 	}
 	return n.update(ctx, pod, n.start)

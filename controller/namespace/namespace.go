@@ -13,6 +13,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,10 +47,13 @@ func New(namespaces *registry.Store, contents func() []*registry.Store, log *slo
 	return c
 }
 
-// Run works until ctx ends.
+// Run works until ctx ends, and returns once its feed has stopped too:
+// whoever runs it stops the stores it reads after it returns.
 func (c *Controller) Run(ctx context.Context) {
-	go c.feed.Run(ctx)
+	var feeding sync.WaitGroup
+	feeding.Go(func() { c.feed.Run(ctx) })
 	c.loop.Run(ctx)
+	feeding.Wait()
 }
 
 func terminating(obj runtime.Object) (string, bool) {

@@ -46,9 +46,11 @@ func start(t *testing.T, withAccounts bool) lab {
 		accs:       registrytest.Core(t, reg, "serviceaccounts"),
 	}
 	admitNamespaceLifecycle(t, reg)
-	run(t, registry.Controller("namespace-controller"), namespace.New(l.namespaces, reg.NamespacedStores, nil).Run)
+	registrytest.Run(t, registry.Controller("namespace-controller"), namespace.New(l.namespaces, reg.NamespacedStores, nil).Run,
+		"github.com/kubelab/kubelab/controller/namespace")
 	if withAccounts {
-		run(t, registry.Controller("service-account-controller"), serviceaccount.New(l.namespaces, l.accs, nil).Run)
+		registrytest.Run(t, registry.Controller("service-account-controller"), serviceaccount.New(l.namespaces, l.accs, nil).Run,
+			"github.com/kubelab/kubelab/controller/serviceaccount")
 	}
 	return l
 }
@@ -71,21 +73,6 @@ func admitNamespaceLifecycle(t *testing.T, reg *registry.Registry) {
 	reg.SetPipeline(&pipeline.Pipeline{Admission: &admission.Chain{
 		Mutating: []admission.MutatingPlugin{admission.NewNamespaceLifecycle(cache)},
 	}})
-}
-
-// run runs a controller as as until the test ends, and waits for it to
-// return before the registry under it stops.
-func run(t *testing.T, as pipeline.User, controller func(context.Context)) {
-	ctx, cancel := context.WithCancel(registry.WithUser(context.Background(), as))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		controller(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
 }
 
 func (l lab) get(store *registry.Store, ns, name string) (runtime.Object, error) {

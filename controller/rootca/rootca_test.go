@@ -23,16 +23,11 @@ import (
 var user = pipeline.User{Name: "student", Groups: []string{pipeline.AllAuthenticated}}
 
 // startWithCA is registrytest.Start that also gives the CA kubelab keeps
-// in the same etcd, loaded as the server loads it: the publisher needs
-// the etcd client, which registrytest.Start does not hand out.
+// in the same etcd, loaded as the server loads it.
 func startWithCA(t *testing.T) (*registry.Registry, []byte) {
 	t.Helper()
 	m := storagetest.StartEtcd(t)
-	reg, err := registry.New(registry.Config{Client: m.Client(), Resources: registry.BuiltinResources()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Stop)
+	reg := registrytest.On(t, m.Client())
 	ca, err := pki.Load(context.Background(), m.Client())
 	if err != nil {
 		t.Fatal(err)
@@ -40,25 +35,11 @@ func startWithCA(t *testing.T) (*registry.Registry, []byte) {
 	return reg, ca.CertPEM()
 }
 
-// run runs a controller as as until the test ends, and waits for it to
-// return before the registry under it stops.
-func run(t *testing.T, as pipeline.User, controller func(context.Context)) {
-	ctx, cancel := context.WithCancel(registry.WithUser(context.Background(), as))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		controller(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-}
-
 func TestEveryNamespaceGetsTheCAAndKeepsIt(t *testing.T) {
 	reg, caPEM := startWithCA(t)
 	namespaces, configMaps := registrytest.Core(t, reg, "namespaces"), registrytest.Core(t, reg, "configmaps")
-	run(t, registry.Controller("root-ca-cert-publisher"), rootca.New(namespaces, configMaps, caPEM, nil).Run)
+	registrytest.Run(t, registry.Controller("root-ca-cert-publisher"), rootca.New(namespaces, configMaps, caPEM, nil).Run,
+		"github.com/kubelab/kubelab/controller", "github.com/kubelab/kubelab/controller/rootca")
 	ctx := registry.WithUser(context.Background(), user)
 	key := storage.Key{Namespace: "fresh", Name: rootca.ConfigMapName}
 	get := func() (*corev1.ConfigMap, error) {

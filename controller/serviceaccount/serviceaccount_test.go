@@ -18,25 +18,11 @@ import (
 // user is who the test acts as, as a student's kubectl would.
 var user = pipeline.User{Name: "student", Groups: []string{pipeline.AllAuthenticated}}
 
-// run runs a controller as as until the test ends, and waits for it to
-// return before the registry under it stops.
-func run(t *testing.T, as pipeline.User, controller func(context.Context)) {
-	ctx, cancel := context.WithCancel(registry.WithUser(context.Background(), as))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		controller(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-}
-
 func TestDeletedDefaultServiceAccountComesBack(t *testing.T) {
 	reg := registrytest.Start(t)
 	namespaces, accounts := registrytest.Core(t, reg, "namespaces"), registrytest.Core(t, reg, "serviceaccounts")
-	run(t, registry.Controller("service-account-controller"), serviceaccount.New(namespaces, accounts, nil).Run)
+	registrytest.Run(t, registry.Controller("service-account-controller"), serviceaccount.New(namespaces, accounts, nil).Run,
+		"github.com/kubelab/kubelab/controller", "github.com/kubelab/kubelab/controller/serviceaccount")
 	ctx := registry.WithUser(context.Background(), user)
 	key := storage.Key{Namespace: "internals-demo", Name: serviceaccount.Default}
 	get := func() (*corev1.ServiceAccount, error) {

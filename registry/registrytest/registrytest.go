@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"testing"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -18,12 +19,18 @@ import (
 
 // Start opens a registry of every built-in resource on a fresh etcd,
 // stopped when the test ends, once its watch caches have read etcd. It
-// has no pipeline: every call is allowed
-// and admitted, and none is traced, until the test sets one.
+// has no pipeline: every call is allowed and admitted, and none is
+// traced, until the test sets one.
 func Start(t testing.TB) *registry.Registry {
 	t.Helper()
-	m := storagetest.StartEtcd(t)
-	reg, err := registry.New(registry.Config{Client: m.Client(), Resources: registry.BuiltinResources()})
+	return On(t, storagetest.StartEtcd(t).Client())
+}
+
+// On is Start on an etcd the test holds too (to read what else kubelab
+// keeps there, as its CA).
+func On(t testing.TB, client *clientv3.Client) *registry.Registry {
+	t.Helper()
+	reg, err := registry.New(registry.Config{Client: client, Resources: registry.BuiltinResources()})
 	if err != nil {
 		t.Fatal(err)
 	}
