@@ -51,6 +51,21 @@ func TestParseConfig(t *testing.T) {
 			t.Fatalf("got %+v, want the defaults %+v", cfg, server.DefaultConfig())
 		}
 	})
+	// Skipping fsync is for tests' throwaway etcd only: an instructor's
+	// kubelab always syncs, whatever it is given.
+	t.Run("etcd always syncs", func(t *testing.T) {
+		t.Setenv("KUBELAB_ETCD_UNSAFE_NO_FSYNC", "true")
+		t.Setenv("KUBELAB_UNSAFE_NO_FSYNC", "true")
+		cfg, err := parseConfig(nil, io.Discard)
+		if err != nil || cfg.EtcdUnsafeNoFsync {
+			t.Fatalf("no fsync %v (%v); want fsync, always", cfg.EtcdUnsafeNoFsync, err)
+		}
+		for _, flag := range []string{"--etcd-unsafe-no-fsync", "--unsafe-no-fsync"} {
+			if cfg, err := parseConfig([]string{flag}, io.Discard); err == nil {
+				t.Fatalf("%s accepted (no fsync %v)", flag, cfg.EtcdUnsafeNoFsync)
+			}
+		}
+	})
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv("KUBELAB_DATA_DIR", "/srv/lab")
 		t.Setenv("KUBELAB_COMPACTION_INTERVAL", "0")
