@@ -265,7 +265,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}))
 	s.extensions = newExtensions()
 	resources = append(resources, s.extensions.Resources()...)
-	docs, err := openapi.New(append(openAPIResources(resources), apiServicesOpenAPI), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
+	docs, err := openapi.New(append(openapi.ResourcesOf(resources), apiServicesOpenAPI), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
 	if err != nil {
 		return err
 	}
@@ -576,25 +576,6 @@ func (s *Server) KubeconfigPath() string { return s.kubeconfig }
 func (s *Server) IsAdminToken(token string) bool {
 	h := sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(h[:], s.adminTokenHash[:]) == 1
-}
-
-// openAPIResources describes the served resources to the OpenAPI documents.
-func openAPIResources(resources []*kubeapi.Resource) []openapi.Resource {
-	var out []openapi.Resource
-	for _, r := range resources {
-		or := openapi.Resource{
-			GroupVersion: r.GroupVersion, Resource: r.Name, Kind: r.Kind, Namespaced: r.Namespaced,
-			Verbs: r.Verbs, Object: r.New(),
-		}
-		if r.NewList != nil {
-			or.List = r.NewList()
-		}
-		if r.HasStatus {
-			or.Subresources = []string{"status"}
-		}
-		out = append(out, or)
-	}
-	return out
 }
 
 func pprofHandler(w http.ResponseWriter, r *http.Request) {

@@ -12,6 +12,8 @@ import (
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/util"
+
+	"github.com/kubelab/kubelab/registry"
 )
 
 // Resource is one REST resource the API server serves.
@@ -24,6 +26,25 @@ type Resource struct {
 	Subresources []string       // e.g. "status"
 	Object       runtime.Object // a typed zero value (e.g. &corev1.Pod{}) naming the definition
 	List         runtime.Object // e.g. &corev1.PodList{}
+}
+
+// ResourcesOf describes what the registry serves to the OpenAPI documents.
+func ResourcesOf(resources []*registry.Resource) []Resource {
+	var out []Resource
+	for _, r := range resources {
+		or := Resource{
+			GroupVersion: r.GroupVersion, Resource: r.Name, Kind: r.Kind, Namespaced: r.Namespaced,
+			Verbs: r.Verbs, Object: r.New(),
+		}
+		if r.NewList != nil {
+			or.List = r.NewList()
+		}
+		if r.HasStatus {
+			or.Subresources = []string{"status"}
+		}
+		out = append(out, or)
+	}
+	return out
 }
 
 // knownVerbs are the verbs a Resource may list.
