@@ -35,9 +35,15 @@ func On(t testing.TB, client *clientv3.Client) *registry.Registry {
 		t.Fatal(err)
 	}
 	t.Cleanup(reg.Stop)
-	// Ready as a server is before it serves: every watch cache has read
-	// its resource once. A write before that is outside the cache's
-	// window, and a watch from its resourceVersion gets a 410.
+	Initialized(t, reg)
+	return reg
+}
+
+// Initialized returns once every watch cache of reg has read etcd, as a
+// server is ready before it serves: a write before that is outside the
+// cache's window, and a watch from its resourceVersion gets a 410.
+func Initialized(t testing.TB, reg *registry.Registry) {
+	t.Helper()
 	eventually.Holds(t, "every watch cache initialized", func() (bool, error) {
 		for _, st := range reg.Stores() {
 			es, ok := reg.Storage(st.Resource.GroupVersionResource())
@@ -47,7 +53,6 @@ func On(t testing.TB, client *clientv3.Client) *registry.Registry {
 		}
 		return true, nil
 	})
-	return reg
 }
 
 // Store is the store of a served resource; one not served ends the test.

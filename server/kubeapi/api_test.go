@@ -22,10 +22,11 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
-func clientset(t *testing.T, lab *kubelabtest.Lab, contentType string) *kubernetes.Clientset {
+func clientset(t *testing.T, lab served, contentType string) *kubernetes.Clientset {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	if err != nil {
@@ -43,7 +44,7 @@ func clientset(t *testing.T, lab *kubelabtest.Lab, contentType string) *kubernet
 // components do) creates, gets, lists and watches.
 func TestProtobufClient(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	client := clientset(t, lab, runtime.ContentTypeProtobuf)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -125,7 +126,7 @@ func TestProtobufClient(t *testing.T) {
 // on one named object.
 func TestLegacyWatchPathAndSingleObjectWatch(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	for _, path := range []string{
 		"/api/v1/watch/namespaces/internals-demo/pods/ssa-demo?timeoutSeconds=1",
 		"/api/v1/namespaces/internals-demo/pods?watch=true&fieldSelector=metadata.name%3Dssa-demo&timeoutSeconds=1",
@@ -146,7 +147,7 @@ func TestLegacyWatchPathAndSingleObjectWatch(t *testing.T) {
 // first event carries the columns, later ones only rows.
 func TestTableWatchAsKubectlGetWatch(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	req, _ := http.NewRequest("GET", lab.URL()+podsPath+"?watch=1&timeoutSeconds=2", nil)
 	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -177,7 +178,7 @@ func TestTableWatchAsKubectlGetWatch(t *testing.T) {
 
 func TestDryRunWritesNothing(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	before := listRV(t, lab)
 	resp, body := do(t, lab, "POST", podsPath+"?dryRun=All", "application/json",
 		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"dry"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)
@@ -252,7 +253,7 @@ func TestStatusSubresourceAndDeleteCollection(t *testing.T) {
 // collector's) lists and gets.
 func TestPartialObjectMetadata(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	cfg, _ := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	mc := metadata.NewForConfigOrDie(cfg)
 	gvr := corev1.SchemeGroupVersion.WithResource("pods")
@@ -310,7 +311,7 @@ func TestShutdownEndsWatchesCleanly(t *testing.T) {
 // testAggregatedDiscovery: client-go's discovery (aggregated v2 by default)
 // sees every resource from /api and /apis alone; plain JSON still gets the
 // legacy documents.
-func testAggregatedDiscovery(t *testing.T, lab *kubelabtest.Lab) {
+func testAggregatedDiscovery(t *testing.T, lab *apitest.Server) {
 	cfg, _ := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	log := &requestLog{}
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { log.next = rt; return log }
@@ -344,7 +345,7 @@ func testAggregatedDiscovery(t *testing.T, lab *kubelabtest.Lab) {
 // dropped the event it had just taken off the queue once lost every 65th).
 func TestWatchDeliversEveryQueuedEvent(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	client := clientset(t, lab, "")
 	ctx := context.Background()
 	// ConfigMaps already there (the root CA's) come first in a watch from 0.
@@ -394,7 +395,7 @@ func TestWatchDeliversEveryQueuedEvent(t *testing.T) {
 // carry no kind of their own, as in kube-apiserver.
 func TestCreatedAndListedObjectsAreEqual(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	ctx := context.Background()
 	proto := clientset(t, lab, runtime.ContentTypeProtobuf)
 	jsonClient := clientset(t, lab, runtime.ContentTypeJSON)

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
-	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/internal/apitest"
+	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // requestLog records the URLs a client asks for.
@@ -54,7 +54,7 @@ func (l *requestLog) count(substr string) int {
 // cache's window does not move with compaction.
 func TestInformerFollowsAndRelistsAfterGone(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCache = false })
+	lab := apitest.Start(t, func(c *apitest.Config) { c.WatchFromEtcd = true })
 	cfg, err := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestInformerFollowsAndRelistsAfterGone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := lab.EtcdCompactor().CompactNow(ctx); err != nil {
+	if _, err := etcd3.NewCompactor(lab.EtcdClient(), nil).CompactNow(ctx); err != nil {
 		t.Fatal(err)
 	}
 	podStore, _ := lab.API().Store(corev1.SchemeGroupVersion.WithResource("pods"))

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline"
 )
@@ -25,7 +26,7 @@ import (
 // Namespaces conformance spec), but cannot change its spec.
 func TestNamespaceStatusPatchKeepsMetadata(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	client := clientset(t, lab, "")
 	ctx := context.Background()
 	nss := client.CoreV1().Namespaces()
@@ -71,7 +72,7 @@ func testReviewAsTableIsNotAcceptable(t *testing.T, lab *kubelabtest.Lab) {
 // conformance spec), a warning under Warn, and nothing under Ignore.
 func TestApplyDuplicateKeys(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\ndata:\n  a: one\n  a: two\n"
 	path := "/api/v1/namespaces/internals-demo/configmaps/dup?fieldManager=test&fieldValidation="
 	resp, got := do(t, lab, "PATCH", path+"Strict", "application/apply-patch+yaml", body)
@@ -123,7 +124,7 @@ func testEveryBuiltinGroupIsDiscovered(t *testing.T, lab *kubelabtest.Lab) {
 // the other, as in kube-apiserver.
 func TestVersionsShareStorage(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	client := clientset(t, lab, "")
 	ctx := context.Background()
 	const ns = "internals-demo"
@@ -186,7 +187,7 @@ func testTokenReview(t *testing.T, lab *kubelabtest.Lab) {
 // testTableInEitherMetaVersion: a Table may be asked for in meta.k8s.io
 // v1beta1 as well as v1 (the e2e suite asks in v1beta1), and comes back in
 // the version asked for.
-func testTableInEitherMetaVersion(t *testing.T, lab *kubelabtest.Lab) {
+func testTableInEitherMetaVersion(t *testing.T, lab *apitest.Server) {
 	for _, v := range []string{"v1", "v1beta1"} {
 		resp, body := do(t, lab, "GET", podsPath, "", "", "Accept", "application/json;as=Table;v="+v+";g=meta.k8s.io")
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"apiVersion":"meta.k8s.io/`+v+`"`) || !strings.Contains(string(body), `"kind":"Table"`) {
@@ -212,7 +213,7 @@ func testInvalidTimeoutIsBadRequest(t *testing.T, lab *kubelabtest.Lab) {
 // carries the initial-events-end annotation (the API Streaming e2e spec).
 func TestTableWatchListEndsWithABookmarkRow(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	q := "?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=2"
 	resp, body := do(t, lab, "GET", podsPath+q, "", "", "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
 	if resp.StatusCode != http.StatusOK {

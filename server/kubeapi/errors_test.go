@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/apitest"
 )
 
 type status struct {
@@ -21,7 +21,7 @@ type status struct {
 	} `json:"details"`
 }
 
-func do(t *testing.T, lab *kubelabtest.Lab, method, path, contentType, body string, headers ...string) (*http.Response, []byte) {
+func do(t *testing.T, lab served, method, path, contentType, body string, headers ...string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, lab.URL()+path, strings.NewReader(body))
 	if err != nil {
@@ -48,7 +48,7 @@ const podsPath = "/api/v1/namespaces/internals-demo/pods"
 // Status a real API server gives, and etcd's revision does not move.
 func TestBadInputGetsAStatusAndWritesNothing(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	before := listRV(t, lab)
 	big := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"x":"` + strings.Repeat("a", 3<<20) + `"}}`
 	for _, tc := range []struct {
@@ -122,7 +122,7 @@ func TestBadInputGetsAStatusAndWritesNothing(t *testing.T) {
 	}
 }
 
-func listRV(t *testing.T, lab *kubelabtest.Lab) string {
+func listRV(t *testing.T, lab served) string {
 	t.Helper()
 	_, body := do(t, lab, "GET", "/api/v1/configmaps", "", "")
 	var list struct {
@@ -138,7 +138,7 @@ func listRV(t *testing.T, lab *kubelabtest.Lab) string {
 // answered as kube-apiserver 1.37 answers them (its messages, verbatim).
 func TestNegotiationAnswersAsKube(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	const cm = "/api/v1/namespaces/internals-demo/configmaps"
 	const allTypes = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
 	for _, tc := range []struct {

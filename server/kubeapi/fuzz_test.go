@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/apitest"
 )
 
 // perInputLimit bounds how long one fuzzed request may take: longer is a
@@ -77,7 +77,7 @@ var fieldValidations = []string{"", "Strict", "Warn", "Ignore"}
 // FuzzCreateBody: a POST body of any bytes, as JSON, YAML or protobuf, for
 // a pod or a configmap, under each fieldValidation, with or without dryRun.
 func FuzzCreateBody(f *testing.F) {
-	lab := kubelabtest.Start(f)
+	lab := apitest.Start(f)
 	h := lab.Echo()
 	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fz","labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}`
 	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fz"},"data":{"k":"v"}}`
@@ -123,7 +123,7 @@ var patchContentTypes = []string{
 // against the lesson's ssa-demo pod (dry run, so every input meets the same
 // object) or a pod that does not exist (which apply creates).
 func FuzzPatch(f *testing.F) {
-	lab := kubelabtest.Start(f)
+	lab := apitest.Start(f)
 	h := lab.Echo()
 	for _, seed := range []struct {
 		sel  uint8
@@ -170,7 +170,7 @@ func FuzzPatch(f *testing.F) {
 
 // FuzzSelectors: any labelSelector and fieldSelector on a list and a watch.
 func FuzzSelectors(f *testing.F) {
-	lab := kubelabtest.Start(f)
+	lab := apitest.Start(f)
 	h := lab.Echo()
 	for _, s := range [][2]string{
 		{"app=ssa-demo", "metadata.name=ssa-demo"}, {"a in (b,c),!d", "status.phase!=Running"},
@@ -196,7 +196,7 @@ func FuzzSelectors(f *testing.F) {
 // continue, timeoutSeconds, sendInitialEvents and allowWatchBookmarks on
 // a list or a watch.
 func FuzzListWatchParams(f *testing.F) {
-	lab := kubelabtest.Start(f)
+	lab := apitest.Start(f)
 	h := lab.Echo()
 	type params struct {
 		watch                                               bool
@@ -236,7 +236,7 @@ func FuzzListWatchParams(f *testing.F) {
 // FuzzRequestPath: any path under /api or /apis, read or dry-run deleted:
 // names with "..", encoded slashes, NUL, unknown groups and subresources.
 func FuzzRequestPath(f *testing.F) {
-	lab := kubelabtest.Start(f)
+	lab := apitest.Start(f)
 	h := lab.Echo()
 	for _, p := range []string{
 		"/api/v1/namespaces/internals-demo/pods/ssa-demo", "/api/v1/namespaces/internals-demo/pods/..",

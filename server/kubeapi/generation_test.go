@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/apitest"
 )
 
 // TestGenerationWhereKubeKeepsIt: a Deployment starts at generation 1 and
@@ -17,7 +17,7 @@ import (
 // cluster, has no generation at all.
 func TestGenerationWhereKubeKeepsIt(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	cs := lab.Clientset(t)
 	ctx := context.Background()
 

@@ -10,14 +10,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/apitest"
 )
 
 // TestImmutableFieldsAreRefused: what kube-apiserver will not let an update
 // change is refused with 422 and kube's message, and nothing is written.
 func TestImmutableFieldsAreRefused(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	cs := lab.Clientset(t)
 	ctx := context.Background()
 	const ns = "internals-demo"

@@ -17,12 +17,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // kubectl runs the real kubectl against lab with its admin kubeconfig.
-func kubectl(t *testing.T, lab *kubelabtest.Lab, args ...string) string {
+func kubectl(t *testing.T, lab served, args ...string) string {
 	t.Helper()
 	out, stderr, err := clitest.Run(t, clitest.Kubectl(t), append([]string{"--kubeconfig", lab.KubeconfigPath()}, args...)...)
 	if err != nil {
@@ -32,7 +34,7 @@ func kubectl(t *testing.T, lab *kubelabtest.Lab, args ...string) string {
 }
 
 // kubectlFails runs kubectl expecting it to fail, and returns its stderr.
-func kubectlFails(t *testing.T, lab *kubelabtest.Lab, stdin string, args ...string) string {
+func kubectlFails(t *testing.T, lab served, stdin string, args ...string) string {
 	t.Helper()
 	out, stderr, err := clitest.RunWith(t, clitest.Options{Stdin: stdin}, clitest.Kubectl(t), append([]string{"--kubeconfig", lab.KubeconfigPath()}, args...)...)
 	if err == nil {
@@ -41,7 +43,7 @@ func kubectlFails(t *testing.T, lab *kubelabtest.Lab, stdin string, args ...stri
 	return stderr
 }
 
-func kubectlIn(t *testing.T, lab *kubelabtest.Lab, stdin string, args ...string) string {
+func kubectlIn(t *testing.T, lab served, stdin string, args ...string) string {
 	t.Helper()
 	out, stderr, err := clitest.RunWith(t, clitest.Options{Stdin: stdin}, clitest.Kubectl(t), append([]string{"--kubeconfig", lab.KubeconfigPath()}, args...)...)
 	if err != nil {
@@ -79,7 +81,7 @@ func parseEvents(t *testing.T, stream string) []watchEvent {
 var demoPods = []string{"gc-demo4-54cd5f4cd9-7jhlq", "gc-demo4-54cd5f4cd9-lddmh", "ssa-atomic-demo-864644447-lg556",
 	"ssa-demo", "ssa-merge-demo-78fd5b47c4-9pk7t", "web-86d8686cfb-84dk9"}
 
-func testKubectlGetPodsTable(t *testing.T, lab *kubelabtest.Lab) {
+func testKubectlGetPodsTable(t *testing.T, lab *apitest.Server) {
 	out := kubectl(t, lab, "get", "pods", "-n", "internals-demo")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if !regexp.MustCompile(`^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$`).MatchString(lines[0]) {
@@ -105,7 +107,7 @@ func testKubectlGetPodsTable(t *testing.T, lab *kubelabtest.Lab) {
 // list is where the lesson's number shows.)
 func TestListResourceVersionIsEtcdRevision(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	var list struct {
 		Metadata struct{ ResourceVersion string } `json:"metadata"`
 		Items    []json.RawMessage                `json:"items"`
@@ -113,7 +115,7 @@ func TestListResourceVersionIsEtcdRevision(t *testing.T) {
 	if err := json.Unmarshal([]byte(kubectl(t, lab, "get", "--raw", "/api/v1/namespaces/internals-demo/pods")), &list); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := clitest.Run(t, clitest.Etcdctl(t), "--endpoints", lab.EtcdURL, "endpoint", "status", "-w", "json")
+	out, _, err := clitest.Run(t, clitest.Etcdctl(t), "--endpoints", lab.EtcdURL(), "endpoint", "status", "-w", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +142,7 @@ func TestListResourceVersionIsEtcdRevision(t *testing.T) {
 // TestKubectlWatchSeesLabelAsModified is the lesson's two terminals.
 func TestKubectlWatchSeesLabelAsModified(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, clitest.Kubectl(t), "--kubeconfig", lab.KubeconfigPath(),
@@ -210,7 +212,7 @@ func TestKubectlWatchSeesLabelAsModified(t *testing.T) {
 // or a plain bookmark for it.
 func TestRawWatchWithBookmarks(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	start := time.Now()
 	events := parseEvents(t, kubectl(t, lab, "get", "--raw", "/api/v1/namespaces/internals-demo/pods?watch=1&resourceVersion=&timeoutSeconds=6&allowWatchBookmarks=true"))
 	if d := time.Since(start); d < 5*time.Second || d > 12*time.Second {
@@ -240,7 +242,9 @@ func TestRawWatchWithBookmarks(t *testing.T) {
 // TestWatchFromOneIsGone is the lesson's 410, word for word, for
 // kube-apiserver's reason: resourceVersion 1 is older than the pods' watch
 // cache, whose window starts at the revision it listed at; compacting etcd
-// does not move it.
+// does not move it. On a whole kubelab, as on a real cluster: its cache
+// lists after the server's own first writes (its CA, the bootstrap
+// policy); the API alone lists an empty etcd at revision 1.
 func TestWatchFromOneIsGone(t *testing.T) {
 	t.Parallel()
 	lab := kubelabtest.Start(t)
@@ -248,7 +252,7 @@ func TestWatchFromOneIsGone(t *testing.T) {
 	defer cancel()
 	podStore, _ := lab.API().Store(corev1.SchemeGroupVersion.WithResource("pods"))
 	listed := podStore.Cache().OldestResourceVersion()
-	rev, err := lab.EtcdCompactor().CompactNow(ctx)
+	rev, err := etcd3.NewCompactor(lab.EtcdClient(), nil).CompactNow(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,8 +267,8 @@ func TestWatchFromOneIsGone(t *testing.T) {
 }
 
 // testEtcdctlShowsKubernetesProtobuf reads the lesson's key with the real etcdctl.
-func testEtcdctlShowsKubernetesProtobuf(t *testing.T, lab *kubelabtest.Lab) {
-	out, stderr, err := clitest.Run(t, clitest.Etcdctl(t), "--endpoints", lab.EtcdURL, "get", "/registry/pods/internals-demo/ssa-demo")
+func testEtcdctlShowsKubernetesProtobuf(t *testing.T, lab *apitest.Server) {
+	out, stderr, err := clitest.Run(t, clitest.Etcdctl(t), "--endpoints", lab.EtcdURL(), "get", "/registry/pods/internals-demo/ssa-demo")
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
 	}
@@ -279,7 +283,7 @@ func testEtcdctlShowsKubernetesProtobuf(t *testing.T, lab *kubelabtest.Lab) {
 	}
 }
 
-func testKubectlDiscovery(t *testing.T, lab *kubelabtest.Lab) {
+func testKubectlDiscovery(t *testing.T, lab *apitest.Server) {
 	var groups struct {
 		Groups []struct{ Name string } `json:"groups"`
 	}
@@ -306,7 +310,7 @@ func testKubectlDiscovery(t *testing.T, lab *kubelabtest.Lab) {
 
 func TestKubectlWrites(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	dir := t.TempDir()
 	manifest := func(image string) string {
 		p := filepath.Join(dir, "pod.yaml")
@@ -382,7 +386,7 @@ func TestKubectlWrites(t *testing.T) {
 
 // testKubectlOpenAPI: the lesson's /openapi/v3 paths, and kubectl explain
 // reading field descriptions from them.
-func testKubectlOpenAPI(t *testing.T, lab *kubelabtest.Lab) {
+func testKubectlOpenAPI(t *testing.T, lab *apitest.Server) {
 	var doc struct {
 		Paths map[string]any `json:"paths"`
 	}

@@ -1,6 +1,7 @@
 package kubeapi_test
 
 import (
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"os"
 	"testing"
 
@@ -12,4 +13,13 @@ import (
 // side by side take about half as long as two.
 func TestMain(m *testing.M) {
 	os.Exit(kubelabtest.RunParallel(m, 4))
+}
+
+// served is a kubelab the tests send requests to: the API alone
+// (apitest), or a whole kubelab (kubelabtest) for what needs the request
+// pipeline or the controllers.
+type served interface {
+	URL() string
+	KubeconfigPath() string
+	EtcdClient() *clientv3.Client
 }

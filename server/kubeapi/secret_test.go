@@ -9,12 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/server/kubeapi"
 )
 
 // storedSecret decodes the Secret as kubelab keeps it in etcd.
-func storedSecret(t *testing.T, lab *kubelabtest.Lab, ns, name string) *corev1.Secret {
+func storedSecret(t *testing.T, lab served, ns, name string) *corev1.Secret {
 	t.Helper()
 	resp, err := lab.EtcdClient().Get(context.Background(), "/registry/secrets/"+ns+"/"+name)
 	if err != nil || len(resp.Kvs) != 1 {
@@ -33,7 +33,7 @@ func storedSecret(t *testing.T, lab *kubelabtest.Lab, ns, name string) *corev1.S
 // nor the API ever holds stringData. A patch and a second apply do the same.
 func TestSecretStringDataIsMergedIntoData(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	manifest := `apiVersion: v1
 kind: Secret
 metadata:

@@ -3,14 +3,37 @@ package kubeapi_test
 import (
 	"testing"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
-// TestOnOneServer runs, side by side on one server, the tests that only
-// read what a new server holds or write nothing another of them reads
-// (reviews, a minted token): starting a server costs more than most of
-// them. A test that writes to the seeded namespaces, watches, or counts
-// etcd's revision starts a server of its own.
+// TestOnTheAPIAlone runs, side by side on one API, the tests that only
+// read what a new API holds or write nothing another of them reads:
+// starting even the API alone costs more than most of them. A test that
+// writes to the demo namespace, watches, or counts etcd's revision starts
+// an API of its own.
+func TestOnTheAPIAlone(t *testing.T) {
+	t.Parallel()
+	api := apitest.Start(t)
+	for name, run := range map[string]func(*testing.T, *apitest.Server){
+		"AggregatedDiscovery":            testAggregatedDiscovery,
+		"TableInEitherMetaVersion":       testTableInEitherMetaVersion,
+		"KubectlGetPodsTable":            testKubectlGetPodsTable,
+		"EtcdctlShowsKubernetesProtobuf": testEtcdctlShowsKubernetesProtobuf,
+		"KubectlDiscovery":               testKubectlDiscovery,
+		"KubectlOpenAPI":                 testKubectlOpenAPI,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			run(t, api)
+		})
+	}
+}
+
+// TestOnOneServer does the same on a whole kubelab, for the tests of
+// what the API asks of the request pipeline: the access and token
+// reviews, the groups that serve them, and the request's timeout, which
+// the server's front door reads.
 func TestOnOneServer(t *testing.T) {
 	t.Parallel()
 	lab := kubelabtest.Start(t)
@@ -18,13 +41,7 @@ func TestOnOneServer(t *testing.T) {
 		kubelabtest.Shared{Name: "ReviewAsTableIsNotAcceptable", Run: testReviewAsTableIsNotAcceptable},
 		kubelabtest.Shared{Name: "EveryBuiltinGroupIsDiscovered", Run: testEveryBuiltinGroupIsDiscovered},
 		kubelabtest.Shared{Name: "TokenReview", Run: testTokenReview},
-		kubelabtest.Shared{Name: "TableInEitherMetaVersion", Run: testTableInEitherMetaVersion},
-		kubelabtest.Shared{Name: "InvalidTimeoutIsBadRequest", Run: testInvalidTimeoutIsBadRequest},
-		kubelabtest.Shared{Name: "AggregatedDiscovery", Run: testAggregatedDiscovery},
-		kubelabtest.Shared{Name: "KubectlGetPodsTable", Run: testKubectlGetPodsTable},
-		kubelabtest.Shared{Name: "EtcdctlShowsKubernetesProtobuf", Run: testEtcdctlShowsKubernetesProtobuf},
-		kubelabtest.Shared{Name: "KubectlDiscovery", Run: testKubectlDiscovery},
-		kubelabtest.Shared{Name: "KubectlOpenAPI", Run: testKubectlOpenAPI},
 		kubelabtest.Shared{Name: "KubectlAuthCanI", Run: testKubectlAuthCanI},
+		kubelabtest.Shared{Name: "InvalidTimeoutIsBadRequest", Run: testInvalidTimeoutIsBadRequest},
 	)
 }

@@ -5,15 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/apitest"
 )
 
 // kube-apiserver reads any watch value but false and 0 (in any case) as a
 // watch, a bare ?watch too: asked of the real one, ?watch=yes and ?watch=
 // stream events and ?watch=False lists. kubelab answers the same.
 func TestWatchQueryValuesAreReadAsKubeReadsThem(t *testing.T) {
-	lab := kubelabtest.Start(t)
-	const list = "/api/v1/namespaces/default/configmaps"
+	lab := apitest.Start(t)
+	// The demo namespace holds pods from the start: a watch begins with
+	// their ADDED events, a list is a PodList.
+	const list = podsPath
 	for q, wantWatch := range map[string]bool{
 		"watch=yes": true, "watch=": true, "watch": true, "watch=TRUE": true,
 		"watch=False": false, "watch=0": false,
@@ -30,8 +32,8 @@ func TestWatchQueryValuesAreReadAsKubeReadsThem(t *testing.T) {
 		if isWatch := got.Type != ""; isWatch != wantWatch {
 			t.Errorf("?%s answered kind %q type %q; want a watch: %v", q, got.Kind, got.Type, wantWatch)
 		}
-		if !wantWatch && got.Kind != "ConfigMapList" {
-			t.Errorf("?%s answered kind %q, want ConfigMapList", q, got.Kind)
+		if !wantWatch && got.Kind != "PodList" {
+			t.Errorf("?%s answered kind %q, want PodList", q, got.Kind)
 		}
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/clitest"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
 // TestWorkloadKindsWithKubectl: the everyday workload commands work, with
@@ -13,7 +13,7 @@ import (
 // Deployment makes no pods here).
 func TestWorkloadKindsWithKubectl(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t)
 	kubectl := clitest.Kubectl(t)
 	run := func(args ...string) (string, string, error) {
 		return clitest.Run(t, kubectl, append([]string{"--kubeconfig", lab.KubeconfigPath(), "-n", "internals-demo"}, args...)...)

@@ -1,0 +1,148 @@
+// Package apitest serves kubelab's Kubernetes API alone, for tests of the
+// API itself: the registry over a real embedded etcd, kubeapi's handlers
+// and the OpenAPI documents on a loopback port, with the lesson's demo
+// namespace seeded. It has no request pipeline (every request is allowed
+// and admitted as the anonymous user, and none is traced), no
+// controllers, no web UI and no extensions unless a test starts them on
+// it: what the API answers on its own, without a whole kubelab's start.
+// A test of authentication, authorization, admission, limits or the
+// controllers' work starts the whole server (kubelabtest).
+package apitest
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/registry/registrytest"
+	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/server/openapi"
+	"github.com/kubelab/kubelab/storage/embedetcd"
+	"github.com/kubelab/kubelab/storage/storagetest"
+)
+
+// Config chooses what the API serves.
+type Config struct {
+	// WatchFromEtcd serves every watch from etcd rather than the watch
+	// cache (kubelab's --watch-cache=false).
+	WatchFromEtcd bool
+	// Resources are served besides the built-in ones: an extension's,
+	// which the test then starts on API and Docs.
+	Resources []*registry.Resource
+	// NoDemo leaves out the lesson's demo namespace.
+	NoDemo bool
+}
+
+// Server is the API, serving until the test ends.
+type Server struct {
+	api        *kubeapi.API
+	docs       *openapi.Service
+	echo       *echo.Echo
+	etcd       *embedetcd.Member
+	url        string
+	kubeconfig string
+}
+
+// seeder is who writes the demo objects, as in a whole kubelab.
+var seeder = registry.Controller("lesson-seeder")
+
+// Start serves the API until the test ends, once every watch cache has
+// read etcd. Options tune its Config.
+func Start(t testing.TB, options ...func(*Config)) *Server {
+	t.Helper()
+	var cfg Config
+	for _, o := range options {
+		o(&cfg)
+	}
+	s := &Server{etcd: storagetest.StartEtcd(t)}
+	resources := append(registry.BuiltinResources(), cfg.Resources...)
+	docs, err := openapi.New(openapi.ResourcesOf(resources), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.docs = docs
+	s.api, err = kubeapi.New(registry.Config{
+		Client: s.etcd.Client(), WatchFromEtcd: cfg.WatchFromEtcd,
+		Resources: resources, TypeConverter: docs.TypeConverter(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.api.Stop)
+	registrytest.Initialized(t, s.api.Registry())
+
+	s.echo = echo.New()
+	s.echo.HTTPErrorHandler = func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return // a watch stream that broke: too late for a Status
+		}
+		st, internal := kubeapi.StatusOf(err, c.Request())
+		if internal {
+			t.Logf("internal error on %s %s: %v", c.Request().Method, c.Request().URL, err)
+		}
+		if err := kubeapi.WriteStatus(c, st); err != nil {
+			t.Logf("writing the Status of %s %s: %v", c.Request().Method, c.Request().URL, err)
+		}
+	}
+	s.api.Install(s.echo)
+	docs.Register(s.echo)
+	srv := httptest.NewServer(s.echo)
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+
+	if !cfg.NoDemo {
+		ctx, cancel := context.WithTimeout(registry.WithUser(context.Background(), seeder), 30*time.Second)
+		defer cancel()
+		if err := s.api.SeedDemo(ctx); err != nil {
+			t.Fatalf("seed the demo namespace: %v", err)
+		}
+	}
+	s.kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	config := "apiVersion: v1\nkind: Config\nclusters:\n- name: lab\n  cluster: {server: " + s.url + "}\n" +
+		"users:\n- name: lab\n  user: {}\ncontexts:\n- name: lab\n  context: {cluster: lab, user: lab, namespace: default}\ncurrent-context: lab\n"
+	if err := os.WriteFile(s.kubeconfig, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// API is the Kubernetes API served.
+func (s *Server) API() *kubeapi.API { return s.api }
+
+// Docs are the OpenAPI documents served, for an extension to add to.
+func (s *Server) Docs() *openapi.Service { return s.docs }
+
+// Echo is the router, to serve a request in-process.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// URL is where the API serves plain HTTP on loopback.
+func (s *Server) URL() string { return s.url }
+
+// KubeconfigPath is a kubeconfig for the API, for kubectl.
+func (s *Server) KubeconfigPath() string { return s.kubeconfig }
+
+// EtcdClient is a client of the API's etcd.
+func (s *Server) EtcdClient() *clientv3.Client { return s.etcd.Client() }
+
+// EtcdURL is where etcdctl reaches the API's etcd.
+func (s *Server) EtcdURL() string { return s.etcd.ClientURL() }
+
+// Clientset is a client-go clientset for the API, without client-side
+// rate limiting.
+func (s *Server) Clientset(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	c, err := kubernetes.NewForConfig(&rest.Config{Host: s.url, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
