@@ -9,14 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubelab/kubelab/internal/apitest"
+	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
-// BenchmarkCreatePod creates pods through the whole API over HTTP with 16
-// concurrent writers, to profile the server's create path:
+// BenchmarkCreatePod creates pods through the whole server over HTTP with 16
+// concurrent writers (front door, RBAC, admission, registry, etcd), to
+// profile the server's create path, as docs/PERFORMANCE.md measures it:
 // go test -bench CreatePod -cpuprofile cpu.out ./server/kubeapi/
 func BenchmarkCreatePod(b *testing.B) {
-	lab := apitest.Start(b)
+	lab := kubelabtest.Start(b)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	var seq atomic.Int64
 	var wg sync.WaitGroup
@@ -48,7 +49,7 @@ func BenchmarkCreatePod(b *testing.B) {
 // label sends): the update path, from the read of the current object to
 // the conditional write.
 func BenchmarkUpdatePod(b *testing.B) {
-	lab := apitest.Start(b)
+	lab := kubelabtest.Start(b)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	const pods = 64
 	for i := range pods {
