@@ -67,4 +67,3 @@ func wantsPage(r *http.Request) bool {
 	}
 	return true
 }
-
