@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubelab/kubelab/internal/apitest"
+	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
 // perInputLimit bounds how long one fuzzed request may take: longer is a
@@ -23,8 +23,9 @@ const perInputLimit = 15 * time.Second
 // requestDeadline ends a fuzzed watch, as a client going away would.
 const requestDeadline = 5 * time.Second
 
-// serveBounded drives the router directly (so its error handler and
-// recover middleware run) and fails if the request does not finish in time.
+// serveBounded drives a whole kubelab's router directly (so its front
+// door, RBAC, admission, error handler and recover middleware see every
+// input, not the API alone) and fails if the request does not finish in time.
 func serveBounded(t *testing.T, h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(req.Context(), requestDeadline)
@@ -77,7 +78,7 @@ var fieldValidations = []string{"", "Strict", "Warn", "Ignore"}
 // FuzzCreateBody: a POST body of any bytes, as JSON, YAML or protobuf, for
 // a pod or a configmap, under each fieldValidation, with or without dryRun.
 func FuzzCreateBody(f *testing.F) {
-	lab := apitest.Start(f)
+	lab := kubelabtest.Start(f)
 	h := lab.Echo()
 	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fz","labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}`
 	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fz"},"data":{"k":"v"}}`
@@ -123,7 +124,7 @@ var patchContentTypes = []string{
 // against the lesson's ssa-demo pod (dry run, so every input meets the same
 // object) or a pod that does not exist (which apply creates).
 func FuzzPatch(f *testing.F) {
-	lab := apitest.Start(f)
+	lab := kubelabtest.Start(f)
 	h := lab.Echo()
 	for _, seed := range []struct {
 		sel  uint8
@@ -170,7 +171,7 @@ func FuzzPatch(f *testing.F) {
 
 // FuzzSelectors: any labelSelector and fieldSelector on a list and a watch.
 func FuzzSelectors(f *testing.F) {
-	lab := apitest.Start(f)
+	lab := kubelabtest.Start(f)
 	h := lab.Echo()
 	for _, s := range [][2]string{
 		{"app=ssa-demo", "metadata.name=ssa-demo"}, {"a in (b,c),!d", "status.phase!=Running"},
@@ -196,7 +197,7 @@ func FuzzSelectors(f *testing.F) {
 // continue, timeoutSeconds, sendInitialEvents and allowWatchBookmarks on
 // a list or a watch.
 func FuzzListWatchParams(f *testing.F) {
-	lab := apitest.Start(f)
+	lab := kubelabtest.Start(f)
 	h := lab.Echo()
 	type params struct {
 		watch                                               bool
@@ -236,7 +237,7 @@ func FuzzListWatchParams(f *testing.F) {
 // FuzzRequestPath: any path under /api or /apis, read or dry-run deleted:
 // names with "..", encoded slashes, NUL, unknown groups and subresources.
 func FuzzRequestPath(f *testing.F) {
-	lab := apitest.Start(f)
+	lab := kubelabtest.Start(f)
 	h := lab.Echo()
 	for _, p := range []string{
 		"/api/v1/namespaces/internals-demo/pods/ssa-demo", "/api/v1/namespaces/internals-demo/pods/..",
