@@ -20,8 +20,17 @@ import (
 
 // Start starts headless Chromium (Debian's chromium, or KUBELAB_CHROMIUM)
 // with a fresh profile. Without one the test skips, except in CI
-// (CI=true), where it fails.
+// (CI=true), where it fails. Everything the test does in it must end
+// within three minutes, so that a page that never answers fails the test
+// rather than holding the run up.
 func Start(t *testing.T) context.Context {
+	t.Helper()
+	return StartFor(t, 3*time.Minute)
+}
+
+// StartFor is Start for a test that does more in the browser than three
+// minutes allow on a loaded machine: budget bounds all of it.
+func StartFor(t *testing.T, budget time.Duration) context.Context {
 	t.Helper()
 	path := os.Getenv("KUBELAB_CHROMIUM")
 	if path == "" {
@@ -52,7 +61,7 @@ func Start(t *testing.T) context.Context {
 		chromedp.WindowSize(1280, 900),
 	)
 	ctx, cancelCtx := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelTimeout := context.WithTimeout(ctx, budget)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	return ctx
 }

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -27,6 +28,12 @@ import (
 	"github.com/kubelab/kubelab/server"
 )
 
+// browserBudget bounds each test's work in the browser: axe-core on every
+// page in both languages, both themes and two widths is a few hundred
+// checks, which took 251 s on two cores busy with other tests, past the
+// three minutes other browser tests get.
+const browserBudget = 10 * time.Minute
+
 // sections are where the crawl starts; it follows the links between them.
 var sections = []string{"/lesson/", "/lab", "/labs", "/quiz", "/terminal"}
 
@@ -35,7 +42,7 @@ var sections = []string{"/lesson/", "/lab", "/labs", "/quiz", "/terminal"}
 // each page in every variant.
 func TestEveryPage(t *testing.T) {
 	t.Parallel()
-	ctx := browsertest.Start(t)
+	ctx := browsertest.StartFor(t, browserBudget)
 	// Results that show the answers, the most a result page draws.
 	lab := kubelabtest.Start(t, func(c *server.Config) { c.QuizAttempts = 0; c.QuizReveal = string(quiz.RevealAfterSubmit) })
 	pages := crawl(t, lab.URL())

@@ -28,7 +28,7 @@ const (
 // something to show.
 func TestClassroomPages(t *testing.T) {
 	t.Parallel()
-	ctx := browsertest.Start(t)
+	ctx := browsertest.StartFor(t, browserBudget)
 	lab := kubelabtest.Start(t, func(c *server.Config) {
 		c.Classroom = true
 		c.SecureListen = "127.0.0.1:0"
