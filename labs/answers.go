@@ -17,7 +17,7 @@ import (
 func bookmarkAnswer(_ context.Context, env *Env, answer string) (bool, error) {
 	a := bareNumber(answer)
 	isPods := podsWatch(env)
-	return a != "" && lastWatch(env, env.LabStarted, func(w *Watch) bool { return isPods(w) && w.Bookmark == a }) != nil, nil
+	return a != "" && lastWatch(env, env.LabStarted, func(w *Watch) bool { return isPods(w) && slices.Contains(w.BookmarkRVs, a) }) != nil, nil
 }
 
 // tooOld is kube-apiserver's message for a watch from before the watch

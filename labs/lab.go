@@ -129,13 +129,32 @@ type Watch struct {
 	// Source is the kubelab view that opened the watch for the student
 	// (pipeline.Trace.Source); empty for the student's own client.
 	Source string `json:"source,omitempty"`
-	// Bookmark is the resourceVersion of the last BOOKMARK sent.
-	Bookmark string `json:"bookmark,omitempty"`
+	// BookmarkRVs are the resourceVersions of the BOOKMARKs sent, in
+	// order, the last maxBookmarkRVs of them: the initial events' end and
+	// the one before the timeout are both a student's to read.
+	BookmarkRVs []string `json:"bookmarkResourceVersions,omitempty"`
 	// Expired is set when the stream ended with 410 Expired; Gone is
 	// the message it ended with ("too old resource version: 1 (107)").
 	Expired bool   `json:"expired,omitempty"`
 	Gone    string `json:"gone,omitempty"`
 	Done    bool   `json:"done,omitempty"`
+}
+
+// maxBookmarkRVs bounds what a watch keeps of its BOOKMARKs: a watch
+// gets one a minute, and may stay open for hours.
+const maxBookmarkRVs = 16
+
+// SawBookmark records a BOOKMARK sent on w at resourceVersion rv, and
+// reports whether it is one w had not sent before.
+func (w *Watch) SawBookmark(rv string) bool {
+	if rv == "" || slices.Contains(w.BookmarkRVs, rv) {
+		return false
+	}
+	w.BookmarkRVs = append(w.BookmarkRVs, rv)
+	if len(w.BookmarkRVs) > maxBookmarkRVs {
+		w.BookmarkRVs = w.BookmarkRVs[len(w.BookmarkRVs)-maxBookmarkRVs:]
+	}
+	return true
 }
 
 // World reads the state the labs change. Its methods read etcd and the

@@ -37,9 +37,15 @@ func (f fakeWorld) IsCustomResource(_ context.Context, group, resource string) (
 func TestPersonalAnswers(t *testing.T) {
 	labs := All()
 	watch := func(source, bookmark, gone string) Watch {
-		return Watch{Time: t0.Add(time.Second), User: "alice", Resource: "pods", Namespace: "alice", Source: source,
-			Bookmark: bookmark, Gone: gone, Expired: gone != "", Events: map[string]int{}}
+		w := Watch{Time: t0.Add(time.Second), User: "alice", Resource: "pods", Namespace: "alice", Source: source,
+			Gone: gone, Expired: gone != "", Events: map[string]int{}}
+		w.SawBookmark(bookmark)
+		return w
 	}
+	// A watch whose initial events ended with a BOOKMARK and which got
+	// another before its timeout (pods changed elsewhere meanwhile).
+	twoBookmarks := watch("", "1234", "")
+	twoBookmarks.SawBookmark("1301")
 	for _, c := range []struct {
 		name, lab, step, answer string
 		w                       Watch
@@ -49,6 +55,9 @@ func TestPersonalAnswers(t *testing.T) {
 		{"OK copied with its quotes", "bookmarks", "bookmark-rv", ` "1234" `, watch("", "1234", ""), true},
 		{"OK from Run it live", "bookmarks", "bookmark-rv", "1234", watch(pipeline.ViewRunItLive, "1234", ""), true},
 		{"ErrAnother number", "bookmarks", "bookmark-rv", "1235", watch("", "1234", ""), false},
+		{"OK the first of two bookmarks", "bookmarks", "bookmark-rv", "1234", twoBookmarks, true},
+		{"OK the second of two bookmarks", "bookmarks", "bookmark-rv", "1301", twoBookmarks, true},
+		{"ErrBetween two bookmarks", "bookmarks", "bookmark-rv", "1300", twoBookmarks, false},
 		{"ErrNo bookmark", "bookmarks", "bookmark-rv", "1234", watch("", "", ""), false},
 		{"ErrThe timeline's watch", "bookmarks", "bookmark-rv", "1234", watch(pipeline.ViewTimeline, "1234", ""), false},
 		{"ErrNot a number", "bookmarks", "bookmark-rv", "", watch("", "", ""), false},

@@ -106,8 +106,8 @@ func (w *watches) saw(x *labs.Watch, s seen) {
 		x.Events[t]++
 		x.Last[t] = now
 	}
-	if s.bookmark != "" && s.bookmark != x.Bookmark {
-		x.Bookmark, news = s.bookmark, true
+	if x.SawBookmark(s.bookmark) {
+		news = true
 	}
 	if s.expired && !x.Expired {
 		x.Expired, x.Gone, news = true, s.gone, true
