@@ -50,7 +50,8 @@ func ownClass(t *testing.T) string {
 	return strings.ToLower(path.Base(t.Name()))
 }
 
-// classmate mints a student of class, named name after the class's name.
+// classmate mints a student of class, whose user name is the class's, a
+// dash, and name.
 func classmate(t *testing.T, lab *kubelabtest.Lab, class, name string) as {
 	return student(t, lab, class+"-"+name, class)
 }
