@@ -16,6 +16,7 @@ import (
 // instructor's and grader's tokens read the results.
 func TestClassroomMode(t *testing.T) {
 	t.Parallel()
+	// A server of its own: a class, and it counts every attempt stored.
 	lab := kubelabtest.Start(t, func(c *server.Config) {
 		c.Classroom = true
 		c.SecureListen = "127.0.0.1:0"

@@ -31,6 +31,7 @@ func joined(t *testing.T, lab *kubelabtest.Lab, display string) (as, string) {
 // none of it.
 func TestGraderShowsDisplayNamesAsTyped(t *testing.T) {
 	t.Parallel()
+	// A server of its own: a class, and the unfiltered results are every attempt on it.
 	lab := kubelabtest.Start(t, func(c *server.Config) {
 		c.Classroom = true
 		c.SecureListen = "127.0.0.1:0"

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
 	"regexp"
 	"strings"
 	"testing"
@@ -39,6 +40,20 @@ func mint(t *testing.T, lab *kubelabtest.Lab, name string, groups ...string) as 
 
 func student(t *testing.T, lab *kubelabtest.Lab, name, class string) as {
 	return mint(t, lab, name, classroom.StudentGroup, "kubelab:class:"+class)
+}
+
+// ownClass names a class after the running test. On a shared server a
+// test's students are of a class of their own and their names begin with
+// it (see classmate), so that no test sees another's attempts, and no
+// student's pace of submissions is spent by another test.
+func ownClass(t *testing.T) string {
+	return strings.ToLower(path.Base(t.Name()))
+}
+
+// classmate mints a student of class, whose user name is the class's, a
+// dash, and name.
+func classmate(t *testing.T, lab *kubelabtest.Lab, class, name string) as {
+	return student(t, lab, class+"-"+name, class)
 }
 
 func grader(t *testing.T, lab *kubelabtest.Lab) as {
@@ -122,10 +137,11 @@ func storedAttempts(t *testing.T, lab *kubelabtest.Lab) int64 {
 	return resp.Count
 }
 
-// submittedAttempts counts the attempts submitted, as the grader sees them.
-func submittedAttempts(t *testing.T, lab *kubelabtest.Lab) int {
+// submittedAttempts counts the attempts submitted that f matches, as the
+// grader sees them: on a shared server, those of the test's own class.
+func submittedAttempts(t *testing.T, lab *kubelabtest.Lab, f quiz.Filter) int {
 	t.Helper()
-	got, err := etcdstore.New(lab.EtcdClient()).List(context.Background(), quiz.Filter{})
+	got, err := etcdstore.New(lab.EtcdClient()).List(context.Background(), f)
 	if err != nil {
 		t.Fatal(err)
 	}

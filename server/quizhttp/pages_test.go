@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -31,12 +32,10 @@ func secrets() []string {
 	return out
 }
 
-// TestNothingGivenAwayBeforeSubmitting renders every page and document a
+// testNothingGivenAwayBeforeSubmitting renders every page and document a
 // student can get before submitting and looks for any answer in it.
-func TestNothingGivenAwayBeforeSubmitting(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
-	alice := student(t, lab, "alice", "a")
+func testNothingGivenAwayBeforeSubmitting(t *testing.T, lab *kubelabtest.Lab) {
+	alice := classmate(t, lab, ownClass(t), "alice")
 	for _, q := range quiz.Lesson().Quizzes() {
 		for _, lang := range []string{"en", "th"} {
 			for path, want := range map[string]string{
@@ -77,12 +76,11 @@ func TestNothingGivenAwayBeforeSubmitting(t *testing.T) {
 	}
 }
 
-// TestAttemptPerStudent: reloading the quiz shows the same open attempt;
+// testAttemptPerStudent: reloading the quiz shows the same open attempt;
 // each student's attempt has option ids and an order of its own.
-func TestAttemptPerStudent(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
-	alice := student(t, lab, "alice", "a")
+func testAttemptPerStudent(t *testing.T, lab *kubelabtest.Lab) {
+	class := ownClass(t)
+	alice := classmate(t, lab, class, "alice")
 	_, page := alice.get("/quiz/" + quiz.WatchQuizID)
 	first, firstOptions := formOf(t, page)
 	_, page = alice.get("/quiz/" + quiz.WatchQuizID)
@@ -91,7 +89,7 @@ func TestAttemptPerStudent(t *testing.T) {
 	}
 	orders, ids := map[string]bool{}, map[string]bool{}
 	for i := range 20 {
-		s := student(t, lab, fmt.Sprintf("s%d", i), "a")
+		s := classmate(t, lab, class, fmt.Sprintf("s%d", i))
 		_, page := s.get("/quiz/" + quiz.WatchQuizID)
 		v := s.view(quiz.WatchQuizID)
 		attempt, options := formOf(t, page)
@@ -115,10 +113,9 @@ func TestAttemptPerStudent(t *testing.T) {
 	}
 }
 
-func TestTakeQuizInThai(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t, revealing)
-	alice := student(t, lab, "alice", "a")
+func testTakeQuizInThai(t *testing.T, lab *kubelabtest.Lab) {
+	class := ownClass(t)
+	alice := classmate(t, lab, class, "alice")
 	resp, page := alice.do("GET", "/quiz/"+quiz.WatchQuizID, "", nil, "Cookie", "lang=th")
 	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `lang="th"`) || !strings.Contains(page, "ส่งคำตอบ") {
 		t.Fatalf("the lang cookie did not give a Thai page: HTTP %d", resp.StatusCode)
@@ -155,7 +152,7 @@ func TestTakeQuizInThai(t *testing.T) {
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "ส่งคำตอบนี้ไม่ได้") || !strings.Contains(body, `href="`+loc+`"`) {
 		t.Errorf("resubmitted: HTTP %d, want 409 in Thai with a link to the result: %s", resp.StatusCode, body)
 	}
-	if n := submittedAttempts(t, lab); n != 1 {
+	if n := submittedAttempts(t, lab, quiz.Filter{Class: class}); n != 1 {
 		t.Errorf("%d attempts submitted, want 1", n)
 	}
 	// The list page links the attempt with its score.
@@ -164,10 +161,8 @@ func TestTakeQuizInThai(t *testing.T) {
 	}
 }
 
-func TestSpotTheBugForm(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t, revealing)
-	alice := student(t, lab, "alice", "a")
+func testSpotTheBugForm(t *testing.T, lab *kubelabtest.Lab) {
+	alice := classmate(t, lab, ownClass(t), "alice")
 	cases := []struct {
 		marks []string // line, reason, ...
 		score string
@@ -215,12 +210,12 @@ func TestSpotTheBugForm(t *testing.T) {
 	}
 }
 
-// TestBrowserSession: a student's browser, signed in with the session
+// testBrowserSession: a student's browser, signed in with the session
 // cookie, takes a quiz and sees the result as theirs.
-func TestBrowserSession(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
-	s := student(t, lab, "alice-7f3a", "a")
+func testBrowserSession(t *testing.T, lab *kubelabtest.Lab) {
+	class := ownClass(t)
+	name := class + "-alice-7f3a"
+	s := student(t, lab, name, class)
 	cookie := authn.SessionCookie + "=" + s.token
 	browser := as{t: t, lab: lab}
 	resp, page := browser.do("GET", "/quiz/"+quiz.WatchQuizID, "", nil, "Cookie", cookie)
@@ -234,11 +229,11 @@ func TestBrowserSession(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("submit: HTTP %d: %s", resp.StatusCode, body)
 	}
-	if _, body := browser.do("GET", "/quiz", "", nil, "Cookie", cookie); !strings.Contains(body, "alice-7f3a") || !strings.Contains(body, attempt) {
+	if _, body := browser.do("GET", "/quiz", "", nil, "Cookie", cookie); !strings.Contains(body, name) || !strings.Contains(body, attempt) {
 		t.Errorf("the list is not alice's: %s", body)
 	}
-	_, body = grader(t, lab).get(quizhttp.GraderPath + "/results?student=alice-7f3a")
-	if !strings.Contains(body, attempt) || !strings.Contains(body, `"class":"a"`) {
+	_, body = grader(t, lab).get(quizhttp.GraderPath + "/results?student=" + url.QueryEscape(name))
+	if !strings.Contains(body, attempt) || !strings.Contains(body, `"class":"`+class+`"`) {
 		t.Errorf("the grader does not see alice's attempt: %s", body)
 	}
 }

@@ -33,9 +33,7 @@ func allRight() []quiz.Answer {
 	return out
 }
 
-func TestGraderAuth(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
+func testGraderAuth(t *testing.T, lab *kubelabtest.Lab) {
 	anon := as{t: t, lab: lab}
 	admin := as{t: t, lab: lab}
 	if b, err := readAdminToken(lab); err != nil {
@@ -71,9 +69,7 @@ func TestGraderAuth(t *testing.T) {
 }
 
 // A student put in the graders' group by mistake still cannot grade.
-func TestGraderRefusesStudentsInTheGraderGroup(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
+func testGraderRefusesStudentsInTheGraderGroup(t *testing.T, lab *kubelabtest.Lab) {
 	alice := mint(t, lab, "alice", classroom.StudentGroup, classroom.GraderGroup)
 	resp, body := alice.get(quizhttp.GraderPath + "/results")
 	wantStatus(t, resp, body, http.StatusForbidden, "Forbidden")
@@ -84,6 +80,7 @@ func TestGraderRefusesStudentsInTheGraderGroup(t *testing.T) {
 
 func TestResultsAndCSV(t *testing.T) {
 	t.Parallel()
+	// A server of its own: the unfiltered results are every attempt on it.
 	lab := kubelabtest.Start(t)
 	alice, bob, carol := student(t, lab, "alice", "a"), student(t, lab, "bob", "a"), student(t, lab, "carol", "b")
 	submit := func(s as, quizID string, answers []quiz.Answer) quiz.Explained {
@@ -172,9 +169,7 @@ func TestResultsAndCSV(t *testing.T) {
 	}
 }
 
-func TestGradeStoresNothing(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
+func testGradeStoresNothing(t *testing.T, lab *kubelabtest.Lab) {
 	g := grader(t, lab)
 	resp, body := g.postJSON(quizhttp.GraderPath+"/grade", quiz.Submission{Quiz: quiz.SpotTheBugQuizID, Answers: []quiz.Answer{
 		{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}, {Line: 6, Reason: "polling"}, {Line: 5, Reason: "running-not-ready"}, {Line: 3, Reason: "no-timeout"}}},
@@ -235,15 +230,16 @@ func formValues(attempt string, kv ...string) url.Values {
 	return v
 }
 
-// A name a spreadsheet would run as a formula is exported as text.
-func TestCSVDoesNotExportFormulas(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
-	mallory := student(t, lab, "=HYPERLINK(\"http://evil.example\")", "a")
+// A name a spreadsheet would run as a formula is exported as text. The
+// name must begin with "=", so it is not named after the test; no other
+// test takes it.
+func testCSVDoesNotExportFormulas(t *testing.T, lab *kubelabtest.Lab) {
+	class := ownClass(t)
+	mallory := student(t, lab, "=HYPERLINK(\"http://evil.example\")", class)
 	if resp, body := mallory.take(quiz.WatchQuizID, nil); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
 	}
-	_, body := grader(t, lab).get(quizhttp.GraderPath + "/results.csv")
+	_, body := grader(t, lab).get(quizhttp.GraderPath + "/results.csv?class=" + url.QueryEscape(class))
 	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("csv: %q, %v", rows, err)

@@ -14,15 +14,14 @@ import (
 	"github.com/kubelab/kubelab/quiz"
 )
 
-// TestBrowserAnswerAfterSubmitting: the lesson's "Show the answer" under
+// testBrowserAnswerAfterSubmitting: the lesson's "Show the answer" under
 // the spot-the-bug script carries no answer until the student has
 // submitted that quiz; then their result is colour-coded (right green,
 // partly amber, wrong red, each with a sign), in English and Thai, and
-// the lesson shows the answer.
-func TestBrowserAnswerAfterSubmitting(t *testing.T) {
-	t.Parallel()
+// the lesson shows the answer. The browser takes the quiz as the
+// anonymous user: no other test on its server may.
+func testBrowserAnswerAfterSubmitting(t *testing.T, lab *kubelabtest.Lab) {
 	ctx := browsertest.Start(t)
-	lab := kubelabtest.Start(t, revealing)
 	if err := os.MkdirAll("testdata/screenshots", 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -13,14 +13,18 @@ import (
 	"github.com/kubelab/kubelab/server/quizhttp"
 )
 
-// TestBadSubmissions: each gets a clear 4xx and nothing is submitted,
-// through the grader and the quiz API alike. Answers are written in the
-// bank's ids and put into the ids of the attempt each student is issued.
-func TestBadSubmissions(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
-	g := grader(t, lab)
-	huge := `{"attempt":"x","answers":[{"question":"gone-410","choice":"` + strings.Repeat("x", quizhttp.MaxBodyBytes) + `"}]}`
+// hugeSubmission is a submission past MaxBodyBytes.
+func hugeSubmission() string {
+	return `{"attempt":"x","answers":[{"question":"gone-410","choice":"` + strings.Repeat("x", quizhttp.MaxBodyBytes) + `"}]}`
+}
+
+// testBadSubmissions: each gets a clear 4xx and nothing is submitted
+// through the quiz API (testBadGrades does the same through the grader).
+// Answers are written in the bank's ids and put into the ids of the
+// attempt each student is issued.
+func testBadSubmissions(t *testing.T, lab *kubelabtest.Lab) {
+	class := ownClass(t)
+	huge := hugeSubmission()
 	watch := quizhttp.QuizzesPath + "/" + quiz.WatchQuizID + "/attempts"
 	spot := quizhttp.QuizzesPath + "/" + quiz.SpotTheBugQuizID + "/attempts"
 	choice := func(q, o string) quiz.Answer { return quiz.Answer{Question: q, Choice: o} }
@@ -55,20 +59,13 @@ func TestBadSubmissions(t *testing.T) {
 		{"made-up attempt", watch, nil, `{"attempt":"0123456789abcdef0123456789abcdef","answers":[]}`, 404, "NotFound", "not issued to you"},
 		{"path in the attempt", watch, nil, `{"attempt":"../../x","answers":[]}`, 404, "NotFound", "not issued to you"},
 		{"another quiz's attempt", spot, nil, `{"attempt":"%s","answers":[]}`, 404, "NotFound", "not issued to you"},
-		{"grader: unknown quiz", quizhttp.GraderPath + "/grade", nil, `{"quiz":"nope","answers":[]}`, 404, "NotFound", "nope"},
-		{"grader: no quiz", quizhttp.GraderPath + "/grade", nil, `{"answers":[]}`, 400, "BadRequest", "name the quiz"},
-		{"grader: unknown option", quizhttp.GraderPath + "/grade", nil, `{"quiz":"apiserver-watch","answers":[{"question":"etcd-raw","choice":"x"}]}`, 422, "Invalid", "answers[0].choice"},
-		{"grader: huge body", quizhttp.GraderPath + "/grade", nil, huge, 413, "RequestEntityTooLarge", ""},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			who := g
-			if !strings.HasPrefix(tt.path, quizhttp.GraderPath) {
-				// A student each: the cases are not a burst of one user's.
-				who = student(t, lab, fmt.Sprintf("s%d", i), "a")
-			}
+			// A student each: the cases are not a burst of one user's.
+			who := classmate(t, lab, class, fmt.Sprintf("s%d", i))
 			body := tt.body
-			if !strings.HasPrefix(tt.path, quizhttp.GraderPath) && (body == "" || strings.Contains(body, "%s")) {
+			if body == "" || strings.Contains(body, "%s") {
 				v := who.view(quiz.WatchQuizID)
 				if tt.path == spot && body == "" {
 					v = who.view(quiz.SpotTheBugQuizID)
@@ -85,14 +82,14 @@ func TestBadSubmissions(t *testing.T) {
 			if !strings.Contains(got, tt.mention) {
 				t.Errorf("the error does not mention %q: %s", tt.mention, got)
 			}
-			if n := submittedAttempts(t, lab); n != 0 {
+			if n := submittedAttempts(t, lab, quiz.Filter{Class: class}); n != 0 {
 				t.Errorf("%d attempts submitted", n)
 			}
 		})
 	}
 
 	// The same attempt twice: stored once, then 409.
-	alice := student(t, lab, "alice", "a")
+	alice := classmate(t, lab, class, "alice")
 	v := alice.view(quiz.WatchQuizID)
 	req := quizhttp.AttemptRequest{Attempt: v.Attempt, Answers: inView(t, v, allRight())}
 	if resp, body := alice.postJSON(watch, req); resp.StatusCode != http.StatusCreated {
@@ -100,17 +97,47 @@ func TestBadSubmissions(t *testing.T) {
 	}
 	resp, body := alice.postJSON(watch, req)
 	wantStatus(t, resp, body, http.StatusConflict, "Conflict")
-	if n := submittedAttempts(t, lab); n != 1 {
+	if n := submittedAttempts(t, lab, quiz.Filter{Class: class}); n != 1 {
 		t.Errorf("%d attempts submitted, want 1", n)
 	}
 }
 
-// TestBadForms: the quiz form's errors are pages for a person, with the
+// testBadGrades: a bad submission to the grader gets a clear 4xx and
+// nothing is submitted. It counts every attempt on the server, so it runs
+// where no test takes a quiz.
+func testBadGrades(t *testing.T, lab *kubelabtest.Lab) {
+	g := grader(t, lab)
+	grade := quizhttp.GraderPath + "/grade"
+	tests := []struct {
+		name, body string
+		code       int
+		reason     string
+		mention    string
+	}{
+		{"unknown quiz", `{"quiz":"nope","answers":[]}`, 404, "NotFound", "nope"},
+		{"no quiz", `{"answers":[]}`, 400, "BadRequest", "name the quiz"},
+		{"unknown option", `{"quiz":"apiserver-watch","answers":[{"question":"etcd-raw","choice":"x"}]}`, 422, "Invalid", "answers[0].choice"},
+		{"huge body", hugeSubmission(), 413, "RequestEntityTooLarge", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, got := g.postJSON(grade, tt.body)
+			wantStatus(t, resp, got, tt.code, tt.reason)
+			if !strings.Contains(got, tt.mention) {
+				t.Errorf("the error does not mention %q: %s", tt.mention, got)
+			}
+			if n := submittedAttempts(t, lab, quiz.Filter{}); n != 0 {
+				t.Errorf("%d attempts submitted", n)
+			}
+		})
+	}
+}
+
+// testBadForms: the quiz form's errors are pages for a person, with the
 // same codes, and nothing stored.
-func TestBadForms(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
-	alice := student(t, lab, "alice", "a")
+func testBadForms(t *testing.T, lab *kubelabtest.Lab) {
+	class := ownClass(t)
+	alice := classmate(t, lab, class, "alice")
 	_, page := alice.get("/quiz/" + quiz.WatchQuizID)
 	attempt, _ := formOf(t, page)
 	id := idsOf(alice.view(quiz.WatchQuizID)) // the same open attempt
@@ -143,18 +170,18 @@ func TestBadForms(t *testing.T) {
 			if strings.Contains(body, strings.Repeat("x", 100)) {
 				t.Error("the page echoes the huge value")
 			}
-			if n := submittedAttempts(t, lab); n != 0 {
+			if n := submittedAttempts(t, lab, quiz.Filter{Class: class}); n != 0 {
 				t.Errorf("%d attempts submitted", n)
 			}
 		})
 	}
 }
 
-// TestStudentsSeeOnlyTheirOwn: another student's attempt is not found.
-func TestStudentsSeeOnlyTheirOwn(t *testing.T) {
-	t.Parallel()
-	lab := kubelabtest.Start(t)
-	alice, bob := student(t, lab, "alice", "a"), student(t, lab, "bob", "a")
+// testStudentsSeeOnlyTheirOwn: another student's attempt is not found.
+func testStudentsSeeOnlyTheirOwn(t *testing.T, lab *kubelabtest.Lab) {
+	class := ownClass(t)
+	aliceName := class + "-alice"
+	alice, bob := student(t, lab, aliceName, class), classmate(t, lab, class, "bob")
 	resp, body := alice.take(quiz.WatchQuizID, allRight())
 	var e quiz.Explained
 	if err := json.Unmarshal([]byte(body), &e); err != nil || resp.StatusCode != http.StatusCreated {
@@ -163,7 +190,7 @@ func TestStudentsSeeOnlyTheirOwn(t *testing.T) {
 	path := quizhttp.QuizzesPath + "/" + quiz.WatchQuizID + "/attempts/" + e.Attempt
 	resp, body = bob.get(path)
 	wantStatus(t, resp, body, http.StatusNotFound, "NotFound")
-	resp, body = bob.get(path + "?student=alice")
+	resp, body = bob.get(path + "?student=" + url.QueryEscape(aliceName))
 	wantStatus(t, resp, body, http.StatusNotFound, "NotFound")
 	if resp, _ := bob.get("/quiz/" + quiz.WatchQuizID + "/attempts/" + e.Attempt); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("bob reads alice's result page: HTTP %d", resp.StatusCode)
@@ -171,7 +198,7 @@ func TestStudentsSeeOnlyTheirOwn(t *testing.T) {
 	if resp, body := alice.get(path); resp.StatusCode != http.StatusOK {
 		t.Errorf("alice: HTTP %d: %s", resp.StatusCode, body)
 	}
-	if resp, body := grader(t, lab).get(path + "?student=alice"); resp.StatusCode != http.StatusOK {
+	if resp, body := grader(t, lab).get(path + "?student=" + url.QueryEscape(aliceName)); resp.StatusCode != http.StatusOK {
 		t.Errorf("grader: HTTP %d: %s", resp.StatusCode, body)
 	}
 	_, body = bob.get(quizhttp.QuizzesPath + "/" + quiz.WatchQuizID + "/attempts")
