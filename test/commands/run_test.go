@@ -47,8 +47,11 @@ func (r *reader) in(t *testing.T) *reader {
 }
 
 // commandTimeout bounds any one command; a long-running one is ended
-// sooner, by its expectation's timeout.
-const commandTimeout = 90 * time.Second
+// sooner, by its expectation's timeout. The longest by design is the gone
+// lab's window: a 76 s sleep, then 121 kubectl runs, which took half a
+// second each on two cores busy with the rest of the suite (about 140 s
+// in all; 90 s cut it off after 28 runs).
+const commandTimeout = 3 * time.Minute
 
 // terminal makes the reader's shell: kubectl and etcdctl on PATH, the
 // kubeconfig, and etcdctl's endpoint. kubectl is a small wrapper that runs
