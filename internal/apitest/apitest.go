@@ -5,6 +5,8 @@
 // and admitted as the anonymous user, and none is traced), no
 // controllers, no web UI and no extensions unless a test starts them on
 // it: what the API answers on its own, without a whole kubelab's start.
+// Two Servers can share one etcd, as replicas of kubelab do, or start one
+// after the other on one etcd data directory, as a restart does.
 // A test of authentication, authorization, admission, limits or the
 // controllers' work starts the whole server (kubelabtest).
 package apitest
@@ -40,6 +42,15 @@ type Config struct {
 	Resources []*registry.Resource
 	// NoDemo leaves out the lesson's demo namespace.
 	NoDemo bool
+	// Etcd is another Server's etcd (its Etcd) to serve from, as a second
+	// kubelab sharing one etcd does; that Server stops it. By default the
+	// Server starts an etcd of its own.
+	Etcd *embedetcd.Member
+	// EtcdDataDir is where the Server's own etcd keeps its data: the
+	// directory of an earlier Server, stopped, to start again on what it
+	// left, as a restarted kubelab does. A fresh temporary directory by
+	// default.
+	EtcdDataDir string
 }
 
 // Server is the API, serving until the test ends.
@@ -63,7 +74,13 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 	for _, o := range options {
 		o(&cfg)
 	}
-	s := &Server{etcd: storagetest.StartEtcd(t)}
+	s := &Server{etcd: cfg.Etcd}
+	if s.etcd == nil {
+		if cfg.EtcdDataDir == "" {
+			cfg.EtcdDataDir = t.TempDir()
+		}
+		s.etcd = storagetest.StartEtcdIn(t, cfg.EtcdDataDir)
+	}
 	resources := append(registry.BuiltinResources(), cfg.Resources...)
 	docs, err := openapi.New(openapi.ResourcesOf(resources), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
 	if err != nil {
@@ -129,6 +146,9 @@ func (s *Server) URL() string { return s.url }
 
 // KubeconfigPath is a kubeconfig for the API, for kubectl.
 func (s *Server) KubeconfigPath() string { return s.kubeconfig }
+
+// Etcd is the etcd the API serves from, for another Server to share.
+func (s *Server) Etcd() *embedetcd.Member { return s.etcd }
 
 // EtcdClient is a client of the API's etcd.
 func (s *Server) EtcdClient() *clientv3.Client { return s.etcd.Client() }

@@ -14,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
 var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -26,7 +24,7 @@ var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "
 // as the CustomResourceDefinition defaulting conformance spec requires.
 func TestCRDChangeKeepsServing(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	applyCRD(t, lab, widgetsCRD)
 	client := dynamic.NewForConfigOrDie(restConfig(t, lab))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -52,7 +50,7 @@ func TestCRDChangeKeepsServing(t *testing.T) {
 }
 
 // v2Definition is the named definition in /openapi/v2, or nil.
-func v2Definition(t *testing.T, lab *kubelabtest.Lab, name string) *openapi_v2.NamedSchema {
+func v2Definition(t *testing.T, lab served, name string) *openapi_v2.NamedSchema {
 	t.Helper()
 	doc, err := discovery.NewDiscoveryClientForConfigOrDie(restConfig(t, lab)).OpenAPISchema()
 	if err != nil {
@@ -72,7 +70,7 @@ func v2Definition(t *testing.T, lab *kubelabtest.Lab, name string) *openapi_v2.N
 // and leaves with the CRD.
 func TestCRDInOpenAPIV2(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	applyCRD(t, lab, widgetsCRD)
 	const v1, v2 = "com.example.lab.v1.Widget", "com.example.lab.v2.Widget"
 	d := v2Definition(t, lab, v1)

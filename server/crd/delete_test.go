@@ -19,6 +19,7 @@ import (
 // request, and no write that the trace does not show.
 func TestCRDDeletionGoesThroughTheRegistry(t *testing.T) {
 	t.Parallel()
+	// The whole server: the assertions are on the request pipeline's traces.
 	lab := kubelabtest.Start(t)
 	applyCRD(t, lab, widgetsCRD)
 	for _, w := range []struct{ ns, name, finalizers string }{
@@ -36,7 +37,7 @@ func TestCRDDeletionGoesThroughTheRegistry(t *testing.T) {
 
 	mustKubectl(t, lab, "", "delete", "crd", "widgets.lab.example.com")
 	eventually(t, "the widgets gone from etcd", func() string {
-		if out := etcdctl(t, lab, "get", "--prefix", "/registry/lab.example.com/", "--keys-only"); strings.TrimSpace(out) != "" {
+		if out := etcdctl(t, lab.EtcdURL, "get", "--prefix", "/registry/lab.example.com/", "--keys-only"); strings.TrimSpace(out) != "" {
 			return "left: " + out
 		}
 		return ""

@@ -19,8 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
-	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/internal/apitest"
 )
 
 var widgets = schema.GroupVersionResource{Group: "lab.example.com", Version: "v1", Resource: "widgets"}
@@ -51,7 +50,7 @@ func (l *requestLog) count(substr string) int {
 	return n
 }
 
-func restConfig(t *testing.T, lab *kubelabtest.Lab) *rest.Config {
+func restConfig(t *testing.T, lab served) *rest.Config {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	if err != nil {
@@ -76,7 +75,7 @@ func widget(name string, size int64) *unstructured.Unstructured {
 // and the compaction is what ends it, as with kube-apiserver.
 func TestDynamicInformer(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCache = false })
+	lab := startAPI(t, func(c *apitest.Config) { c.WatchFromEtcd = true })
 	applyCRD(t, lab, widgetsCRD)
 	cfg := restConfig(t, lab)
 	log := &requestLog{}
@@ -167,9 +166,7 @@ func TestDynamicInformer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := lab.EtcdCompactor().CompactNow(ctx); err != nil {
-		t.Fatal(err)
-	}
+	compactNow(ctx, t, lab)
 	store, ok := lab.API().Store(widgets)
 	if !ok {
 		t.Fatal("no store for widgets")

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubelab/kubelab/internal/clitest"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
 // widgetsCRD is a namespaced CRD with a structural schema (a default, a
@@ -72,12 +71,12 @@ spec:
                 type: boolean
 `
 
-func kubectl(t *testing.T, lab *kubelabtest.Lab, stdin string, args ...string) (string, string, error) {
+func kubectl(t *testing.T, lab served, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	return clitest.RunWith(t, clitest.Options{Stdin: stdin}, clitest.Kubectl(t), append([]string{"--kubeconfig", lab.KubeconfigPath()}, args...)...)
 }
 
-func mustKubectl(t *testing.T, lab *kubelabtest.Lab, stdin string, args ...string) string {
+func mustKubectl(t *testing.T, lab served, stdin string, args ...string) string {
 	t.Helper()
 	out, stderr, err := kubectl(t, lab, stdin, args...)
 	if err != nil {
@@ -86,9 +85,10 @@ func mustKubectl(t *testing.T, lab *kubelabtest.Lab, stdin string, args ...strin
 	return out
 }
 
-func etcdctl(t *testing.T, lab *kubelabtest.Lab, args ...string) string {
+// etcdctl runs etcdctl against the etcd at endpoint.
+func etcdctl(t *testing.T, endpoint string, args ...string) string {
 	t.Helper()
-	out, stderr, err := clitest.Run(t, clitest.Etcdctl(t), append([]string{"--endpoints", lab.EtcdURL}, args...)...)
+	out, stderr, err := clitest.Run(t, clitest.Etcdctl(t), append([]string{"--endpoints", endpoint}, args...)...)
 	if err != nil {
 		t.Fatalf("etcdctl %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
@@ -111,7 +111,7 @@ func eventually(t *testing.T, what string, check func() string) {
 	}
 }
 
-func applyCRD(t *testing.T, lab *kubelabtest.Lab, doc string) {
+func applyCRD(t *testing.T, lab served, doc string) {
 	t.Helper()
 	mustKubectl(t, lab, doc, "apply", "-f", "-")
 	eventually(t, "CRD established", func() string {
@@ -129,7 +129,7 @@ func applyCRD(t *testing.T, lab *kubelabtest.Lab, doc string) {
 // objects.
 func TestCRDWithKubectl(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	applyCRD(t, lab, widgetsCRD)
 
 	crd := mustKubectl(t, lab, "", "get", "crd", "widgets.lab.example.com", "-o", "json")
@@ -183,7 +183,7 @@ func TestCRDWithKubectl(t *testing.T) {
 		t.Fatalf("category all lacks the widget:\n%s", out)
 	}
 
-	raw := etcdctl(t, lab, "get", "/registry/lab.example.com/widgets/internals-demo/w1", "--print-value-only")
+	raw := etcdctl(t, lab.EtcdURL(), "get", "/registry/lab.example.com/widgets/internals-demo/w1", "--print-value-only")
 	var stored map[string]any
 	if err := json.Unmarshal([]byte(raw), &stored); err != nil {
 		t.Fatalf("etcd value is not plain JSON: %v\n%q", err, raw)
@@ -192,7 +192,7 @@ func TestCRDWithKubectl(t *testing.T) {
 	if spec["color"] != "blue" || spec["size"] != float64(3) || spec["extra"] != nil {
 		t.Fatalf("stored spec %v: want size 3, color defaulted, extra pruned", spec)
 	}
-	if pod := etcdctl(t, lab, "get", "/registry/pods/internals-demo/ssa-demo", "--print-value-only"); !strings.HasPrefix(pod, "k8s\x00") {
+	if pod := etcdctl(t, lab.EtcdURL(), "get", "/registry/pods/internals-demo/ssa-demo", "--print-value-only"); !strings.HasPrefix(pod, "k8s\x00") {
 		t.Fatalf("a pod beside it is not protobuf: %q", pod[:min(len(pod), 8)])
 	}
 
@@ -202,7 +202,7 @@ func TestCRDWithKubectl(t *testing.T) {
 	if err == nil || !strings.Contains(stderr, "spec.size: Invalid value: 0") || !strings.Contains(stderr, `spec.color: Unsupported value: "purple"`) {
 		t.Fatalf("invalid widget: err %v\n%s", err, stderr)
 	}
-	if out := etcdctl(t, lab, "get", "/registry/lab.example.com/widgets/internals-demo/w2", "--keys-only"); strings.TrimSpace(out) != "" {
+	if out := etcdctl(t, lab.EtcdURL(), "get", "/registry/lab.example.com/widgets/internals-demo/w2", "--keys-only"); strings.TrimSpace(out) != "" {
 		t.Fatalf("an invalid widget was written: %s", out)
 	}
 	bigRed := "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: w2\n  namespace: internals-demo\nspec:\n  size: 11\n  color: red\n"
@@ -237,7 +237,7 @@ func TestCRDWithKubectl(t *testing.T) {
 	})
 	// The last pass of deletes runs once the group is no longer served.
 	eventually(t, "objects gone after the CRD was deleted", func() string {
-		if out := etcdctl(t, lab, "get", "--prefix", "/registry/lab.example.com/", "--keys-only"); strings.TrimSpace(out) != "" {
+		if out := etcdctl(t, lab.EtcdURL(), "get", "--prefix", "/registry/lab.example.com/", "--keys-only"); strings.TrimSpace(out) != "" {
 			return "left: " + out
 		}
 		return ""
@@ -251,7 +251,7 @@ func TestCRDWithKubectl(t *testing.T) {
 // causes, and nothing is written.
 func TestInvalidCRDs(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	cases := map[string]struct{ from, to, want string }{
 		"NonStructural": {"          spec:\n            type: object\n", "          spec:\n            description: no type\n", "openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"},
 		"WrongName":     {"  name: widgets.lab.example.com", "  name: gadgets.lab.example.com", `metadata.name: Invalid value: "gadgets.lab.example.com": must be spec.names.plural+"."+spec.group`},
@@ -272,7 +272,7 @@ func TestInvalidCRDs(t *testing.T) {
 			if err == nil || !strings.Contains(stderr, "is invalid") || !strings.Contains(stderr, c.want) {
 				t.Fatalf("err %v, want 422 with %q:\n%s", err, c.want, stderr)
 			}
-			if out := etcdctl(t, lab, "get", "--prefix", "/registry/apiextensions.k8s.io/", "--keys-only"); strings.TrimSpace(out) != "" {
+			if out := etcdctl(t, lab.EtcdURL(), "get", "--prefix", "/registry/apiextensions.k8s.io/", "--keys-only"); strings.TrimSpace(out) != "" {
 				t.Fatalf("written: %s", out)
 			}
 		})
@@ -284,7 +284,7 @@ func TestInvalidCRDs(t *testing.T) {
 // conversion); the status records the storage version.
 func TestCRDVersions(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	v1beta1 := "  - name: v1beta1\n    served: true\n    storage: false\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n"
 	doc := strings.Replace(widgetsCRD, "  versions:\n", "  versions:\n"+v1beta1, 1)
 	applyCRD(t, lab, doc)
@@ -310,7 +310,7 @@ func TestCRDVersions(t *testing.T) {
 	// Written through v1beta1, kept in etcd as the storage version, v1, as
 	// kube-apiserver keeps it; and discovery gives both versions the
 	// storage version's hash.
-	raw := etcdctl(t, lab, "get", "/registry/lab.example.com/widgets/internals-demo/old", "--print-value-only")
+	raw := etcdctl(t, lab.EtcdURL(), "get", "/registry/lab.example.com/widgets/internals-demo/old", "--print-value-only")
 	var stored struct{ APIVersion string }
 	if err := json.Unmarshal([]byte(raw), &stored); err != nil || stored.APIVersion != "lab.example.com/v1" {
 		t.Fatalf("kept in etcd as %q (%v), want lab.example.com/v1:\n%s", stored.APIVersion, err, raw)
@@ -338,7 +338,7 @@ func TestCRDVersions(t *testing.T) {
 // watch cache's window is served from the cache.
 func TestCustomResourceWatch(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	applyCRD(t, lab, widgetsCRD)
 	mustKubectl(t, lab, "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: watched\n  namespace: internals-demo\nspec:\n  size: 1\n", "create", "-f", "-")
 	path := "/apis/lab.example.com/v1/namespaces/internals-demo/widgets"
@@ -370,9 +370,7 @@ func TestCustomResourceWatch(t *testing.T) {
 	mustKubectl(t, lab, "", "create", "configmap", "later", "-n", "internals-demo") // history moves on past the label
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := lab.EtcdCompactor().CompactNow(ctx); err != nil {
-		t.Fatal(err)
-	}
+	compactNow(ctx, t, lab)
 	out = mustKubectl(t, lab, "", "get", "--raw", path+"?watch=1&resourceVersion="+rv+"&timeoutSeconds=2")
 	if strings.Contains(out, `"type":"ERROR"`) || !strings.Contains(out, `"type":"MODIFIED"`) || !strings.Contains(out, `"round":"two"`) {
 		t.Fatalf("watch from a compacted resourceVersion inside the window:\n%s", out)

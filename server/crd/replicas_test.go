@@ -1,31 +1,30 @@
 package crd_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
-	"github.com/kubelab/kubelab/server"
 )
 
-// TestCRDSurvivesRestart: a restarted kubelab serves the CRDs and custom
-// resources it finds in etcd.
+// TestCRDSurvivesRestart: an API started again on the etcd data an
+// earlier one left serves the CRDs and custom resources it finds there.
 func TestCRDSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	sameDir := func(c *server.Config) { c.DataDir = dir }
-	lab := kubelabtest.Start(t, sameDir)
-	applyCRD(t, lab, widgetsCRD)
-	mustKubectl(t, lab, "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: kept\n  namespace: internals-demo\nspec:\n  size: 7\n", "apply", "-f", "-")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := lab.Shutdown(ctx); err != nil {
-		t.Fatal(err)
+	sameDir := func(c *apitest.Config) { c.EtcdDataDir = dir }
+	// The first API and its etcd stop when the subtest ends.
+	t.Run("Before", func(t *testing.T) {
+		lab := startAPI(t, sameDir)
+		applyCRD(t, lab, widgetsCRD)
+		mustKubectl(t, lab, "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: kept\n  namespace: internals-demo\nspec:\n  size: 7\n", "apply", "-f", "-")
+	})
+	if t.Failed() {
+		return
 	}
 
-	lab = kubelabtest.Start(t, sameDir)
+	lab := startAPI(t, sameDir)
 	eventually(t, "widget served after restart", func() string {
 		out, stderr, err := kubectl(t, lab, "", "get", "widget", "kept", "-n", "internals-demo", "-o", "jsonpath={.spec.size} {.spec.color}")
 		if err != nil {
@@ -38,16 +37,13 @@ func TestCRDSurvivesRestart(t *testing.T) {
 	})
 }
 
-// TestCRDAcrossReplicas: two kubelabs share one etcd; a CRD created
-// through one is served by the other, their objects are the same, and a
-// deletion through one is noticed by the other.
+// TestCRDAcrossReplicas: two APIs share one etcd; a CRD created through
+// one is served by the other, their objects are the same, and a deletion
+// through one is noticed by the other.
 func TestCRDAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	one := kubelabtest.Start(t)
-	two := kubelabtest.Start(t, func(c *server.Config) {
-		c.EtcdListenClient = ""
-		c.EtcdEndpoints = []string{one.EtcdURL}
-	})
+	one := startAPI(t)
+	two := startAPI(t, func(c *apitest.Config) { c.Etcd = one.Etcd() })
 	applyCRD(t, one, widgetsCRD)
 	eventually(t, "second replica serves widgets", func() string {
 		if _, stderr, err := kubectl(t, two, "", "get", "--raw", "/apis/lab.example.com/v1"); err != nil {
@@ -72,13 +68,14 @@ func TestCRDAcrossReplicas(t *testing.T) {
 // empties a deleted namespace of custom resources too.
 func TestNamespaceDeletionDeletesCustomResources(t *testing.T) {
 	t.Parallel()
+	// The whole server: the namespace controller is what deletes them.
 	lab := kubelabtest.Start(t)
 	applyCRD(t, lab, widgetsCRD)
 	mustKubectl(t, lab, "", "create", "namespace", "scratch")
 	mustKubectl(t, lab, "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: doomed\n  namespace: scratch\nspec:\n  size: 1\n", "create", "-f", "-")
 	mustKubectl(t, lab, "", "delete", "namespace", "scratch", "--wait=false")
 	eventually(t, "widget deleted with its namespace", func() string {
-		if out := etcdctl(t, lab, "get", "--prefix", "/registry/lab.example.com/widgets/scratch/", "--keys-only"); strings.TrimSpace(out) != "" {
+		if out := etcdctl(t, lab.EtcdURL, "get", "--prefix", "/registry/lab.example.com/widgets/scratch/", "--keys-only"); strings.TrimSpace(out) != "" {
 			return out
 		}
 		return ""
