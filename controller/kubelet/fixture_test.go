@@ -5,25 +5,20 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"go.uber.org/goleak"
 	coordinationv1 "k8s.io/api/coordination/v1"
 
 	"github.com/kubelab/kubelab/controller/kubelet"
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/registry/registrytest"
-	"github.com/kubelab/kubelab/server/kubeapi"
-	"github.com/kubelab/kubelab/storage/storagetest"
 )
 
 // TestMain fails the package's tests if any leaves a goroutine running:
@@ -70,25 +65,13 @@ func runNode(t *testing.T, reg *registry.Registry, startDelay time.Duration) *la
 }
 
 // startAPI runs the node over a registry served by kubelab's Kubernetes
-// API over HTTP (no server around it), for the real kubectl.
+// API over HTTP (no server around it), for the real kubectl. The lesson's
+// demo objects are left out: the node is the test's only subject.
 func startAPI(t *testing.T) *lab {
 	t.Helper()
-	api, err := kubeapi.New(registry.Config{Client: storagetest.StartEtcd(t).Client(), Resources: registry.BuiltinResources()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(api.Stop)
-	e := echo.New()
-	api.Install(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
-	l := runNode(t, api.Registry(), 0)
-	l.kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
-	config := "apiVersion: v1\nkind: Config\nclusters:\n- name: lab\n  cluster: {server: " + srv.URL + "}\n" +
-		"users:\n- name: lab\n  user: {}\ncontexts:\n- name: lab\n  context: {cluster: lab, user: lab}\ncurrent-context: lab\n"
-	if err := os.WriteFile(l.kubeconfig, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	api := apitest.Start(t, func(c *apitest.Config) { c.NoDemo = true })
+	l := runNode(t, api.API().Registry(), 0)
+	l.kubeconfig = api.KubeconfigPath()
 	return l
 }
 

@@ -3,25 +3,98 @@ package aggregator_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/server/aggregator"
+	"github.com/kubelab/kubelab/server/crd"
+	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/metricsapi"
 )
 
-func kubectl(t *testing.T, lab *kubelabtest.Lab, stdin string, args ...string) (string, string, error) {
+// served is a kubelab the tests send requests to: the API alone with the
+// aggregator on it (startAggregated), or a whole kubelab (kubelabtest) for
+// what needs the request pipeline.
+type served interface {
+	KubeconfigPath() string
+}
+
+// startAggregated serves the API alone with kubelab's aggregator and
+// metrics server started on it as the server starts them, and the CRD
+// controller, whose group versions the aggregator registers. Nothing
+// feeds the metrics server's request figures: the pipeline's traces do.
+func startAggregated(t *testing.T) *apitest.Server {
+	t.Helper()
+	crds := crd.New()
+	s := apitest.Start(t, func(c *apitest.Config) { c.Resources = append(crds.Resources(), apiServicesDocumented) })
+	s.Echo().Use(asAnonymous)
+	// The aggregator serves its own row.
+	s.API().RemoveResource(aggregator.GroupVersionResource)
+	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
+	agg, metrics, err := aggregator.StartWithMetrics(aggregator.Config{API: s.API(), Docs: s.Docs(), Logger: logger}, s.EtcdClient(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { metrics.Stop(context.Background()) })
+	t.Cleanup(agg.Stop)
+	if err := crds.Start(crd.Config{API: s.API(), Docs: s.Docs(), Logger: logger}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(crds.Stop)
+	// What the server's readiness waits for: the built-in group versions
+	// registered and available, the backends' documents fetched.
+	eventually(t, "the aggregator ready", func() string {
+		if pending := agg.AutoregisterPending(); len(pending) > 0 || !agg.OpenAPISynced() || !crds.Synced() {
+			return fmt.Sprintf("pending %v, documents fetched %v, CRDs synced %v", pending, agg.OpenAPISynced(), crds.Synced())
+		}
+		return ""
+	})
+	return s
+}
+
+// asAnonymous names every request's user, as the server's front door
+// does: apitest admits every request as the anonymous user, but one
+// handed to a backend needs a name to pass on.
+func asAnonymous(next echo.HandlerFunc) echo.HandlerFunc {
+	anonymous := pipeline.User{Name: pipeline.AnonymousUser, Groups: []string{pipeline.AllUnauthenticated}}
+	return func(c echo.Context) error {
+		r := c.Request()
+		c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, anonymous, anonymous)))
+		return next(c)
+	}
+}
+
+// apiServicesDocumented is served only until the aggregator serves its
+// own row: it puts apiservices in the OpenAPI documents apitest builds,
+// from which server-side apply knows the kind and kubectl explains it, as
+// the server builds its documents with them.
+var apiServicesDocumented = &kubeapi.Resource{
+	GroupVersion: aggregator.GroupVersionResource.GroupVersion(), Name: aggregator.GroupVersionResource.Resource,
+	SingularName: "apiservice", Kind: "APIService", HasStatus: true, GroupInKey: true,
+	Verbs:   []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
+	New:     func() runtime.Object { return &apiregistrationv1.APIService{} },
+	NewList: func() runtime.Object { return &apiregistrationv1.APIServiceList{} },
+}
+
+func kubectl(t *testing.T, lab served, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	return clitest.RunWith(t, clitest.Options{Stdin: stdin}, clitest.Kubectl(t), append([]string{"--kubeconfig", lab.KubeconfigPath()}, args...)...)
 }
 
-func mustKubectl(t *testing.T, lab *kubelabtest.Lab, args ...string) string {
+func mustKubectl(t *testing.T, lab served, args ...string) string {
 	t.Helper()
 	out, stderr, err := kubectl(t, lab, "", args...)
 	if err != nil {
@@ -47,11 +120,11 @@ func eventually(t *testing.T, what string, check func() string) {
 
 // TestMetricsAPIService: kubelab registers v1beta1.metrics.k8s.io, backed
 // by its own metrics server; kubectl sees it available, discovers its
-// resource and reads live per-namespace figures through kubelab, which
-// are not in etcd.
+// resource and reads live per-namespace object counts through kubelab,
+// which are not in etcd.
 func TestMetricsAPIService(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startAggregated(t)
 	eventually(t, "metrics APIService available", func() string {
 		out, _, _ := kubectl(t, lab, "", "get", "apiservices")
 		for _, line := range strings.Split(out, "\n") {
@@ -75,22 +148,14 @@ func TestMetricsAPIService(t *testing.T) {
 		t.Fatalf("api-resources:\n%s", out)
 	}
 
-	// Requests in the namespace show up in the figures, with the pods.
-	var pods int
-	for range 3 {
-		pods = len(strings.Fields(mustKubectl(t, lab, "get", "pods", "-n", "internals-demo", "-o", "name")))
-	}
-	eventually(t, "live figures", func() string {
-		raw, stderr, err := kubectl(t, lab, "", "get", "--raw", "/apis/metrics.k8s.io/v1beta1/namespacemetrics/internals-demo")
-		if err != nil {
-			return stderr
+	pods := len(strings.Fields(mustKubectl(t, lab, "get", "pods", "-n", "internals-demo", "-o", "name")))
+	eventually(t, "live object counts", func() string {
+		m, msg := namespaceMetrics(t, lab, "internals-demo")
+		if msg != "" {
+			return msg
 		}
-		var m metricsapi.NamespaceMetrics
-		if err := json.Unmarshal([]byte(raw), &m); err != nil {
-			return err.Error()
-		}
-		if pods == 0 || m.Objects["pods"] != pods || m.Requests.ByVerb["list"] < 3 {
-			return raw
+		if pods == 0 || m.Objects["pods"] != pods {
+			return fmt.Sprintf("%d pods counted, %d listed", m.Objects["pods"], pods)
 		}
 		return ""
 	})
@@ -98,7 +163,7 @@ func TestMetricsAPIService(t *testing.T) {
 		t.Fatalf("kubectl get namespacemetrics:\n%s", out)
 	}
 
-	keys, _, err := clitest.Run(t, clitest.Etcdctl(t), "--endpoints", lab.EtcdURL, "get", "", "--prefix", "--keys-only")
+	keys, _, err := clitest.Run(t, clitest.Etcdctl(t), "--endpoints", lab.EtcdURL(), "get", "", "--prefix", "--keys-only")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +174,25 @@ func TestMetricsAPIService(t *testing.T) {
 	}
 }
 
-// TestProxyPassesIdentity: the backend hears who the user is from
-// kubelab; a user kubelab refuses never reaches it.
-func TestProxyPassesIdentity(t *testing.T) {
+// namespaceMetrics reads a namespace's figures through kubelab; msg says
+// why not when it could not.
+func namespaceMetrics(t *testing.T, lab served, namespace string) (m metricsapi.NamespaceMetrics, msg string) {
+	t.Helper()
+	raw, stderr, err := kubectl(t, lab, "", "get", "--raw", "/apis/metrics.k8s.io/v1beta1/namespacemetrics/"+namespace)
+	if err != nil {
+		return m, stderr
+	}
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		return m, err.Error()
+	}
+	return m, ""
+}
+
+// TestMetricsBehindThePipeline: the metrics server learns from kubelab's
+// request pipeline who the user is (one kubelab refuses never reaches it)
+// and what requests a namespace got. On the whole server: the pipeline
+// authenticates, authorizes and traces.
+func TestMetricsBehindThePipeline(t *testing.T) {
 	t.Parallel()
 	lab := kubelabtest.Start(t)
 	kubeconfig, err := clientcmd.LoadFromFile(lab.KubeconfigPath())
@@ -149,13 +230,28 @@ func TestProxyPassesIdentity(t *testing.T) {
 	if code, h := get(token); code != http.StatusForbidden || h.Get(metricsapi.ServedForHeader) != "" {
 		t.Fatalf("a user without rights: %d, served for %q", code, h.Get(metricsapi.ServedForHeader))
 	}
+
+	// Requests in the namespace show up in the figures.
+	for range 3 {
+		mustKubectl(t, lab, "get", "pods", "-n", "internals-demo", "-o", "name")
+	}
+	eventually(t, "live request figures", func() string {
+		m, msg := namespaceMetrics(t, lab, "internals-demo")
+		if msg != "" {
+			return msg
+		}
+		if m.Requests.ByVerb["list"] < 3 {
+			return fmt.Sprintf("%d lists counted, 3 made", m.Requests.ByVerb["list"])
+		}
+		return ""
+	})
 }
 
 // TestUnavailableAPIService: an APIService whose service does not exist
 // is not Available, says why, and its group answers 503.
 func TestUnavailableAPIService(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startAggregated(t)
 	svc := `apiVersion: apiregistration.k8s.io/v1
 kind: APIService
 metadata:

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
 const crontabCRD = `apiVersion: apiextensions.k8s.io/v1
@@ -36,7 +34,7 @@ type apiService struct {
 }
 
 // getAPIService reads an APIService, ok false when it does not exist.
-func getAPIService(t *testing.T, lab *kubelabtest.Lab, name string) (apiService, bool) {
+func getAPIService(t *testing.T, lab served, name string) (apiService, bool) {
 	t.Helper()
 	out, stderr, err := kubectl(t, lab, "", "get", "apiservice", name, "-o", "json")
 	if err != nil {
@@ -67,7 +65,7 @@ func (s apiService) localAndAvailable() bool {
 // the CRD exists (one deleted or edited is put back).
 func TestAutoregistration(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startAggregated(t)
 
 	apps, ok := getAPIService(t, lab, "v1.apps")
 	if !ok || apps.Metadata.Labels["kube-aggregator.kubernetes.io/automanaged"] != "onstart" ||

@@ -8,8 +8,6 @@ import (
 	"k8s.io/kube-openapi/pkg/handler3"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
 // TestMetricsOpenAPI: kubelab's /openapi/v2 and /openapi/v3 carry the
@@ -17,7 +15,7 @@ import (
 // real kubectl explains namespacemetrics from either document.
 func TestMetricsOpenAPI(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startAggregated(t)
 	const def = "com.github.kubelab.kubelab.server.metricsapi.NamespaceMetrics"
 	eventually(t, "metrics in /openapi/v2", func() string {
 		raw, stderr, err := kubectl(t, lab, "", "get", "--raw", "/openapi/v2")
