@@ -25,9 +25,6 @@ import (
 var (
 	// provisioner makes a joining student's namespace and world.
 	provisioner = registry.Controller("classroom-provisioner")
-	// seeder makes the lesson's demo objects, at first start and on a
-	// lab's reset.
-	seeder = registry.Controller("lesson-seeder")
 )
 
 // startControllers runs what kube-controller-manager would for the

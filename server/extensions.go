@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-
 	"github.com/kubelab/kubelab/server/aggregator"
 	"github.com/kubelab/kubelab/server/crd"
 	"github.com/kubelab/kubelab/server/kubeapi"
@@ -43,13 +41,4 @@ func (s *Server) startExtensions(api *kubeapi.API, docs *openapi.Service) (err e
 	}
 	s.OnShutdown(func(context.Context) { x.crds.Stop() })
 	return nil
-}
-
-// apiServicesOpenAPI describes the aggregator's apiservices in the OpenAPI
-// documents, which are built before the aggregator serves them, so that
-// `kubectl explain apiservice` works and server-side apply knows its schema.
-var apiServicesOpenAPI = openapi.Resource{
-	GroupVersion: aggregator.GroupVersionResource.GroupVersion(), Resource: aggregator.GroupVersionResource.Resource,
-	Kind: "APIService", Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
-	Object: &apiregistrationv1.APIService{}, List: &apiregistrationv1.APIServiceList{}, Subresources: []string{"status"},
 }

@@ -58,7 +58,7 @@ func (s *Server) resetNamespace(ctx context.Context, u pipeline.User, ns string)
 	if ns != classroom.DemoNamespace {
 		labels["kubelab.io/student"] = ns
 	}
-	return s.api.Registry().Make(registry.WithUser(ctx, seeder), kubeapi.DemoSeeds(ns, labels))
+	return s.api.Registry().Make(registry.WithUser(ctx, kubeapi.Seeder), kubeapi.DemoSeeds(ns, labels))
 }
 
 // mayDeleteCollection asks RBAC, without a trace, whether u may delete

@@ -39,6 +39,7 @@ import (
 	"github.com/kubelab/kubelab/quiz/etcdstore"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/adaptive"
+	"github.com/kubelab/kubelab/server/aggregator"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/labhttp"
 	"github.com/kubelab/kubelab/server/metrics"
@@ -265,7 +266,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}))
 	s.extensions = newExtensions()
 	resources = append(resources, s.extensions.Resources()...)
-	docs, err := openapi.New(append(openapi.ResourcesOf(resources), apiServicesOpenAPI), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
+	docs, err := openapi.New(append(openapi.ResourcesOf(resources), aggregator.APIServicesOpenAPI), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
 	if err != nil {
 		return err
 	}
@@ -321,7 +322,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 		return err
 	}
 	s.startControllersLater()
-	if err := api.SeedDemo(registry.WithUser(ctx, seeder)); err != nil {
+	if err := api.SeedDemo(registry.WithUser(ctx, kubeapi.Seeder)); err != nil {
 		return err
 	}
 	podStore, podsCache, err := s.pods()

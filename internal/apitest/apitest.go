@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/registry/registrytest"
 	"github.com/kubelab/kubelab/server/kubeapi"
@@ -40,6 +41,11 @@ type Config struct {
 	// Resources are served besides the built-in ones: an extension's,
 	// which the test then starts on API and Docs.
 	Resources []*registry.Resource
+	// OpenAPI describes, besides what is served, what an extension will
+	// serve once started on the API (aggregator.APIServicesOpenAPI): the
+	// documents, from which server-side apply knows each kind, are built
+	// first, as in a whole kubelab.
+	OpenAPI []openapi.Resource
 	// NoDemo leaves out the lesson's demo namespace.
 	NoDemo bool
 	// Etcd is another Server's etcd (its Etcd) to serve from, as a second
@@ -63,9 +69,6 @@ type Server struct {
 	kubeconfig string
 }
 
-// seeder is who writes the demo objects, as in a whole kubelab.
-var seeder = registry.Controller("lesson-seeder")
-
 // Start serves the API until the test ends, once every watch cache has
 // read etcd. Options tune its Config.
 func Start(t testing.TB, options ...func(*Config)) *Server {
@@ -82,7 +85,7 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 		s.etcd = storagetest.StartEtcdIn(t, cfg.EtcdDataDir)
 	}
 	resources := append(registry.BuiltinResources(), cfg.Resources...)
-	docs, err := openapi.New(openapi.ResourcesOf(resources), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
+	docs, err := openapi.New(append(openapi.ResourcesOf(resources), cfg.OpenAPI...), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +113,17 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 			t.Logf("writing the Status of %s %s: %v", c.Request().Method, c.Request().URL, err)
 		}
 	}
+	// Every request is the anonymous user's, as the front door names an
+	// unauthenticated one: what the API passes on to an aggregated
+	// backend, which refuses a request that names no one.
+	s.echo.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		anonymous := pipeline.Anonymous()
+		return func(c echo.Context) error {
+			r := c.Request()
+			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, anonymous, anonymous)))
+			return next(c)
+		}
+	})
 	s.api.Install(s.echo)
 	docs.Register(s.echo)
 	srv := httptest.NewServer(s.echo)
@@ -117,7 +131,7 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 	s.url = srv.URL
 
 	if !cfg.NoDemo {
-		ctx, cancel := context.WithTimeout(registry.WithUser(context.Background(), seeder), 30*time.Second)
+		ctx, cancel := context.WithTimeout(registry.WithUser(context.Background(), kubeapi.Seeder), 30*time.Second)
 		defer cancel()
 		if err := s.api.SeedDemo(ctx); err != nil {
 			t.Fatalf("seed the demo namespace: %v", err)

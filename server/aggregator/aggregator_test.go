@@ -10,10 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/clitest"
@@ -21,8 +18,8 @@ import (
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/server/aggregator"
 	"github.com/kubelab/kubelab/server/crd"
-	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/metricsapi"
+	"github.com/kubelab/kubelab/server/openapi"
 )
 
 // served is a kubelab the tests send requests to: the API alone with the
@@ -39,10 +36,10 @@ type served interface {
 func startAggregated(t *testing.T) *apitest.Server {
 	t.Helper()
 	crds := crd.New()
-	s := apitest.Start(t, func(c *apitest.Config) { c.Resources = append(crds.Resources(), apiServicesDocumented) })
-	s.Echo().Use(asAnonymous)
-	// The aggregator serves its own row.
-	s.API().RemoveResource(aggregator.GroupVersionResource)
+	s := apitest.Start(t, func(c *apitest.Config) {
+		c.Resources = crds.Resources()
+		c.OpenAPI = []openapi.Resource{aggregator.APIServicesOpenAPI}
+	})
 	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
 	agg, metrics, err := aggregator.StartWithMetrics(aggregator.Config{API: s.API(), Docs: s.Docs(), Logger: logger}, s.EtcdClient(), nil)
 	if err != nil {
@@ -63,30 +60,6 @@ func startAggregated(t *testing.T) *apitest.Server {
 		return ""
 	})
 	return s
-}
-
-// asAnonymous names every request's user, as the server's front door
-// does: apitest admits every request as the anonymous user, but one
-// handed to a backend needs a name to pass on.
-func asAnonymous(next echo.HandlerFunc) echo.HandlerFunc {
-	anonymous := pipeline.User{Name: pipeline.AnonymousUser, Groups: []string{pipeline.AllUnauthenticated}}
-	return func(c echo.Context) error {
-		r := c.Request()
-		c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, anonymous, anonymous)))
-		return next(c)
-	}
-}
-
-// apiServicesDocumented is served only until the aggregator serves its
-// own row: it puts apiservices in the OpenAPI documents apitest builds,
-// from which server-side apply knows the kind and kubectl explains it, as
-// the server builds its documents with them.
-var apiServicesDocumented = &kubeapi.Resource{
-	GroupVersion: aggregator.GroupVersionResource.GroupVersion(), Name: aggregator.GroupVersionResource.Resource,
-	SingularName: "apiservice", Kind: "APIService", HasStatus: true, GroupInKey: true,
-	Verbs:   []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
-	New:     func() runtime.Object { return &apiregistrationv1.APIService{} },
-	NewList: func() runtime.Object { return &apiregistrationv1.APIServiceList{} },
 }
 
 func kubectl(t *testing.T, lab served, stdin string, args ...string) (string, string, error) {

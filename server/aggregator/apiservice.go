@@ -22,6 +22,7 @@ import (
 	"k8s.io/kube-aggregator/pkg/apis/apiregistration/validation"
 
 	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/server/openapi"
 )
 
 // GroupVersionResource of the APIService resource.
@@ -101,4 +102,13 @@ var apiServiceTable = &kubeapi.TableSpec{
 		}
 		return []any{service, available, age}
 	},
+}
+
+// APIServicesOpenAPI describes the aggregator's apiservices in the OpenAPI
+// documents, which are built before the aggregator serves them, so that
+// `kubectl explain apiservice` works and server-side apply knows its schema.
+var APIServicesOpenAPI = openapi.Resource{
+	GroupVersion: GroupVersionResource.GroupVersion(), Resource: GroupVersionResource.Resource,
+	Kind: "APIService", Verbs: readWrite,
+	Object: &apiregistrationv1.APIService{}, List: &apiregistrationv1.APIServiceList{}, Subresources: []string{"status"},
 }

@@ -12,6 +12,10 @@ import (
 	"github.com/kubelab/kubelab/storage"
 )
 
+// Seeder is who writes the lesson's demo objects, at first start and on
+// a lab's reset: a system identity of its own, as the trace shows it.
+var Seeder = registry.Controller("lesson-seeder")
+
 // DemoNamespace is the lesson's namespace, with the lesson's pods in it.
 const DemoNamespace = "internals-demo"
 
