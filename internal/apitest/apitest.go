@@ -97,8 +97,6 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.api.Stop)
-	registrytest.Initialized(t, s.api.Registry())
 
 	s.echo = echo.New()
 	s.echo.HTTPErrorHandler = func(err error, c echo.Context) {
@@ -128,6 +126,11 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 	docs.Register(s.echo)
 	srv := httptest.NewServer(s.echo)
 	t.Cleanup(srv.Close)
+	// Cleanups run last first: the API stops before the server closes,
+	// so that open watches end rather than hold Close up until their
+	// timeoutSeconds, as a whole kubelab ends them when it shuts down.
+	t.Cleanup(s.api.Stop)
+	registrytest.Initialized(t, s.api.Registry())
 	s.url = srv.URL
 
 	if !cfg.NoDemo {

@@ -49,8 +49,8 @@ func TestProtobufClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cms := client.CoreV1().ConfigMaps("internals-demo")
-	// The namespace already holds the root CA's ConfigMap: watch only the
-	// one this test makes.
+	// Watch only the ConfigMap this test makes: on a whole kubelab the
+	// namespace also holds the root CA's.
 	w, err := cms.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=proto"})
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +311,7 @@ func TestShutdownEndsWatchesCleanly(t *testing.T) {
 // testAggregatedDiscovery: client-go's discovery (aggregated v2 by default)
 // sees every resource from /api and /apis alone; plain JSON still gets the
 // legacy documents.
-func testAggregatedDiscovery(t *testing.T, lab *apitest.Server) {
+func testAggregatedDiscovery(t *testing.T, lab *kubelabtest.Lab) {
 	cfg, _ := clientcmd.BuildConfigFromFlags("", lab.KubeconfigPath())
 	log := &requestLog{}
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { log.next = rt; return log }
@@ -348,7 +348,8 @@ func TestWatchDeliversEveryQueuedEvent(t *testing.T) {
 	lab := apitest.Start(t)
 	client := clientset(t, lab, "")
 	ctx := context.Background()
-	// ConfigMaps already there (the root CA's) come first in a watch from 0.
+	// ConfigMaps already there (on a whole kubelab, the root CA's) come
+	// first in a watch from 0.
 	before, err := client.CoreV1().ConfigMaps("internals-demo").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

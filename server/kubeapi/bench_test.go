@@ -45,7 +45,7 @@ func BenchmarkCreatePod(b *testing.B) {
 }
 
 // BenchmarkUpdatePod changes a label of existing pods through the whole
-// API over HTTP with 16 concurrent writers (a merge patch, as kubectl
+// server over HTTP with 16 concurrent writers (a merge patch, as kubectl
 // label sends): the update path, from the read of the current object to
 // the conditional write.
 func BenchmarkUpdatePod(b *testing.B) {

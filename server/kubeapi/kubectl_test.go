@@ -20,7 +20,6 @@ import (
 	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
-	"github.com/kubelab/kubelab/storage/etcd3"
 )
 
 // kubectl runs the real kubectl against lab with its admin kubeconfig.
@@ -252,7 +251,7 @@ func TestWatchFromOneIsGone(t *testing.T) {
 	defer cancel()
 	podStore, _ := lab.API().Store(corev1.SchemeGroupVersion.WithResource("pods"))
 	listed := podStore.Cache().OldestResourceVersion()
-	rev, err := etcd3.NewCompactor(lab.EtcdClient(), nil).CompactNow(ctx)
+	rev, err := lab.EtcdCompactor().CompactNow(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

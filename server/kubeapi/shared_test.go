@@ -16,7 +16,6 @@ func TestOnTheAPIAlone(t *testing.T) {
 	t.Parallel()
 	api := apitest.Start(t)
 	for name, run := range map[string]func(*testing.T, *apitest.Server){
-		"AggregatedDiscovery":            testAggregatedDiscovery,
 		"TableInEitherMetaVersion":       testTableInEitherMetaVersion,
 		"KubectlGetPodsTable":            testKubectlGetPodsTable,
 		"EtcdctlShowsKubernetesProtobuf": testEtcdctlShowsKubernetesProtobuf,
@@ -33,7 +32,9 @@ func TestOnTheAPIAlone(t *testing.T) {
 // TestOnOneServer does the same on a whole kubelab, for the tests of
 // what the API asks of the request pipeline: the access and token
 // reviews, the groups that serve them, and the request's timeout, which
-// the server's front door reads.
+// the server's front door reads; and aggregated discovery, whose two
+// requests must cover the aggregator's APIServices and the CRDs' groups
+// too.
 func TestOnOneServer(t *testing.T) {
 	t.Parallel()
 	lab := kubelabtest.Start(t)
@@ -42,6 +43,7 @@ func TestOnOneServer(t *testing.T) {
 		kubelabtest.Shared{Name: "EveryBuiltinGroupIsDiscovered", Run: testEveryBuiltinGroupIsDiscovered},
 		kubelabtest.Shared{Name: "TokenReview", Run: testTokenReview},
 		kubelabtest.Shared{Name: "KubectlAuthCanI", Run: testKubectlAuthCanI},
+		kubelabtest.Shared{Name: "AggregatedDiscovery", Run: testAggregatedDiscovery},
 		kubelabtest.Shared{Name: "InvalidTimeoutIsBadRequest", Run: testInvalidTimeoutIsBadRequest},
 	)
 }

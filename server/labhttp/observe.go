@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +55,7 @@ func (w *watches) snapshot(user string) []labs.Watch {
 		out[i] = *x
 		out[i].Events = clone(x.Events)
 		out[i].Last = clone(x.Last)
+		out[i].BookmarkRVs = slices.Clone(x.BookmarkRVs)
 	}
 	return out
 }
