@@ -5,6 +5,8 @@ package browsertest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -101,9 +103,45 @@ func Submit(t *testing.T, ctx context.Context, what, path string, steps ...chrom
 // a Submit waits for a page that never comes.
 func Press(selector string) chromedp.Action[chromedp.Void] {
 	expr := `(() => { const e = document.querySelector(` + strconv.Quote(selector) + `); if (!e || e.disabled) return false; e.click(); return true })()`
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond))(ctx, t)
-		return chromedp.Void{}, err
+	return func(ctx context.Context, _ *chromedp.Target) (chromedp.Void, error) {
+		return chromedp.Void{}, until(ctx, expr, pressWithin)
+	}
+}
+
+// pressWithin and waitWithin bound how long Press looks for its element
+// and WaitJS for its condition.
+const (
+	pressWithin = 20 * time.Second
+	waitWithin  = 30 * time.Second
+)
+
+// until evaluates expr from here every 50 ms until it is true, for at
+// most within. chromedp's Poll runs its loop in the page, on the page's
+// timers: with the page's scripts off (a test of the pages without
+// JavaScript) they never fire, and a condition not yet true at the first
+// look waited until the test's whole budget ran out. An evaluation that
+// meets a page being replaced by the next is tried again.
+func until(ctx context.Context, expr string, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		once, cancelOnce := context.WithTimeout(ctx, 5*time.Second)
+		ok, err := chromedp.Run(once, chromedp.Evaluate[bool](expr))
+		cancelOnce()
+		switch {
+		case err == nil && ok:
+			return nil
+		case err != nil && !navigating(err) && !errors.Is(err, context.DeadlineExceeded):
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+			}
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
@@ -122,16 +160,7 @@ func whereIs(ctx context.Context) string {
 // WaitJS waits until a JavaScript expression is true.
 func WaitJS(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	var err error
-	for range 5 {
-		_, err = chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)))
-		// A poll that began as the page navigated away is asked again.
-		if err == nil || !navigating(err) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
+	if err := until(ctx, expr, waitWithin); err != nil {
 		Shot(t, ctx, "failed-"+strings.ReplaceAll(what, " ", "-"))
 		t.Fatalf("waiting for %s (%s): %v", what, expr, err)
 	}

@@ -54,13 +54,13 @@ func TestInstructorsRoomInTheBrowser(t *testing.T) {
 		row+`?.querySelector("[data-display-name]")?.textContent === "`+thaiName+`" && `+row+`.textContent.includes("not started") && `+row+`.textContent.includes("joined just now")`)
 
 	browsertest.Do(t, sctx, "open the watch lab", chromedp.Navigate(lab.URL()+"/labs/watch"))
-	browsertest.Submit(t, sctx, "start it", "/labs/watch", chromedp.Click(chromedp.CSS(".lab-start button")))
+	browsertest.Submit(t, sctx, "start it", "/labs/watch", browsertest.Press(".lab-start button"))
 	browsertest.WaitJS(t, ctx, "her lab by its title", row+`.textContent.includes("1. ")  && !`+row+`.textContent.includes("not started") && !`+row+`.textContent.includes("1. watch ")`)
 
 	browsertest.Do(t, sctx, "open the quiz", chromedp.Navigate(lab.URL()+"/quiz/"+quiz.WatchQuizID))
 	browsertest.WaitJS(t, sctx, "the quiz form", `document.querySelector("form input[name=attempt]") !== null`)
 	browsertest.Eval[bool](t, sctx, `([...document.querySelectorAll("fieldset")].forEach(f => f.querySelector("input[type=radio]")?.click()), true)`)
-	browsertest.Do(t, sctx, "submit", chromedp.Click(chromedp.CSS(`form input[name=attempt] ~ button[type=submit]`)))
+	browsertest.Do(t, sctx, "submit", browsertest.Press(`form input[name=attempt] ~ button[type=submit]`))
 	browsertest.WaitJS(t, sctx, "the result", `location.pathname.includes("/attempts/") && document.readyState === "complete" && document.body.textContent.includes("/ 5")`)
 	score := regexp.MustCompile(`(\d) / 5`).FindStringSubmatch(browsertest.Eval[string](t, sctx, `document.body.textContent`))
 	if score == nil {

@@ -54,7 +54,7 @@ func testBrowserAnswerAfterSubmitting(t *testing.T, lab *kubelabtest.Lab) {
 	for _, js := range []string{mark(4, "etcd-direct"), mark(6, "polling"), mark(2, "await-in-loop")} {
 		browsertest.Eval[bool](t, ctx, js)
 	}
-	browsertest.Do(t, ctx, "submit the marks", chromedp.Click(chromedp.CSS(`form button[type=submit]`)))
+	browsertest.Do(t, ctx, "submit the marks", browsertest.Press(`form button[type=submit]`))
 	browsertest.WaitJS(t, ctx, "the result", `location.pathname.includes("/attempts/") && document.querySelector("section.result") !== null`)
 	result := browsertest.Eval[string](t, ctx, `location.pathname`)
 

@@ -93,7 +93,7 @@ func submitQuiz(t *testing.T, ctx context.Context, base, id string) string {
 		sets.slice(0, Math.max(1, sets.length - 1)).forEach(f => f.querySelector("input[type=radio]")?.click());
 		[...document.querySelectorAll("form select")].slice(0, 2).forEach(s => { s.selectedIndex = 1; });
 		return true })()`)
-	browsertest.Do(t, ctx, "submit "+id, chromedp.Click(chromedp.CSS(`form input[name=attempt] ~ button[type=submit]`)))
+	browsertest.Do(t, ctx, "submit "+id, browsertest.Press(`form input[name=attempt] ~ button[type=submit]`))
 	browsertest.WaitJS(t, ctx, "the result of "+id, `location.pathname.includes("/attempts/") && document.readyState === "complete" && document.querySelector("section.result") !== null`)
 	return browsertest.Eval[string](t, ctx, `location.pathname`)
 }
