@@ -126,7 +126,9 @@ func until(ctx context.Context, expr string, within time.Duration) error {
 	defer cancel()
 	for {
 		once, cancelOnce := context.WithTimeout(ctx, 5*time.Second)
-		ok, err := chromedp.Run(once, chromedp.Evaluate[bool](expr))
+		// Coerced to a bool, as Poll takes any falsy value for "not yet":
+		// an optional chain on an element not there yet is undefined.
+		ok, err := chromedp.Run(once, chromedp.Evaluate[bool]("!!("+expr+")"))
 		cancelOnce()
 		switch {
 		case err == nil && ok:
