@@ -5,7 +5,6 @@ package browsertest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -119,27 +118,32 @@ const (
 // most within. chromedp's Poll runs its loop in the page, on the page's
 // timers: with the page's scripts off (a test of the pages without
 // JavaScript) they never fire, and a condition not yet true at the first
-// look waited until the test's whole budget ran out. An evaluation that
-// meets a page being replaced by the next is tried again.
+// look waited until the test's whole budget ran out. Evaluated from here,
+// an expression also meets the moments a page is being replaced by the
+// next (no document yet, or a context gone): a falsy value, an exception
+// or a lost context each mean "not yet", and the last of them is reported
+// if the condition never holds.
 func until(ctx context.Context, expr string, within time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
+	// Coerced to a bool, as Poll takes any falsy value for "not yet": an
+	// optional chain on an element not there yet is undefined.
+	expr = "!!(" + expr + ")"
+	var last error
 	for {
 		once, cancelOnce := context.WithTimeout(ctx, 5*time.Second)
-		// Coerced to a bool, as Poll takes any falsy value for "not yet":
-		// an optional chain on an element not there yet is undefined.
-		ok, err := chromedp.Run(once, chromedp.Evaluate[bool]("!!("+expr+")"))
+		ok, err := chromedp.Run(once, chromedp.Evaluate[bool](expr))
 		cancelOnce()
-		switch {
-		case err == nil && ok:
+		if err == nil && ok {
 			return nil
-		case err != nil && !navigating(err) && !errors.Is(err, context.DeadlineExceeded):
-			return err
+		}
+		if err != nil {
+			last = err
 		}
 		select {
 		case <-ctx.Done():
-			if err != nil {
-				return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+			if last != nil {
+				return fmt.Errorf("%w (last: %v)", ctx.Err(), last)
 			}
 			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):

@@ -156,9 +156,9 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("OK poll vs watch", func(t *testing.T) {
 		browsertest.Do(t, ctx, "open the lab", chromedp.Navigate(lab.URL()+"/lab"))
-		browsertest.Do(t, ctx, "start the race", chromedp.Click(chromedp.CSS(`.pollwatch [data-start]`)))
+		browsertest.Do(t, ctx, "start the race", browsertest.Press(`.pollwatch [data-start]`))
 		browsertest.WaitJS(t, ctx, "the race to be ready", `!document.querySelector(".pollwatch [data-change]").disabled && +document.querySelector('.pollwatch [data-side="poll"] [data-requests]').textContent > 1`)
-		browsertest.Do(t, ctx, "change the pod", chromedp.Click(chromedp.CSS(`.pollwatch [data-change]`)))
+		browsertest.Do(t, ctx, "change the pod", browsertest.Press(`.pollwatch [data-change]`))
 		browsertest.WaitJS(t, ctx, "both to notice", `document.querySelector(".pollwatch").dataset.done === "1"`)
 		if n := browsertest.Eval[string](t, ctx, `document.querySelector('.pollwatch [data-side="watch"] [data-requests]').textContent`); n != "1" {
 			t.Errorf("the watch made %s requests", n)
