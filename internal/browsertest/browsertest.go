@@ -172,17 +172,6 @@ func WaitJS(t *testing.T, ctx context.Context, what, expr string) {
 	}
 }
 
-// navigating: the error of a call made while the page was being replaced
-// by the next one (after a click on a link or a form).
-func navigating(err error) bool {
-	for _, s := range []string{"Cannot find context", "navigated or closed", "Not attached to an active page"} {
-		if strings.Contains(err.Error(), s) {
-			return true
-		}
-	}
-	return false
-}
-
 // Eval evaluates a JavaScript expression on the page.
 func Eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
