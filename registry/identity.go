@@ -12,6 +12,10 @@ import (
 // so RBAC allows it everything.
 var APIServer = pipeline.User{Name: "system:apiserver", Groups: []string{pipeline.SystemPrivilegedGroup, pipeline.AllAuthenticated}}
 
+// APIServerFieldManager is the field manager of what kube-apiserver
+// writes itself, as its managedFields name it on a real cluster.
+const APIServerFieldManager = "kube-apiserver"
+
 // Controller is the identity of one of kube-controller-manager's
 // controllers, named as kube names their service accounts with
 // --use-service-account-credentials ("namespace-controller" acts as

@@ -30,7 +30,7 @@ type systemObject struct {
 }
 
 // apiServerFieldManager is the manager of what kube-apiserver writes itself.
-const apiServerFieldManager = "kube-apiserver"
+const apiServerFieldManager = registry.APIServerFieldManager
 
 // keeper is one of kube-apiserver's start-up controllers that make system
 // objects and put them back when they are deleted: it ensures them once

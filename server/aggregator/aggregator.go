@@ -123,7 +123,7 @@ func (a *Aggregator) Register(ctx context.Context, svc *apiregistrationv1.APISer
 	if errs := a.validate(svc, nil); len(errs) > 0 {
 		return errs.ToAggregate()
 	}
-	_, err := a.store.Create(ctx, svc, registry.CreateOptions{FieldManager: FieldManager})
+	_, err := a.store.Create(ctx, svc, registry.CreateOptions{FieldManager: fieldManager})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
@@ -301,7 +301,7 @@ func (a *Aggregator) writeAvailable(ctx context.Context, name string, cond apire
 			next := svc.DeepCopy()
 			helper.SetAPIServiceCondition(next, cond)
 			return next, nil
-		}), registry.UpdateOptions{Subresource: "status", FieldManager: FieldManager})
+		}), registry.UpdateOptions{Subresource: "status", FieldManager: fieldManager})
 	}
 	if err != nil && !errors.Is(err, errUnchanged) && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
 		a.cfg.Logger.Warn("writing an APIService's status", "name", name, "err", err)
@@ -310,9 +310,9 @@ func (a *Aggregator) writeAvailable(ctx context.Context, name string, cond apire
 
 var errUnchanged = errors.New("unchanged")
 
-// FieldManager is the manager of what the aggregator writes itself, as
-// in kube-apiserver, where it runs.
-const FieldManager = "kube-apiserver"
+// fieldManager is the manager of what the aggregator writes itself:
+// kube-apiserver's, where it runs.
+const fieldManager = registry.APIServerFieldManager
 
 func hasCondition(svc *apiregistrationv1.APIService, cond apiregistrationv1.APIServiceCondition) bool {
 	for _, c := range svc.Status.Conditions {

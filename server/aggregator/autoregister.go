@@ -248,7 +248,7 @@ func (r *autoregistration) crdAPIServices(ctx context.Context) (map[string]*apir
 
 func (r *autoregistration) create(ctx context.Context, svc *apiregistrationv1.APIService) error {
 	svc = svc.DeepCopy()
-	_, err := r.apiServices.Create(ctx, svc, registry.CreateOptions{FieldManager: FieldManager})
+	_, err := r.apiServices.Create(ctx, svc, registry.CreateOptions{FieldManager: fieldManager})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("registering APIService %s: %w", svc.Name, err)
 	}
@@ -266,7 +266,7 @@ func (r *autoregistration) correct(ctx context.Context, svc *apiregistrationv1.A
 		next.Labels[AutoManagedLabel] = svc.Labels[AutoManagedLabel]
 		next.Spec = svc.Spec
 		return next, nil
-	}), registry.UpdateOptions{FieldManager: FieldManager})
+	}), registry.UpdateOptions{FieldManager: fieldManager})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("correcting APIService %s: %w", svc.Name, err)
 	}

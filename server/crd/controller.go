@@ -255,9 +255,9 @@ func (c *controller) writeStatus(ctx context.Context, crd *apiextensionsv1.Custo
 
 var errUnchanged = errors.New("status unchanged")
 
-// fieldManager is the manager of what the controller writes, as in
-// kube-apiserver, where apiextensions-apiserver runs.
-const fieldManager = "kube-apiserver"
+// fieldManager is the manager of what the controller writes: kube-
+// apiserver's, where apiextensions-apiserver runs.
+const fieldManager = registry.APIServerFieldManager
 
 func statusDiffers(crd *apiextensionsv1.CustomResourceDefinition, names apiextensionsv1.CustomResourceDefinitionNames, conds []apiextensionsv1.CustomResourceDefinitionCondition) bool {
 	if !reflect.DeepEqual(crd.Status.AcceptedNames, names) {
