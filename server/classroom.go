@@ -27,6 +27,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/admission"
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/server/frontdoor"
 	"github.com/kubelab/kubelab/web"
 	"github.com/kubelab/kubelab/web/i18n"
 )
@@ -94,7 +95,7 @@ func (s *Server) displayNames(ctx context.Context) (map[string]string, error) {
 // writes (and kube's quota admission refuses requests while a quota's
 // status is unknown); after, the namespace is quiet until the student acts.
 func (s *Server) waitForQuota(ctx context.Context, namespace string) error {
-	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	ctx, cancel := context.WithTimeout(ctx, frontdoor.SyncTimeout)
 	defer cancel()
 	for {
 		settled, err := s.QuotaSettled(ctx, namespace)
@@ -114,12 +115,12 @@ func (s *Server) waitForQuota(ctx context.Context, namespace string) error {
 // (stored bytes above all, which admission only estimates) is corrected
 // a moment later, and a test that counts etcd's writes waits for that.
 func (s *Server) QuotaSettled(ctx context.Context, namespace string) (bool, error) {
-	quotas, err := s.quotas.unindexed().Quotas(ctx, namespace)
+	quotas, err := s.quotas.Unindexed().Quotas(ctx, namespace)
 	if err != nil {
 		return false, err
 	}
 	for _, q := range quotas {
-		used, err := admission.QuotaUsed(ctx, quotaUsage{api: s.api}, namespace, q.Spec.Hard)
+		used, err := admission.QuotaUsed(ctx, frontdoor.Usage{API: s.api}, namespace, q.Spec.Hard)
 		if err != nil {
 			return false, err
 		}
@@ -135,7 +136,7 @@ func (s *Server) QuotaSettled(ctx context.Context, namespace string) (bool, erro
 // are not refused while it catches up (on a busy server it can lag the
 // write by a moment).
 func (s *Server) waitForAccess(ctx context.Context, u pipeline.User, namespace string) error {
-	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	ctx, cancel := context.WithTimeout(ctx, frontdoor.SyncTimeout)
 	defer cancel()
 	attrs := &pipeline.Attributes{User: u, Verb: "list", IsResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: namespace}
 	for {

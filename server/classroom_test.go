@@ -26,6 +26,7 @@ import (
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/server/frontdoor"
 )
 
 const joinCode = "k8s-101"
@@ -352,7 +353,7 @@ func TestClassroomSignIn(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden {
 			t.Fatalf("anonymous list in classroom mode: %d", resp.StatusCode)
 		}
-		if _, err := lab.Clientset(t).RbacV1().ClusterRoleBindings().Get(context.Background(), server.LocalModeBinding, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := lab.Clientset(t).RbacV1().ClusterRoleBindings().Get(context.Background(), frontdoor.LocalModeBinding, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("the local-mode binding in classroom mode: %v", err)
 		}
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/kubelab/kubelab/controller/serviceip"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/server/frontdoor"
 	"github.com/kubelab/kubelab/server/kubeapi"
 )
 
@@ -35,7 +36,7 @@ var (
 // are admitted, validated and traced as kube's components' are. They stop
 // with ctx. Several replicas may run them at once: every write they make
 // is conditional, so they cannot fight.
-func (s *Server) startControllers(ctx context.Context, api *kubeapi.API, quotas *quotaStore) {
+func (s *Server) startControllers(ctx context.Context, api *kubeapi.API, quotas *frontdoor.QuotaStore) {
 	reg := api.Registry()
 	store := func(gvr schema.GroupVersionResource) *registry.Store {
 		st, _ := reg.Store(gvr)
@@ -55,7 +56,7 @@ func (s *Server) startControllers(ctx context.Context, api *kubeapi.API, quotas 
 		{registry.Controller("generic-garbage-collector"), garbagecollector.New(garbagecollector.Config{Stores: reg.Stores, Resolve: garbagecollector.ServedBy(reg), Logger: s.log}).Run},
 		// The service-IP repair loop is kube-apiserver's own.
 		{registry.APIServer, s.ipRepair.Run},
-		{registry.Controller("resourcequota-controller"), resourcequota.New(reg.NamespacedStores(), quotas.unindexed(), quotaUsage{api: api}, s.log).Run},
+		{registry.Controller("resourcequota-controller"), resourcequota.New(reg.NamespacedStores(), quotas.Unindexed(), frontdoor.Usage{API: api}, s.log).Run},
 	}
 	if s.cfg.SimulatedNode {
 		node := kubelet.New(kubelet.Config{Nodes: store(core.WithResource("nodes")), Pods: store(core.WithResource("pods")),

@@ -25,12 +25,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/controller/serviceip"
 	"github.com/kubelab/kubelab/internal/logcheck"
-	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/pipeline/admission"
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/pipeline/rbac"
@@ -40,6 +38,7 @@ import (
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/adaptive"
 	"github.com/kubelab/kubelab/server/aggregator"
+	"github.com/kubelab/kubelab/server/frontdoor"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/labhttp"
 	"github.com/kubelab/kubelab/server/metrics"
@@ -97,7 +96,7 @@ type Server struct {
 	// buildPipeline made, once the system objects exist.
 	startControllersLater func()
 	// quotas are the ResourceQuotas' index, for provisioning to wait on.
-	quotas *quotaStore
+	quotas *frontdoor.QuotaStore
 	logs   *logcheck.Watcher
 	// nsCache is admission's namespace cache; with the authorizer's
 	// caches, what kube calls the API server's informers.
@@ -250,20 +249,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 // installAPI serves the Kubernetes API and seeds the lesson's demo state.
 // Its watches end when shutdown begins, so they do not hold it up.
 func (s *Server) installAPI(ctx context.Context) error {
-	// The access reviews ask the authorizer, which exists once the stores do.
-	resources := append(registry.BuiltinResources(), kubeapi.AccessReviewResources(
-		func(u pipeline.User, spec authorizationv1.SelfSubjectAccessReviewSpec) authorizationv1.SubjectAccessReviewStatus {
-			return rbac.AccessReview(s.authz, u, spec)
-		},
-		func(u pipeline.User, ns string) authorizationv1.SubjectRulesReviewStatus {
-			return s.authz.RulesReview(u, ns)
-		},
-	)...)
-	resources = append(resources, kubeapi.TokenReviewResource(func(token string) (pipeline.User, bool, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return s.authn.AuthenticateToken(ctx, token)
-	}))
+	// The reviews ask the front door, which is assembled over the API.
+	var door *frontdoor.FrontDoor
+	resources := append(registry.BuiltinResources(), frontdoor.Reviews(func() *frontdoor.FrontDoor { return door })...)
 	s.extensions = newExtensions()
 	resources = append(resources, s.extensions.Resources()...)
 	docs, err := openapi.New(append(openapi.ResourcesOf(resources), aggregator.APIServicesOpenAPI), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
@@ -289,13 +277,12 @@ func (s *Server) installAPI(ctx context.Context) error {
 		return err
 	}
 	s.api = api
-	p, err := s.buildPipeline(ctx, api)
-	if err != nil {
+	if door, err = s.buildPipeline(ctx, api); err != nil {
 		return fmt.Errorf("request pipeline: %w", err)
 	}
-	api.SetPipeline(p)
+	api.SetPipeline(door.Pipeline)
 	s.pipelineReady.Store(true)
-	s.echo.Use(s.frontDoor(p))
+	s.echo.Use(door.Middleware())
 	perUser, watchesPerUser := 0, 0
 	if s.cfg.Classroom {
 		perUser, watchesPerUser = MaxUserInflight, MaxUserWatches

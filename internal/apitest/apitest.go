@@ -1,14 +1,16 @@
 // Package apitest serves kubelab's Kubernetes API alone, for tests of the
 // API itself: the registry over a real embedded etcd, kubeapi's handlers
 // and the OpenAPI documents on a loopback port, with the lesson's demo
-// namespace seeded. It has no request pipeline (every request is allowed
-// and admitted as the anonymous user, and none is traced), no
-// controllers, no web UI and no extensions unless a test starts them on
-// it: what the API answers on its own, without a whole kubelab's start.
-// Two Servers can share one etcd, as replicas of kubelab do, or start one
-// after the other on one etcd data directory, as a restart does.
-// A test of authentication, authorization, admission, limits or the
-// controllers' work starts the whole server (kubelabtest).
+// namespace seeded. By default it has no request pipeline (every request
+// is allowed and admitted as the anonymous user, and none is traced);
+// Config.Pipeline puts kubelab's front door before it (tokens, RBAC,
+// admission, traces), as a local kubelab serves. It has no controllers,
+// no web UI and no extensions unless a test starts them on it: what the
+// API answers on its own, without a whole kubelab's start. Two Servers
+// can share one etcd, as replicas of kubelab do, or start one after the
+// other on one etcd data directory, as a restart does.
+// A test of classroom mode, limits, pages or the controllers' work
+// starts the whole server (kubelabtest).
 package apitest
 
 import (
@@ -20,13 +22,16 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/registry/registrytest"
+	"github.com/kubelab/kubelab/server/frontdoor"
 	"github.com/kubelab/kubelab/server/kubeapi"
 	"github.com/kubelab/kubelab/server/openapi"
 	"github.com/kubelab/kubelab/storage/embedetcd"
@@ -46,6 +51,12 @@ type Config struct {
 	// documents, from which server-side apply knows each kind, are built
 	// first, as in a whole kubelab.
 	OpenAPI []openapi.Resource
+	// Pipeline serves every request through kubelab's front door
+	// (server/frontdoor) in local mode: bearer tokens (FrontDoor's Authn
+	// mints them), RBAC with kube's default policy and the local-mode
+	// binding, admission, and a trace of each request on FrontDoor's
+	// bus. Without it every request is the anonymous user's, allowed.
+	Pipeline bool
 	// NoDemo leaves out the lesson's demo namespace.
 	NoDemo bool
 	// Etcd is another Server's etcd (its Etcd) to serve from, as a second
@@ -62,6 +73,7 @@ type Config struct {
 // Server is the API, serving until the test ends.
 type Server struct {
 	api        *kubeapi.API
+	door       *frontdoor.FrontDoor
 	docs       *openapi.Service
 	echo       *echo.Echo
 	etcd       *embedetcd.Member
@@ -85,6 +97,9 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 		s.etcd = storagetest.StartEtcdIn(t, cfg.EtcdDataDir)
 	}
 	resources := append(registry.BuiltinResources(), cfg.Resources...)
+	if cfg.Pipeline {
+		resources = append(resources, frontdoor.Reviews(func() *frontdoor.FrontDoor { return s.door })...)
+	}
 	docs, err := openapi.New(append(openapi.ResourcesOf(resources), cfg.OpenAPI...), openapi.Info{Title: "Kubernetes", Version: kubeapi.Version.GitVersion})
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +114,16 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 	}
 
 	s.echo = echo.New()
+	srv := httptest.NewUnstartedServer(s.echo)
+	t.Cleanup(srv.Close)
+	// Cleanups run last first: the API stops before the server closes,
+	// so that open watches end rather than hold Close up until their
+	// timeoutSeconds, as a whole kubelab ends them when it shuts down.
+	// The front door's caches, started next, stop before the API.
+	t.Cleanup(s.api.Stop)
+	// As kubelab's router does: a handler's panic is a 500, not the end
+	// of the test binary, so a fuzz input that finds one is reported.
+	s.echo.Use(middleware.Recover())
 	s.echo.HTTPErrorHandler = func(err error, c echo.Context) {
 		if c.Response().Committed {
 			return // a watch stream that broke: too late for a Status
@@ -111,25 +136,25 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 			t.Logf("writing the Status of %s %s: %v", c.Request().Method, c.Request().URL, err)
 		}
 	}
-	// Every request is the anonymous user's, as the front door names an
-	// unauthenticated one: what the API passes on to an aggregated
-	// backend, which refuses a request that names no one.
-	s.echo.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
-		anonymous := pipeline.Anonymous()
-		return func(c echo.Context) error {
-			r := c.Request()
-			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, anonymous, anonymous)))
-			return next(c)
-		}
-	})
+	if cfg.Pipeline {
+		s.door = startFrontDoor(t, s.api, s.etcd.Client())
+		s.echo.Use(s.door.Middleware())
+	} else {
+		// Every request is the anonymous user's, as the front door names
+		// an unauthenticated one: what the API passes on to an aggregated
+		// backend, which refuses a request that names no one.
+		s.echo.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+			anonymous := pipeline.Anonymous()
+			return func(c echo.Context) error {
+				r := c.Request()
+				c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, anonymous, anonymous)))
+				return next(c)
+			}
+		})
+	}
 	s.api.Install(s.echo)
 	docs.Register(s.echo)
-	srv := httptest.NewServer(s.echo)
-	t.Cleanup(srv.Close)
-	// Cleanups run last first: the API stops before the server closes,
-	// so that open watches end rather than hold Close up until their
-	// timeoutSeconds, as a whole kubelab ends them when it shuts down.
-	t.Cleanup(s.api.Stop)
+	srv.Start()
 	registrytest.Initialized(t, s.api.Registry())
 	s.url = srv.URL
 
@@ -148,6 +173,28 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 	}
 	return s
 }
+
+// startFrontDoor assembles the front door over api, in local mode with no
+// static token, and makes it the API's pipeline. Its caches stop before
+// the API does.
+func startFrontDoor(t testing.TB, api *kubeapi.API, etcd *clientv3.Client) *frontdoor.FrontDoor {
+	t.Helper()
+	caches, stopCaches := context.WithCancel(context.Background())
+	t.Cleanup(stopCaches)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	door, err := frontdoor.Assemble(ctx, caches, frontdoor.Config{API: api, Etcd: etcd, Tokens: authn.NewStaticTokens()})
+	if err != nil {
+		t.Fatalf("assemble the front door: %v", err)
+	}
+	api.SetPipeline(door.Pipeline)
+	return door
+}
+
+// FrontDoor is the request pipeline the API serves through, with its
+// authenticator (to mint a user's token) and trace bus; nil without
+// Config.Pipeline.
+func (s *Server) FrontDoor() *frontdoor.FrontDoor { return s.door }
 
 // API is the Kubernetes API served.
 func (s *Server) API() *kubeapi.API { return s.api }

@@ -1,4 +1,4 @@
-package server_test
+package frontdoor_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/pipeline"
 )
 
@@ -23,10 +23,10 @@ import (
 // trace of the lesson's stages.
 func TestPipelineEnforcesRBACAndTracesEveryStage(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t, func(c *apitest.Config) { c.Pipeline = true })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	token, err := lab.Authenticator().Mint(ctx, pipeline.User{Name: "alice"})
+	token, err := lab.FrontDoor().Authn.Mint(ctx, pipeline.User{Name: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,13 +90,13 @@ func TestPipelineEnforcesRBACAndTracesEveryStage(t *testing.T) {
 
 	// The create's trace names every stage, in the lesson's order.
 	var trace *pipeline.Trace
-	for _, tr := range lab.Traces().Recent("alice", 20) {
+	for _, tr := range lab.FrontDoor().Traces.Recent("alice", 20) {
 		if tr.Verb == "create" && tr.Name == "" && tr.Namespace == "internals-demo" && tr.Code == 201 {
 			trace = &tr
 		}
 	}
 	if trace == nil {
-		t.Fatalf("no trace of alice's create: %+v", lab.Traces().Recent("alice", 20))
+		t.Fatalf("no trace of alice's create: %+v", lab.FrontDoor().Traces.Recent("alice", 20))
 	}
 	var stages []string
 	for _, r := range trace.Records {
