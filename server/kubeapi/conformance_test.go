@@ -49,7 +49,7 @@ func TestNamespaceStatusPatchKeepsMetadata(t *testing.T) {
 
 // testReviewAsTableIsNotAcceptable: a SelfSubjectAccessReview has no Table
 // form, so asking for one is a 406 Status, as kube-apiserver answers.
-func testReviewAsTableIsNotAcceptable(t *testing.T, lab *kubelabtest.Lab) {
+func testReviewAsTableIsNotAcceptable(t *testing.T, lab *apitest.Server) {
 	client := clientset(t, lab, "")
 	sar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/", Verb: "get"},
@@ -92,7 +92,7 @@ func TestApplyDuplicateKeys(t *testing.T) {
 // testEveryBuiltinGroupIsDiscovered: the groups the Discovery and
 // AggregatedDiscovery conformance specs look for are served, each with the
 // resource they name.
-func testEveryBuiltinGroupIsDiscovered(t *testing.T, lab *kubelabtest.Lab) {
+func testEveryBuiltinGroupIsDiscovered(t *testing.T, lab *apitest.Server) {
 	_, lists, err := clientset(t, lab, "").Discovery().ServerGroupsAndResources()
 	if err != nil {
 		t.Fatal(err)
@@ -164,14 +164,14 @@ func TestVersionsShareStorage(t *testing.T) {
 
 // testTokenReview: a TokenReview says who a token is, from the
 // authenticator that admits requests; an unknown token is not anyone.
-func testTokenReview(t *testing.T, lab *kubelabtest.Lab) {
+func testTokenReview(t *testing.T, lab *apitest.Server) {
 	client := clientset(t, lab, "")
 	ctx := context.Background()
 	bad, err := client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "not-a-token"}}, metav1.CreateOptions{})
 	if err != nil || bad.Status.Authenticated {
 		t.Fatalf("unknown token: %v %+v", err, bad)
 	}
-	token, err := lab.Authenticator().Mint(ctx, pipeline.User{Name: "student-1", Groups: []string{"students"}})
+	token, err := lab.FrontDoor().Authn.Mint(ctx, pipeline.User{Name: "student-1", Groups: []string{"students"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
@@ -23,15 +24,16 @@ const perInputLimit = 15 * time.Second
 // requestDeadline ends a fuzzed watch, as a client going away would.
 const requestDeadline = 5 * time.Second
 
-// serveBounded drives a whole kubelab's router directly (so its front
-// door, RBAC, admission, error handler and recover middleware see every
-// input, not the API alone) and fails if the request does not finish in time.
+// serveBounded drives a router directly (the API behind kubelab's front
+// door, or a whole kubelab's: either way its authentication, RBAC,
+// admission, error handler and recover middleware see every input, not
+// the API alone) and fails if the request does not finish in time.
 func serveBounded(t *testing.T, h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(req.Context(), requestDeadline)
 	defer cancel()
 	req = req.WithContext(ctx)
-	req.Host = "127.0.0.1" // httptest names example.com, which local mode refuses (DNS rebinding)
+	req.Host = "127.0.0.1" // httptest names example.com, which a local kubelab refuses (DNS rebinding)
 	rec := httptest.NewRecorder()
 	done := make(chan struct{})
 	go func() {
@@ -71,6 +73,10 @@ func tooLargeRV(st status) bool {
 		st.Details.Causes[0].Reason == "ResourceVersionTooLarge"
 }
 
+// withPipeline serves the API behind kubelab's front door: the fuzzed
+// inputs meet authentication, RBAC and admission as on a local kubelab.
+func withPipeline(c *apitest.Config) { c.Pipeline = true }
+
 var bodyTypes = []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}
 
 var fieldValidations = []string{"", "Strict", "Warn", "Ignore"}
@@ -78,7 +84,7 @@ var fieldValidations = []string{"", "Strict", "Warn", "Ignore"}
 // FuzzCreateBody: a POST body of any bytes, as JSON, YAML or protobuf, for
 // a pod or a configmap, under each fieldValidation, with or without dryRun.
 func FuzzCreateBody(f *testing.F) {
-	lab := kubelabtest.Start(f)
+	lab := apitest.Start(f, withPipeline)
 	h := lab.Echo()
 	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fz","labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}`
 	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fz"},"data":{"k":"v"}}`
@@ -124,7 +130,7 @@ var patchContentTypes = []string{
 // against the lesson's ssa-demo pod (dry run, so every input meets the same
 // object) or a pod that does not exist (which apply creates).
 func FuzzPatch(f *testing.F) {
-	lab := kubelabtest.Start(f)
+	lab := apitest.Start(f, withPipeline)
 	h := lab.Echo()
 	for _, seed := range []struct {
 		sel  uint8
@@ -171,7 +177,7 @@ func FuzzPatch(f *testing.F) {
 
 // FuzzSelectors: any labelSelector and fieldSelector on a list and a watch.
 func FuzzSelectors(f *testing.F) {
-	lab := kubelabtest.Start(f)
+	lab := apitest.Start(f, withPipeline)
 	h := lab.Echo()
 	for _, s := range [][2]string{
 		{"app=ssa-demo", "metadata.name=ssa-demo"}, {"a in (b,c),!d", "status.phase!=Running"},
@@ -197,7 +203,7 @@ func FuzzSelectors(f *testing.F) {
 // continue, timeoutSeconds, sendInitialEvents and allowWatchBookmarks on
 // a list or a watch.
 func FuzzListWatchParams(f *testing.F) {
-	lab := kubelabtest.Start(f)
+	lab := apitest.Start(f, withPipeline)
 	h := lab.Echo()
 	type params struct {
 		watch                                               bool
@@ -236,6 +242,9 @@ func FuzzListWatchParams(f *testing.F) {
 
 // FuzzRequestPath: any path under /api or /apis, read or dry-run deleted:
 // names with "..", encoded slashes, NUL, unknown groups and subresources.
+//
+// On a whole kubelab: before the front door, its limits tell long-running
+// requests from short ones by the path, and they must meet every path too.
 func FuzzRequestPath(f *testing.F) {
 	lab := kubelabtest.Start(f)
 	h := lab.Echo()

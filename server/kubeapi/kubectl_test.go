@@ -406,7 +406,7 @@ func testKubectlOpenAPI(t *testing.T, lab *apitest.Server) {
 }
 
 // testKubectlAuthCanI: kubectl auth can-i asks the authorizer that enforces.
-func testKubectlAuthCanI(t *testing.T, lab *kubelabtest.Lab) {
+func testKubectlAuthCanI(t *testing.T, lab *apitest.Server) {
 	if out := strings.TrimSpace(kubectl(t, lab, "auth", "can-i", "list", "pods", "-n", "internals-demo")); out != "yes" {
 		t.Fatalf("can-i list pods: %q", out)
 	}

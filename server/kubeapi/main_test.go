@@ -1,9 +1,10 @@
 package kubeapi_test
 
 import (
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"os"
 	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
