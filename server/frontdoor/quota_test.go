@@ -1,4 +1,4 @@
-package server_test
+package frontdoor_test
 
 import (
 	"context"
@@ -10,29 +10,38 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubelab/kubelab/controller/resourcequota"
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/eventually"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline/admission"
+	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/registry/registrytest"
+	"github.com/kubelab/kubelab/server/frontdoor"
 )
 
 // A namespace's ResourceQuota is enforced as kube enforces it: a create
 // past a hard count is 403 with kube's message and writes nothing;
 // status.used follows creates and deletes; an update that grows objects
-// past the stored-bytes limit is refused too.
+// past the stored-bytes limit is refused too. Admission (the front door)
+// counts each write in; the quota controller, run as the server runs it,
+// recounts what is stored.
 func TestResourceQuotaCountsAndStoredBytes(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := apitest.Start(t, func(c *apitest.Config) { c.Pipeline = true })
+	api := lab.API()
+	registrytest.Run(t, registry.Controller("resourcequota-controller"),
+		resourcequota.New(api.Registry().NamespacedStores(), lab.FrontDoor().Quotas.Unindexed(), frontdoor.Usage{API: api}, nil).Run,
+		"github.com/kubelab/kubelab/controller/resourcequota")
 	cs := lab.Clientset(t)
 	ctx := context.Background()
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "q"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The namespace's root-CA ConfigMap comes first: wait for it, so the
-	// counts below are the test's alone.
-	eventually.Holds(t, "kube-root-ca.crt", func() (bool, error) {
-		_, err := cs.CoreV1().ConfigMaps("q").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
-		return err == nil, nil
-	})
+	// A ConfigMap the namespace holds before its quota, as every
+	// namespace holds the root CA's: the controller counts it in.
+	if _, err := cs.CoreV1().ConfigMaps("q").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "small"}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
 		"count/configmaps": resource.MustParse("3"), admission.StoredBytes: resource.MustParse("64Ki"),
 	}}}
