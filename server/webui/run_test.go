@@ -128,7 +128,7 @@ func kubectlArgs(t *testing.T, line string) []string {
 // buttonRequests presses "Run it live" for id and returns the requests it
 // sent, in order: all of them once it ends, or the first n of a command
 // that never ends (a watch).
-func buttonRequests(t *testing.T, lab *kubelabtest.Lab, id, value string, n int, endless bool) []sent {
+func buttonRequests(t *testing.T, lab served, id, value string, n int, endless bool) []sent {
 	t.Helper()
 	c := dial(t, lab, "/ui/ws/run?cmd="+id+"&value="+url.QueryEscape(value))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -171,9 +171,9 @@ func buttonRequests(t *testing.T, lab *kubelabtest.Lab, id, value string, n int,
 // same order, with the same method, path, query, Accept and body.
 func TestRunItLiveSendsWhatKubectlSends(t *testing.T) {
 	t.Parallel()
-	// A server of its own: label-pod needs the seeded pod's label to be what
+	// An API of its own: label-pod needs the seeded pod's label to be what
 	// it last set, or kubectl and the button send different requests.
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	lessons, err := web.LoadLessons()
 	if err != nil {
 		t.Fatal(err)

@@ -52,11 +52,11 @@ type msg struct {
 	} `json:"trace"`
 }
 
-func wsURL(lab *kubelabtest.Lab, path string) string {
+func wsURL(lab served, path string) string {
 	return "ws" + strings.TrimPrefix(lab.URL(), "http") + path
 }
 
-func dial(t *testing.T, lab *kubelabtest.Lab, path string) *websocket.Conn {
+func dial(t *testing.T, lab served, path string) *websocket.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -88,7 +88,7 @@ func next(t *testing.T, c *websocket.Conn, timeout time.Duration, ok func(msg) b
 	}
 }
 
-func apiDo(t *testing.T, lab *kubelabtest.Lab, method, path, contentType, body string) (int, string) {
+func apiDo(t *testing.T, lab served, method, path, contentType, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, lab.URL()+path, strings.NewReader(body))
 	if contentType != "" {
@@ -103,7 +103,7 @@ func apiDo(t *testing.T, lab *kubelabtest.Lab, method, path, contentType, body s
 	return resp.StatusCode, string(b)
 }
 
-func label(t *testing.T, lab *kubelabtest.Lab, value string) {
+func label(t *testing.T, lab served, value string) {
 	t.Helper()
 	code, body := apiDo(t, lab, "PATCH", "/api/v1/namespaces/internals-demo/pods/ssa-demo", "application/merge-patch+json",
 		`{"metadata":{"labels":{"demo-round":"`+value+`"}}}`)
@@ -215,10 +215,12 @@ func testPages(t *testing.T, lab *kubelabtest.Lab) {
 
 func TestRunLive(t *testing.T) {
 	t.Parallel()
-	// A server of its own: it labels the seeded pod, expects the next change
-	// on its watch to be its own, and compares a list's resourceVersion, etcd's
-	// revision, with the one Run it live read just before.
-	lab := kubelabtest.Start(t)
+	// An API of its own: it labels the seeded pod, expects the next change
+	// on its watch to be its own, and compares a list's resourceVersion,
+	// etcd's revision, with the one Run it live read just before. (That
+	// the response carries the trace's Audit-Id, which the request
+	// pipeline sets, TestRunItLiveIsTracedAsTheView checks.)
+	lab := startAPI(t)
 	t.Run("OK label", func(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=label-pod&value=two")
 		// kubectl label reads the pod, then patches what changed.
@@ -231,7 +233,7 @@ func TestRunLive(t *testing.T) {
 			t.Fatalf("request %+v", req)
 		}
 		resp := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "response" })
-		if resp.Code != 200 || resp.Headers["Audit-Id"] == "" {
+		if resp.Code != 200 {
 			t.Fatalf("response %+v", resp)
 		}
 		if l := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" }); l.Text != "pod/ssa-demo labeled" {
@@ -319,9 +321,9 @@ func TestRunLive(t *testing.T) {
 // by the initial-events-end bookmark, and its changes on the same watch.
 func TestStreamingListLane(t *testing.T) {
 	t.Parallel()
-	// A server of its own: it labels the seeded pod and expects the next
+	// An API of its own: it labels the seeded pod and expects the next
 	// change on the lane to be that one.
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	b := dial(t, lab, "/ui/ws/watch?lane=B&mode=stream")
 	w := next(t, b, 10*time.Second, func(m msg) bool { return m.T == "watching" || m.T == "list" })
 	if w.T != "watching" || !strings.Contains(w.Request, "sendInitialEvents=true") {
@@ -338,7 +340,7 @@ func TestStreamingListLane(t *testing.T) {
 }
 
 // postUI posts body to one of the web UI's endpoints, as the page does.
-func postUI(t *testing.T, lab *kubelabtest.Lab, path, body string, out any) (int, string) {
+func postUI(t *testing.T, lab served, path, body string, out any) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", lab.URL()+path, strings.NewReader(body))
 	req.Header.Set("Origin", lab.URL())
@@ -520,10 +522,10 @@ func TestTracer(t *testing.T) {
 }
 
 func TestPollVsWatch(t *testing.T) {
-	// Serial, on a server of its own: it compares two delays measured in
+	// Serial, on an API of its own: it compares two delays measured in
 	// wall time, tens of milliseconds apart, which other tests' load on the
 	// two cores would blur.
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	c := dial(t, lab, "/ui/ws/pollwatch")
 	next(t, c, 10*time.Second, func(m msg) bool { return m.T == "stats" })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -611,6 +613,11 @@ func TestRunItLiveIsTracedAsTheView(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	tracer := dial(t, lab, "/ui/ws/trace")
 	run := dial(t, lab, "/ui/ws/run?cmd=list-rv")
+	// The response shows the Audit-Id the request pipeline gave it, by
+	// which its trace is found.
+	if resp := next(t, run, 10*time.Second, func(m msg) bool { return m.T == "response" }); resp.Code != http.StatusOK || resp.Headers["Audit-Id"] == "" {
+		t.Fatalf("Run it live's response %+v", resp)
+	}
 	next(t, run, 10*time.Second, func(m msg) bool { return m.T == "end" })
 	m := next(t, tracer, 10*time.Second, func(m msg) bool {
 		return m.T == "trace" && m.Trace.Path == "/api/v1/namespaces/internals-demo/pods"
