@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/kubelab/kubelab/internal/clitest"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/web"
 )
 
@@ -128,7 +127,7 @@ func kubectlArgs(t *testing.T, line string) []string {
 // buttonRequests presses "Run it live" for id and returns the requests it
 // sent, in order: all of them once it ends, or the first n of a command
 // that never ends (a watch).
-func buttonRequests(t *testing.T, lab *kubelabtest.Lab, id, value string, n int, endless bool) []sent {
+func buttonRequests(t *testing.T, lab served, id, value string, n int, endless bool) []sent {
 	t.Helper()
 	c := dial(t, lab, "/ui/ws/run?cmd="+id+"&value="+url.QueryEscape(value))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -171,9 +170,9 @@ func buttonRequests(t *testing.T, lab *kubelabtest.Lab, id, value string, n int,
 // same order, with the same method, path, query, Accept and body.
 func TestRunItLiveSendsWhatKubectlSends(t *testing.T) {
 	t.Parallel()
-	// A server of its own: label-pod needs the seeded pod's label to be what
+	// An API of its own: label-pod needs the seeded pod's label to be what
 	// it last set, or kubectl and the button send different requests.
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	lessons, err := web.LoadLessons()
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +271,7 @@ func TestRunItLiveSendsWhatKubectlSends(t *testing.T) {
 
 // testRunItLiveSaysRawEquivalent: a button that cannot send the command's
 // own requests says so on the page, and shows the command it runs.
-func testRunItLiveSaysRawEquivalent(t *testing.T, lab *kubelabtest.Lab) {
+func testRunItLiveSaysRawEquivalent(t *testing.T, lab served) {
 	_, page := apiDo(t, lab, "GET", "/lesson/etcd", "", "")
 	if !strings.Contains(page, "Raw equivalent") || !strings.Contains(page, "etcdctl get /registry/pods/internals-demo/ssa-demo") {
 		t.Fatalf("the etcd page does not say what Run it live runs:\n%.3000s", page)

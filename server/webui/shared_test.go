@@ -6,22 +6,42 @@ import (
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
-// TestOnOneServer runs, side by side on one server, the tests that only
-// read what a new server holds, or write only objects of their own in a
-// namespace of their own that no other test lists, watches or counts:
-// starting a server costs more than most of them. A test that writes to
-// the seeded namespaces, watches the tracer (which shows every request),
-// times the watch cache's window or compares etcd revisions starts a
-// server of its own.
+// TestOnOneAPI runs, side by side on the API alone with the web UI on
+// it, the tests that need no request pipeline and only read what a new
+// API holds, or write only objects of their own in a namespace of their
+// own that no other test lists, watches or counts: starting the API
+// costs more than most of them.
+func TestOnOneAPI(t *testing.T) {
+	t.Parallel()
+	api := startAPI(t)
+	for _, test := range []struct {
+		name string
+		run  func(*testing.T, served)
+	}{
+		{"Pages", testPages},
+		{"RunItLiveSaysRawEquivalent", testRunItLiveSaysRawEquivalent},
+		{"InspectorLinksToTheStoredVersion", testInspectorLinksToTheStoredVersion},
+		{"PageWeight", testPageWeight},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			test.run(t, api)
+		})
+	}
+}
+
+// TestOnOneServer runs, side by side on one whole server, the tests of
+// what the server adds to the web UI (RBAC, the front door, compression,
+// the other packages' pages) that only read what a new server holds. A
+// test that writes to the seeded namespaces, watches the tracer (which
+// shows every request), times the watch cache's window or compares etcd
+// revisions starts a server or an API of its own.
 func TestOnOneServer(t *testing.T) {
 	t.Parallel()
 	lab := kubelabtest.Start(t)
 	kubelabtest.RunShared(t, lab,
-		kubelabtest.Shared{Name: "Pages", Run: testPages},
-		kubelabtest.Shared{Name: "RunItLiveSaysRawEquivalent", Run: testRunItLiveSaysRawEquivalent},
+		kubelabtest.Shared{Name: "PagesWithTheServer", Run: testPagesWithTheServer},
 		kubelabtest.Shared{Name: "TimelineLaneWatchesAsTheBrowsersUser", Run: testTimelineLaneWatchesAsTheBrowsersUser},
-		kubelabtest.Shared{Name: "InspectorLinksToTheStoredVersion", Run: testInspectorLinksToTheStoredVersion},
-		kubelabtest.Shared{Name: "PageWeight", Run: testPageWeight},
 		kubelabtest.Shared{Name: "PagesAreServedCompressed", Run: testPagesAreServedCompressed},
 	)
 }

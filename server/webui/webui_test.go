@@ -52,11 +52,11 @@ type msg struct {
 	} `json:"trace"`
 }
 
-func wsURL(lab *kubelabtest.Lab, path string) string {
+func wsURL(lab served, path string) string {
 	return "ws" + strings.TrimPrefix(lab.URL(), "http") + path
 }
 
-func dial(t *testing.T, lab *kubelabtest.Lab, path string) *websocket.Conn {
+func dial(t *testing.T, lab served, path string) *websocket.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -88,7 +88,7 @@ func next(t *testing.T, c *websocket.Conn, timeout time.Duration, ok func(msg) b
 	}
 }
 
-func apiDo(t *testing.T, lab *kubelabtest.Lab, method, path, contentType, body string) (int, string) {
+func apiDo(t *testing.T, lab served, method, path, contentType, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, lab.URL()+path, strings.NewReader(body))
 	if contentType != "" {
@@ -103,7 +103,7 @@ func apiDo(t *testing.T, lab *kubelabtest.Lab, method, path, contentType, body s
 	return resp.StatusCode, string(b)
 }
 
-func label(t *testing.T, lab *kubelabtest.Lab, value string) {
+func label(t *testing.T, lab served, value string) {
 	t.Helper()
 	code, body := apiDo(t, lab, "PATCH", "/api/v1/namespaces/internals-demo/pods/ssa-demo", "application/merge-patch+json",
 		`{"metadata":{"labels":{"demo-round":"`+value+`"}}}`)
@@ -112,7 +112,9 @@ func label(t *testing.T, lab *kubelabtest.Lab, value string) {
 	}
 }
 
-func testPages(t *testing.T, lab *kubelabtest.Lab) {
+// testPages: the web UI's own pages, in either language, with its
+// headers, and its live views refuse a foreign page.
+func testPages(t *testing.T, lab served) {
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar}
 	get := func(path string, header ...string) (*http.Response, string) {
@@ -170,12 +172,6 @@ func testPages(t *testing.T, lab *kubelabtest.Lab) {
 			t.Fatal("Thai reader got English")
 		}
 	})
-	t.Run("OK the quiz wears the site's layout", func(t *testing.T) {
-		resp, body := get("/quiz")
-		if resp.StatusCode != 200 || !strings.Contains(body, `class="topbar"`) || !strings.Contains(body, `<a href="/quiz" aria-current="page">`) {
-			t.Fatalf("%d %.400s", resp.StatusCode, body)
-		}
-	})
 	t.Run("OK static", func(t *testing.T) {
 		resp, body := get("/static/js/main.js?v=x")
 		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Control"), "immutable") || !strings.Contains(body, "initTimeline") {
@@ -200,6 +196,25 @@ func testPages(t *testing.T, lab *kubelabtest.Lab) {
 		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
 			t.Fatalf("a foreign page connected: %v %v", err, resp)
 		}
+	})
+}
+
+// testPagesWithTheServer: what the whole server adds to the web UI's
+// pages: the quiz, another package's page, in the same layout, and the
+// front door's refusal of a cross-site POST.
+func testPagesWithTheServer(t *testing.T, lab *kubelabtest.Lab) {
+	t.Run("OK the quiz wears the site's layout", func(t *testing.T) {
+		resp, err := http.Get(lab.URL() + "/quiz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if body := string(b); resp.StatusCode != 200 || !strings.Contains(body, `class="topbar"`) || !strings.Contains(body, `<a href="/quiz" aria-current="page">`) {
+			t.Fatalf("%d %.400s", resp.StatusCode, body)
+		}
+	})
+	t.Run("ErrForeignOrigin", func(t *testing.T) {
 		req, _ := http.NewRequest("POST", lab.URL()+"/ui/compact", nil)
 		req.Header.Set("Origin", "http://evil.example")
 		r, err := http.DefaultClient.Do(req)
@@ -215,10 +230,12 @@ func testPages(t *testing.T, lab *kubelabtest.Lab) {
 
 func TestRunLive(t *testing.T) {
 	t.Parallel()
-	// A server of its own: it labels the seeded pod, expects the next change
-	// on its watch to be its own, and compares a list's resourceVersion, etcd's
-	// revision, with the one Run it live read just before.
-	lab := kubelabtest.Start(t)
+	// An API of its own: it labels the seeded pod, expects the next change
+	// on its watch to be its own, and compares a list's resourceVersion,
+	// etcd's revision, with the one Run it live read just before. (That
+	// the response carries the trace's Audit-Id, which the request
+	// pipeline sets, TestRunItLiveIsTracedAsTheView checks.)
+	lab := startAPI(t)
 	t.Run("OK label", func(t *testing.T) {
 		c := dial(t, lab, "/ui/ws/run?cmd=label-pod&value=two")
 		// kubectl label reads the pod, then patches what changed.
@@ -231,7 +248,7 @@ func TestRunLive(t *testing.T) {
 			t.Fatalf("request %+v", req)
 		}
 		resp := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "response" })
-		if resp.Code != 200 || resp.Headers["Audit-Id"] == "" {
+		if resp.Code != 200 {
 			t.Fatalf("response %+v", resp)
 		}
 		if l := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "line" }); l.Text != "pod/ssa-demo labeled" {
@@ -319,9 +336,9 @@ func TestRunLive(t *testing.T) {
 // by the initial-events-end bookmark, and its changes on the same watch.
 func TestStreamingListLane(t *testing.T) {
 	t.Parallel()
-	// A server of its own: it labels the seeded pod and expects the next
+	// An API of its own: it labels the seeded pod and expects the next
 	// change on the lane to be that one.
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	b := dial(t, lab, "/ui/ws/watch?lane=B&mode=stream")
 	w := next(t, b, 10*time.Second, func(m msg) bool { return m.T == "watching" || m.T == "list" })
 	if w.T != "watching" || !strings.Contains(w.Request, "sendInitialEvents=true") {
@@ -338,7 +355,7 @@ func TestStreamingListLane(t *testing.T) {
 }
 
 // postUI posts body to one of the web UI's endpoints, as the page does.
-func postUI(t *testing.T, lab *kubelabtest.Lab, path, body string, out any) (int, string) {
+func postUI(t *testing.T, lab served, path, body string, out any) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", lab.URL()+path, strings.NewReader(body))
 	req.Header.Set("Origin", lab.URL())
@@ -520,10 +537,10 @@ func TestTracer(t *testing.T) {
 }
 
 func TestPollVsWatch(t *testing.T) {
-	// Serial, on a server of its own: it compares two delays measured in
+	// Serial, on an API of its own: it compares two delays measured in
 	// wall time, tens of milliseconds apart, which other tests' load on the
 	// two cores would blur.
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	c := dial(t, lab, "/ui/ws/pollwatch")
 	next(t, c, 10*time.Second, func(m msg) bool { return m.T == "stats" })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -611,6 +628,11 @@ func TestRunItLiveIsTracedAsTheView(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	tracer := dial(t, lab, "/ui/ws/trace")
 	run := dial(t, lab, "/ui/ws/run?cmd=list-rv")
+	// The response shows the Audit-Id the request pipeline gave it, by
+	// which its trace is found.
+	if resp := next(t, run, 10*time.Second, func(m msg) bool { return m.T == "response" }); resp.Code != http.StatusOK || resp.Headers["Audit-Id"] == "" {
+		t.Fatalf("Run it live's response %+v", resp)
+	}
 	next(t, run, 10*time.Second, func(m msg) bool { return m.T == "end" })
 	m := next(t, tracer, 10*time.Second, func(m msg) bool {
 		return m.T == "trace" && m.Trace.Path == "/api/v1/namespaces/internals-demo/pods"

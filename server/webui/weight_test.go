@@ -16,7 +16,7 @@ const pageBudget = 150 * 1024
 // testPageWeight loads every lesson page as a browser would (the HTML, its
 // stylesheet, icon and scripts, following the modules' imports) and checks
 // the total against the budget.
-func testPageWeight(t *testing.T, lab *kubelabtest.Lab) {
+func testPageWeight(t *testing.T, lab served) {
 	fetch := func(path string) string {
 		t.Helper()
 		resp, err := http.Get(lab.URL() + path)

@@ -1,0 +1,69 @@
+package webui_test
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubelab/kubelab/internal/apitest"
+	"github.com/kubelab/kubelab/pipeline/trace"
+	"github.com/kubelab/kubelab/server/webui"
+	"github.com/kubelab/kubelab/storage/etcd3"
+)
+
+// served is a kubelab the tests drive over HTTP: the API alone with the
+// web UI on it (startAPI), or a whole kubelab (kubelabtest) for what
+// needs the request pipeline (authentication, RBAC, admission, the
+// traces), classroom mode or the pages other packages serve.
+type served interface {
+	URL() string
+}
+
+// startAPI serves the API alone with the web UI on the same router,
+// given what the whole server gives it: the registry's pods store, the
+// pods watch cache, a trace bus, etcd's compactor, and the way to the
+// API's own listener for the views that send real HTTP. Every request is
+// the anonymous user's, and nothing publishes to the trace bus: the
+// tracer stays empty.
+func startAPI(t *testing.T) *apitest.Server {
+	t.Helper()
+	api := apitest.Start(t)
+	gvr := corev1.SchemeGroupVersion.WithResource("pods")
+	pods, ok := api.API().Registry().Store(gvr)
+	cached, inCache := api.API().Store(gvr)
+	if !ok || !inCache {
+		t.Fatalf("%s is not served from a watch cache", gvr)
+	}
+	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
+	// As the whole server's: no proxy, so the requests reach this
+	// process; no gzip, so a watch's events do not wait in a compressor
+	// and the poll-versus-watch race counts the bytes a client reads.
+	self := webui.Self{URL: api.URL(), ViewKey: rand.Text(),
+		Client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64, DisableCompression: true}}}
+	ui, err := webui.Install(api.Echo(), webui.Deps{API: api.API(), Pods: pods, PodsCache: cached.Cache(),
+		Traces: trace.NewBus(trace.Config{}), Compactor: compactor{etcd3.NewCompactor(api.EtcdClient(), logger), api.EtcdClient()},
+		Self: self, Etcd: api.EtcdClient(), Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Before the API stops and its listener closes: the live views end
+	// first, as when the whole server shuts down.
+	t.Cleanup(ui.Close)
+	return api
+}
+
+// compactor is etcd's compactor as the timeline's "Compact now" and its
+// horizons use it; the whole server hands the web UI the same.
+type compactor struct {
+	*etcd3.Compactor
+	etcd *clientv3.Client
+}
+
+func (c compactor) Compacted(ctx context.Context) (int64, error) {
+	return etcd3.CompactedRevision(ctx, c.etcd)
+}
