@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubelab/kubelab/pipeline"
@@ -54,20 +53,8 @@ func (p labPods) List(ctx context.Context, opts storage.ListOptions) (*storage.L
 
 func (p labPods) WatchWindowStart() int64 { return p.cache.Window().Start }
 
-// compactor is etcd's compactor as the timeline's "Compact now" and its
-// horizons use it.
-type compactor struct {
-	*etcd3.Compactor
-	etcd *clientv3.Client
-}
-
-var _ webui.Compactor = compactor{}
-
-func (c compactor) Compacted(ctx context.Context) (int64, error) {
-	return etcd3.CompactedRevision(ctx, c.etcd)
-}
-
 var (
+	_ webui.Compactor   = (*etcd3.Compactor)(nil)
 	_ webui.PodStore    = (*registry.Store)(nil)
 	_ webui.WatchWindow = (*watchcache.Cache)(nil)
 )

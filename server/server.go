@@ -317,7 +317,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 		return err
 	}
 	deps := webui.Deps{API: api, Pods: podStore, PodsCache: podsCache, Traces: s.traces,
-		Compactor: compactor{s.etcdCompactor, s.etcd.Client()}, Self: s.webSelf(), Etcd: s.etcd.Client(), Logger: s.log}
+		Compactor: s.etcdCompactor, Self: s.webSelf(), Etcd: s.etcd.Client(), Logger: s.log}
 	// One count of each user's websockets, for the live views and the labs.
 	var websockets wshub.Counter
 	if s.cfg.Classroom {

@@ -1,13 +1,11 @@
 package webui_test
 
 import (
-	"context"
 	"crypto/rand"
 	"log/slog"
 	"net/http"
 	"testing"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubelab/kubelab/internal/apitest"
@@ -46,7 +44,7 @@ func startAPI(t *testing.T) *apitest.Server {
 	self := webui.Self{URL: api.URL(), ViewKey: rand.Text(),
 		Client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64, DisableCompression: true}}}
 	ui, err := webui.Install(api.Echo(), webui.Deps{API: api.API(), Pods: pods, PodsCache: cached.Cache(),
-		Traces: trace.NewBus(trace.Config{}), Compactor: compactor{etcd3.NewCompactor(api.EtcdClient(), logger), api.EtcdClient()},
+		Traces: trace.NewBus(trace.Config{}), Compactor: etcd3.NewCompactor(api.EtcdClient(), logger),
 		Self: self, Etcd: api.EtcdClient(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -55,15 +53,4 @@ func startAPI(t *testing.T) *apitest.Server {
 	// first, as when the whole server shuts down.
 	t.Cleanup(ui.Close)
 	return api
-}
-
-// compactor is etcd's compactor as the timeline's "Compact now" and its
-// horizons use it; the whole server hands the web UI the same.
-type compactor struct {
-	*etcd3.Compactor
-	etcd *clientv3.Client
-}
-
-func (c compactor) Compacted(ctx context.Context) (int64, error) {
-	return etcd3.CompactedRevision(ctx, c.etcd)
 }

@@ -125,3 +125,9 @@ func (c *Compactor) compactRound(ctx context.Context, version, prevRev int64) (i
 	}
 	return version + 1, current, nil
 }
+
+// Compacted is etcd's compacted revision (CompactedRevision), whoever
+// compacted it: this compactor, another kubelab, or etcdctl.
+func (c *Compactor) Compacted(ctx context.Context) (int64, error) {
+	return CompactedRevision(ctx, c.client)
+}
