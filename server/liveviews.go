@@ -2,15 +2,12 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	"fmt"
 	"net"
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/registry"
 	"github.com/kubelab/kubelab/server/labhttp"
 	"github.com/kubelab/kubelab/server/webui"
@@ -63,7 +60,6 @@ var (
 // over loopback, for the views that show an HTTP exchange; its key lets
 // the front door believe which view sent a request.
 func (s *Server) webSelf() webui.Self {
-	s.viewKey = rand.Text()
 	host, port, _ := net.SplitHostPort(s.ln.Addr().String())
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "127.0.0.1"
@@ -73,20 +69,4 @@ func (s *Server) webSelf() webui.Self {
 	// compressor's buffer, and the race counts the bytes a client reads.
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64, DisableCompression: true}}
 	return webui.Self{URL: "http://" + net.JoinHostPort(host, port), Client: client, ViewKey: s.viewKey}
-}
-
-// fromView marks a request the web UI sent for one of its views with
-// that view (pipeline.WithSource), if it carries the key only the web UI
-// holds. The headers go either way: a client cannot pass for a view.
-func (s *Server) fromView(r *http.Request) *http.Request {
-	view, key := r.Header.Get(webui.ViewHeader), r.Header.Get(webui.ViewKeyHeader)
-	if view == "" && key == "" {
-		return r
-	}
-	r.Header.Del(webui.ViewHeader)
-	r.Header.Del(webui.ViewKeyHeader)
-	if s.viewKey == "" || subtle.ConstantTimeCompare([]byte(key), []byte(s.viewKey)) != 1 {
-		return r
-	}
-	return r.WithContext(pipeline.WithSource(r.Context(), view))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/server/frontdoor"
 	"github.com/kubelab/kubelab/server/kubeapi"
+	"github.com/kubelab/kubelab/server/webui"
 )
 
 // AdminUser is the local user of the admin kubeconfig: cluster-admin
@@ -40,7 +41,7 @@ func (s *Server) buildPipeline(ctx context.Context, api *kubeapi.API) (*frontdoo
 	s.OnShutdown(func(context.Context) { stopCaches() })
 	fd, err := frontdoor.Assemble(ctx, cachesCtx, frontdoor.Config{
 		API: api, Etcd: s.etcd.Client(), Tokens: static, Classroom: s.cfg.Classroom, Logger: s.log,
-		FromView: s.fromView, Observe: s.observe,
+		FromView: webui.FromView(s.viewKey), Observe: s.observe,
 	})
 	if err != nil {
 		return nil, err

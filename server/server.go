@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
@@ -234,6 +235,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("admin kubeconfig: %w", err)
 	}
 	s.newEcho()
+	// The web UI's views prove their requests with it to the front door.
+	s.viewKey = rand.Text()
 	// The servers Start serves with stop after the shutdown hooks, pushed
 	// later and so run earlier, have ended the long-running requests.
 	s.stops.push(s.stopServing)

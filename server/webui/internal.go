@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"io"
 	"net/http"
 	"strings"
@@ -70,6 +71,25 @@ const (
 	ViewHeader    = "X-Kubelab-View"
 	ViewKeyHeader = "X-Kubelab-View-Key"
 )
+
+// FromView is the front door's reading of those headers: it marks a
+// request sent for one of the views with that view (pipeline.WithSource)
+// if it carries key, the Self.ViewKey the web UI was given. The headers
+// go either way: a client cannot pass for a view.
+func FromView(key string) func(*http.Request) *http.Request {
+	return func(r *http.Request) *http.Request {
+		view, sent := r.Header.Get(ViewHeader), r.Header.Get(ViewKeyHeader)
+		if view == "" && sent == "" {
+			return r
+		}
+		r.Header.Del(ViewHeader)
+		r.Header.Del(ViewKeyHeader)
+		if key == "" || subtle.ConstantTimeCompare([]byte(sent), []byte(key)) != 1 {
+			return r
+		}
+		return r.WithContext(pipeline.WithSource(r.Context(), view))
+	}
+}
 
 // userAgent is what kubelab's own requests for a browser say they are.
 const userAgent = "kubelab-web/v1 (browser)"
