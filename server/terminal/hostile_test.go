@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/labstack/echo/v4"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/server"
@@ -48,7 +47,7 @@ func refused(t *testing.T, tm *term, line, want string) {
 
 func TestHostileNoShell(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startTerminal(t)
 	tm := open(t, lab, nil)
 	out := filepath.Join(t.TempDir(), "redirected")
 	for line, want := range map[string]string{
@@ -94,7 +93,7 @@ func TestHostileNoPluginsOrPrograms(t *testing.T) {
 	t.Setenv("KUBE_EDITOR", filepath.Join(dir, "editor"))
 	t.Setenv("EDITOR", filepath.Join(dir, "editor"))
 	t.Setenv("KUBECTL_EXTERNAL_DIFF", filepath.Join(dir, "diff"))
-	lab := kubelabtest.Start(t)
+	lab := startTerminal(t)
 	tm := open(t, lab, nil)
 	for line, want := range map[string]string{
 		"kubectl foo":                                  `unknown command "foo"`,
@@ -130,7 +129,7 @@ func TestHostileNoServerFiles(t *testing.T) {
 	t.Setenv("HOME", home)
 	secret := secretFile(t)
 	dir := filepath.Dir(secret)
-	lab := kubelabtest.Start(t)
+	lab := startTerminal(t)
 	tm := open(t, lab, nil)
 	for line, want := range map[string]string{
 		"kubectl apply -f " + secret:                                        "cannot read files",
@@ -186,7 +185,7 @@ func TestHostileNoHomeKubeconfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("KUBECONFIG", filepath.Join(home, ".kube", "config"))
-	lab := kubelabtest.Start(t)
+	lab := startTerminal(t)
 	tm := open(t, lab, nil)
 	for _, line := range []string{"kubectl get pods", "kubectl api-resources", "kubectl get pods --context=prod", "kubectl version"} {
 		r := tm.run(line, "")
@@ -213,7 +212,7 @@ func TestHostileNoOtherServers(t *testing.T) {
 		w.Write([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-url\n"))
 	}))
 	defer other.Close()
-	lab := kubelabtest.Start(t)
+	lab := startTerminal(t)
 	tm := open(t, lab, nil)
 	for line, want := range map[string]string{
 		"kubectl get pods --server=" + other.URL:              "this kubelab only",
@@ -330,46 +329,21 @@ func TestHostileClassroom(t *testing.T) {
 	})
 }
 
-// capped serves the terminal with small caps, over the lab's API.
-func capped(t *testing.T, lab *kubelabtest.Lab, limits terminal.Limits) string {
-	t.Helper()
-	e := echo.New()
-	term := terminal.Install(e, terminal.Config{Router: lab.Echo(), Limits: limits})
-	t.Cleanup(term.Close)
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-func openAt(t *testing.T, base string) *term {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+terminal.WebsocketPath, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {base}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetReadLimit(4 << 20)
-	t.Cleanup(func() { c.CloseNow() })
-	tm := &term{t: t, conn: c}
-	tm.Hello = tm.next(10 * time.Second)
-	return tm
-}
-
 func TestHostileCaps(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
-	base := capped(t, lab, terminal.Limits{Commands: 1, Output: 4 << 10, RunTime: 3 * time.Second, Stdin: 1 << 10})
+	lab := startTerminal(t, func(c *terminal.Config) {
+		c.Limits = terminal.Limits{Commands: 1, Output: 4 << 10, RunTime: 3 * time.Second, Stdin: 1 << 10}
+	})
 
 	t.Run("ErrOutput", func(t *testing.T) {
-		tm := openAt(t, base)
+		tm := open(t, lab, nil)
 		r := tm.run("kubectl get pods -o yaml", "")
 		if r.Code == 0 || !strings.Contains(r.Err, "wrote more than 4 KiB") || len(r.Out) > 4<<10 {
 			t.Fatalf("code %d, %d bytes out, err %q", r.Code, len(r.Out), r.Err)
 		}
 	})
 	t.Run("ErrRunTime", func(t *testing.T) {
-		tm := openAt(t, base)
+		tm := open(t, lab, nil)
 		start := time.Now()
 		r := tm.run("kubectl get pods -w", "")
 		if r.Code == 0 || !strings.Contains(r.Err, "at most 3s") || time.Since(start) > 30*time.Second {
@@ -377,7 +351,7 @@ func TestHostileCaps(t *testing.T) {
 		}
 	})
 	t.Run("ErrConcurrentCommands", func(t *testing.T) {
-		first, second := openAt(t, base), openAt(t, base)
+		first, second := open(t, lab, nil), open(t, lab, nil)
 		first.send(map[string]any{"t": "run", "line": "kubectl get pods -w"})
 		first.until("ssa-demo", 20*time.Second)
 		r := second.run("kubectl get pods", "")
@@ -394,7 +368,7 @@ func TestHostileCaps(t *testing.T) {
 		}
 	})
 	t.Run("ErrStdin", func(t *testing.T) {
-		tm := openAt(t, base)
+		tm := open(t, lab, nil)
 		r := tm.run("kubectl apply -f -", strings.Repeat("#", 2<<10))
 		if r.Code == 0 || !strings.Contains(r.Err, "more than 1 KiB") {
 			t.Fatalf("%+v", r)

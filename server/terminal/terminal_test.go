@@ -34,7 +34,7 @@ type msg struct {
 
 // open dials the terminal as a page of the lab would, with header's
 // credentials (nil: none, the local user).
-func open(t testing.TB, lab *kubelabtest.Lab, header http.Header) *term {
+func open(t testing.TB, lab served, header http.Header) *term {
 	t.Helper()
 	h := http.Header{"Origin": {lab.URL()}}
 	for k, v := range header {
@@ -229,7 +229,7 @@ func TestKubectlRunsAsTheLocalUser(t *testing.T) {
 // language; kubectl's stay kubectl's.
 func TestRefusalsInThai(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
+	lab := startTerminal(t)
 	tm := open(t, lab, http.Header{"Cookie": {"lang=th"}})
 	if r := tm.run("kubectl edit pod ssa-demo", ""); !strings.Contains(r.Err, "โปรแกรมแก้ไข") {
 		t.Fatalf("%+v", r)
@@ -241,8 +241,10 @@ func TestRefusalsInThai(t *testing.T) {
 
 // BenchmarkKubectlGetPods is one kubectl get pods in the terminal, from
 // the line sent to its exit: a fresh command tree, discovery, the list.
+// It runs over the API alone, so it times the terminal's own work and the
+// API's, not the request pipeline's (sign-in, RBAC, traces).
 func BenchmarkKubectlGetPods(b *testing.B) {
-	lab := kubelabtest.Start(b)
+	lab := startTerminal(b)
 	tm := open(b, lab, nil)
 	b.ResetTimer()
 	for range b.N {
