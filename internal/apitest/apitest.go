@@ -15,6 +15,7 @@ package apitest
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -43,6 +44,10 @@ type Config struct {
 	// WatchFromEtcd serves every watch from etcd rather than the watch
 	// cache (kubelab's --watch-cache=false).
 	WatchFromEtcd bool
+	// EventFreshDuration shortens how long the watch caches keep an
+	// event in their window (kube's 75 s), as kubelab's
+	// server Config.WatchCacheEventFreshness does.
+	EventFreshDuration time.Duration
 	// Resources are served besides the built-in ones: an extension's,
 	// which the test then starts on API and Docs.
 	Resources []*registry.Resource
@@ -57,6 +62,10 @@ type Config struct {
 	// binding, admission, and a trace of each request on FrontDoor's
 	// bus. Without it every request is the anonymous user's, allowed.
 	Pipeline bool
+	// FromView, with Pipeline, is how the front door tells the web UI's
+	// views' requests (webui.FromView with the key the test gives the
+	// web UI).
+	FromView func(*http.Request) *http.Request
 	// NoDemo leaves out the lesson's demo namespace.
 	NoDemo bool
 	// Etcd is another Server's etcd (its Etcd) to serve from, as a second
@@ -106,7 +115,7 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 	}
 	s.docs = docs
 	s.api, err = kubeapi.New(registry.Config{
-		Client: s.etcd.Client(), WatchFromEtcd: cfg.WatchFromEtcd,
+		Client: s.etcd.Client(), WatchFromEtcd: cfg.WatchFromEtcd, EventFreshDuration: cfg.EventFreshDuration,
 		Resources: resources, TypeConverter: docs.TypeConverter(),
 	})
 	if err != nil {
@@ -137,7 +146,7 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 		}
 	}
 	if cfg.Pipeline {
-		s.door = startFrontDoor(t, s.api, s.etcd.Client())
+		s.door = startFrontDoor(t, s.api, s.etcd.Client(), cfg.FromView)
 		s.echo.Use(s.door.Middleware())
 	} else {
 		// Every request is the anonymous user's, as the front door names
@@ -177,13 +186,13 @@ func Start(t testing.TB, options ...func(*Config)) *Server {
 // startFrontDoor assembles the front door over api, in local mode with no
 // static token, and makes it the API's pipeline. Its caches stop before
 // the API does.
-func startFrontDoor(t testing.TB, api *kubeapi.API, etcd *clientv3.Client) *frontdoor.FrontDoor {
+func startFrontDoor(t testing.TB, api *kubeapi.API, etcd *clientv3.Client, fromView func(*http.Request) *http.Request) *frontdoor.FrontDoor {
 	t.Helper()
 	caches, stopCaches := context.WithCancel(context.Background())
 	t.Cleanup(stopCaches)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	door, err := frontdoor.Assemble(ctx, caches, frontdoor.Config{API: api, Etcd: etcd, Tokens: authn.NewStaticTokens()})
+	door, err := frontdoor.Assemble(ctx, caches, frontdoor.Config{API: api, Etcd: etcd, Tokens: authn.NewStaticTokens(), FromView: fromView})
 	if err != nil {
 		t.Fatalf("assemble the front door: %v", err)
 	}

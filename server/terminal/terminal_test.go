@@ -241,8 +241,8 @@ func TestRefusalsInThai(t *testing.T) {
 
 // BenchmarkKubectlGetPods is one kubectl get pods in the terminal, from
 // the line sent to its exit: a fresh command tree, discovery, the list.
-// It runs over the API alone, so it times the terminal's own work and the
-// API's, not the request pipeline's (sign-in, RBAC, traces).
+// It runs over the API behind the front door (RBAC, admission, traces),
+// as in a local kubelab.
 func BenchmarkKubectlGetPods(b *testing.B) {
 	lab := startTerminal(b)
 	tm := open(b, lab, nil)

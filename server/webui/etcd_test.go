@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	"github.com/kubelab/kubelab/internal/apitest"
 )
 
 // testInspectorLinksToTheStoredVersion: an events.k8s.io/v1 Event is kept
 // as a core Event, so the etcd inspector links its key to the core API
 // path, the version its bytes are. The Event goes in a namespace of the
 // test's own, as the server is shared.
-func testInspectorLinksToTheStoredVersion(t *testing.T, lab served) {
+func testInspectorLinksToTheStoredVersion(t *testing.T, lab *apitest.Server) {
 	const ns = "inspector-stored-version"
 	if code, out := apiDo(t, lab, "POST", "/api/v1/namespaces", "application/json",
 		`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+ns+`"}}`); code != http.StatusCreated {

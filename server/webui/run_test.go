@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/web"
 )
@@ -271,7 +272,7 @@ func TestRunItLiveSendsWhatKubectlSends(t *testing.T) {
 
 // testRunItLiveSaysRawEquivalent: a button that cannot send the command's
 // own requests says so on the page, and shows the command it runs.
-func testRunItLiveSaysRawEquivalent(t *testing.T, lab served) {
+func testRunItLiveSaysRawEquivalent(t *testing.T, lab *apitest.Server) {
 	_, page := apiDo(t, lab, "GET", "/lesson/etcd", "", "")
 	if !strings.Contains(page, "Raw equivalent") || !strings.Contains(page, "etcdctl get /registry/pods/internals-demo/ssa-demo") {
 		t.Fatalf("the etcd page does not say what Run it live runs:\n%.3000s", page)

@@ -3,25 +3,27 @@ package webui_test
 import (
 	"testing"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
-// TestOnOneAPI runs, side by side on the API alone with the web UI on
-// it, the tests that need no request pipeline and only read what a new
-// API holds, or write only objects of their own in a namespace of their
-// own that no other test lists, watches or counts: starting the API
-// costs more than most of them.
+// TestOnOneAPI runs, side by side on the API behind the front door with
+// the web UI on it, the tests that only read what a new API holds, or
+// write only objects of their own in a namespace of their own that no
+// other test lists, watches or counts: starting the API costs more than
+// most of them.
 func TestOnOneAPI(t *testing.T) {
 	t.Parallel()
 	api := startAPI(t)
 	for _, test := range []struct {
 		name string
-		run  func(*testing.T, served)
+		run  func(*testing.T, *apitest.Server)
 	}{
 		{"Pages", testPages},
 		{"RunItLiveSaysRawEquivalent", testRunItLiveSaysRawEquivalent},
 		{"InspectorLinksToTheStoredVersion", testInspectorLinksToTheStoredVersion},
 		{"PageWeight", testPageWeight},
+		{"TimelineLaneWatchesAsTheBrowsersUser", testTimelineLaneWatchesAsTheBrowsersUser},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			t.Parallel()
@@ -31,7 +33,7 @@ func TestOnOneAPI(t *testing.T) {
 }
 
 // TestOnOneServer runs, side by side on one whole server, the tests of
-// what the server adds to the web UI (RBAC, the front door, compression,
+// what the server adds to the web UI (its cross-site check, compression,
 // the other packages' pages) that only read what a new server holds. A
 // test that writes to the seeded namespaces, watches the tracer (which
 // shows every request), times the watch cache's window or compares etcd
@@ -41,7 +43,6 @@ func TestOnOneServer(t *testing.T) {
 	lab := kubelabtest.Start(t)
 	kubelabtest.RunShared(t, lab,
 		kubelabtest.Shared{Name: "PagesWithTheServer", Run: testPagesWithTheServer},
-		kubelabtest.Shared{Name: "TimelineLaneWatchesAsTheBrowsersUser", Run: testTimelineLaneWatchesAsTheBrowsersUser},
 		kubelabtest.Shared{Name: "PagesAreServedCompressed", Run: testPagesAreServedCompressed},
 	)
 }

@@ -13,9 +13,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline"
-	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/server/webui"
 )
 
@@ -114,7 +114,7 @@ func label(t *testing.T, lab served, value string) {
 
 // testPages: the web UI's own pages, in either language, with its
 // headers, and its live views refuse a foreign page.
-func testPages(t *testing.T, lab served) {
+func testPages(t *testing.T, lab *apitest.Server) {
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar}
 	get := func(path string, header ...string) (*http.Response, string) {
@@ -384,7 +384,7 @@ func TestWatchTimeline(t *testing.T) {
 	// others all the same: every step waits on an event or, for the push,
 	// on the 409 that says how long to wait, not on a fixed time.
 	t.Parallel()
-	lab := kubelabtest.Start(t, func(c *server.Config) { c.WatchCacheEventFreshness = time.Second })
+	lab := startAPI(t, func(c *apitest.Config) { c.EventFreshDuration = time.Second })
 	a := dial(t, lab, "/ui/ws/watch?lane=A")
 	list := next(t, a, 10*time.Second, func(m msg) bool { return m.T == "list" })
 	if list.RV == 0 || list.Relist || list.WindowStart == 0 || list.WindowCapacity < 100 {
@@ -487,7 +487,7 @@ func TestTracer(t *testing.T) {
 	// A server of its own: the tracer shows every request, and this test
 	// takes the first patch, get and create it sees (and the replay to a
 	// reconnecting tracer) for its own.
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	c := dial(t, lab, "/ui/ws/trace")
 	label(t, lab, "traced")
 	m := next(t, c, 10*time.Second, func(m msg) bool { return m.T == "trace" && m.Trace.Verb == "patch" })
@@ -585,8 +585,8 @@ func TestPollVsWatch(t *testing.T) {
 // shows. A user whose token RBAC
 // grants nothing gets kube's 403 in the lane's close reason, not kubelab's
 // view of the pods.
-func testTimelineLaneWatchesAsTheBrowsersUser(t *testing.T, lab *kubelabtest.Lab) {
-	token, err := lab.Authenticator().Mint(context.Background(), pipeline.User{Name: "nobody"})
+func testTimelineLaneWatchesAsTheBrowsersUser(t *testing.T, lab *apitest.Server) {
+	token, err := lab.FrontDoor().Authn.Mint(context.Background(), pipeline.User{Name: "nobody"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -625,7 +625,7 @@ func TestRunItLiveIsTracedAsTheView(t *testing.T) {
 	t.Parallel()
 	// A server of its own: the tracer shows every request, and another
 	// test's list of the same pods would pass for Run it live's.
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	tracer := dial(t, lab, "/ui/ws/trace")
 	run := dial(t, lab, "/ui/ws/run?cmd=list-rv")
 	// The response shows the Audit-Id the request pipeline gave it, by
@@ -666,7 +666,7 @@ func TestTimelineLaneReadsAreTraced(t *testing.T) {
 	t.Parallel()
 	// A server of its own: the tracer shows every request, and this test
 	// takes the first two on the pods' path for its lane's list and watch.
-	lab := kubelabtest.Start(t)
+	lab := startAPI(t)
 	tracer := dial(t, lab, "/ui/ws/trace")
 	lane := dial(t, lab, "/ui/ws/watch?lane=A")
 	next(t, lane, 10*time.Second, func(m msg) bool { return m.T == "watching" })

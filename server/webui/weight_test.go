@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
@@ -16,7 +17,7 @@ const pageBudget = 150 * 1024
 // testPageWeight loads every lesson page as a browser would (the HTML, its
 // stylesheet, icon and scripts, following the modules' imports) and checks
 // the total against the budget.
-func testPageWeight(t *testing.T, lab served) {
+func testPageWeight(t *testing.T, lab *apitest.Server) {
 	fetch := func(path string) string {
 		t.Helper()
 		resp, err := http.Get(lab.URL() + path)
