@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/sidebyside"
 )
 
 // TestOnOneAPI runs, side by side on one API behind kubelab's front door,
@@ -14,8 +15,7 @@ import (
 // etcd's revision starts an API of its own.
 func TestOnOneAPI(t *testing.T) {
 	t.Parallel()
-	api := apitest.Start(t, withPipeline)
-	for name, run := range map[string]func(*testing.T, *apitest.Server){
+	sidebyside.Run(t, apitest.Start(t, withPipeline), map[string]func(*testing.T, *apitest.Server){
 		"TableInEitherMetaVersion":       testTableInEitherMetaVersion,
 		"KubectlGetPodsTable":            testKubectlGetPodsTable,
 		"EtcdctlShowsKubernetesProtobuf": testEtcdctlShowsKubernetesProtobuf,
@@ -27,12 +27,7 @@ func TestOnOneAPI(t *testing.T) {
 		"EveryBuiltinGroupIsDiscovered": testEveryBuiltinGroupIsDiscovered,
 		"TokenReview":                   testTokenReview,
 		"KubectlAuthCanI":               testKubectlAuthCanI,
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			run(t, api)
-		})
-	}
+	})
 }
 
 // TestOnOneServer does the same on a whole kubelab, for the request's
@@ -41,9 +36,8 @@ func TestOnOneAPI(t *testing.T) {
 // CRDs' groups too.
 func TestOnOneServer(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
-	kubelabtest.RunShared(t, lab,
-		kubelabtest.Shared{Name: "AggregatedDiscovery", Run: testAggregatedDiscovery},
-		kubelabtest.Shared{Name: "InvalidTimeoutIsBadRequest", Run: testInvalidTimeoutIsBadRequest},
-	)
+	sidebyside.Run(t, kubelabtest.Start(t), map[string]func(*testing.T, *kubelabtest.Lab){
+		"AggregatedDiscovery":        testAggregatedDiscovery,
+		"InvalidTimeoutIsBadRequest": testInvalidTimeoutIsBadRequest,
+	})
 }

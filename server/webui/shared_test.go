@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/sidebyside"
 )
 
 // TestOnOneAPI runs, side by side on the API behind the front door with
@@ -14,22 +15,13 @@ import (
 // most of them.
 func TestOnOneAPI(t *testing.T) {
 	t.Parallel()
-	api := startAPI(t)
-	for _, test := range []struct {
-		name string
-		run  func(*testing.T, *apitest.Server)
-	}{
-		{"Pages", testPages},
-		{"RunItLiveSaysRawEquivalent", testRunItLiveSaysRawEquivalent},
-		{"InspectorLinksToTheStoredVersion", testInspectorLinksToTheStoredVersion},
-		{"PageWeight", testPageWeight},
-		{"TimelineLaneWatchesAsTheBrowsersUser", testTimelineLaneWatchesAsTheBrowsersUser},
-	} {
-		t.Run(test.name, func(t *testing.T) {
-			t.Parallel()
-			test.run(t, api)
-		})
-	}
+	sidebyside.Run(t, startAPI(t), map[string]func(*testing.T, *apitest.Server){
+		"Pages":                                testPages,
+		"RunItLiveSaysRawEquivalent":           testRunItLiveSaysRawEquivalent,
+		"InspectorLinksToTheStoredVersion":     testInspectorLinksToTheStoredVersion,
+		"PageWeight":                           testPageWeight,
+		"TimelineLaneWatchesAsTheBrowsersUser": testTimelineLaneWatchesAsTheBrowsersUser,
+	})
 }
 
 // TestOnOneServer runs, side by side on one whole server, the tests of
@@ -40,9 +32,8 @@ func TestOnOneAPI(t *testing.T) {
 // revisions starts a server or an API of its own.
 func TestOnOneServer(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
-	kubelabtest.RunShared(t, lab,
-		kubelabtest.Shared{Name: "PagesWithTheServer", Run: testPagesWithTheServer},
-		kubelabtest.Shared{Name: "PagesAreServedCompressed", Run: testPagesAreServedCompressed},
-	)
+	sidebyside.Run(t, kubelabtest.Start(t), map[string]func(*testing.T, *kubelabtest.Lab){
+		"PagesWithTheServer":       testPagesWithTheServer,
+		"PagesAreServedCompressed": testPagesAreServedCompressed,
+	})
 }
