@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/registry"
 )
@@ -19,25 +19,27 @@ import (
 // request, and no write that the trace does not show.
 func TestCRDDeletionGoesThroughTheRegistry(t *testing.T) {
 	t.Parallel()
-	// The whole server: the assertions are on the request pipeline's traces.
-	lab := kubelabtest.Start(t)
+	// Behind the front door: the assertions are on the request
+	// pipeline's traces.
+	lab := startAPI(t, func(c *apitest.Config) { c.Pipeline = true })
 	applyCRD(t, lab, widgetsCRD)
+	mustKubectl(t, lab, "", "create", "namespace", "other")
 	for _, w := range []struct{ ns, name, finalizers string }{
 		{"internals-demo", "w1", ""},
-		{"default", "w2", ""},
-		{"default", "held", "\n  finalizers: [lab.example.com/hold]"},
+		{"other", "w2", ""},
+		{"other", "held", "\n  finalizers: [lab.example.com/hold]"},
 	} {
 		mustKubectl(t, lab, fmt.Sprintf("apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: %s\n  namespace: %s%s\nspec:\n  size: 3\n", w.name, w.ns, w.finalizers), "create", "-f", "-")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	widgets := lab.Traces().Subscribe(ctx, func(tr pipeline.Trace) bool {
+	widgets := lab.FrontDoor().Traces.Subscribe(ctx, func(tr pipeline.Trace) bool {
 		return tr.APIGroup == "lab.example.com" && tr.Resource == "widgets"
 	}, 100)
 
 	mustKubectl(t, lab, "", "delete", "crd", "widgets.lab.example.com")
 	eventually(t, "the widgets gone from etcd", func() string {
-		if out := etcdctl(t, lab.EtcdURL, "get", "--prefix", "/registry/lab.example.com/", "--keys-only"); strings.TrimSpace(out) != "" {
+		if out := etcdctl(t, lab.EtcdURL(), "get", "--prefix", "/registry/lab.example.com/", "--keys-only"); strings.TrimSpace(out) != "" {
 			return "left: " + out
 		}
 		return ""
@@ -47,7 +49,7 @@ func TestCRDDeletionGoesThroughTheRegistry(t *testing.T) {
 	// successful.
 	var got []string
 	timeout := time.After(5 * time.Second)
-	for !slices.Contains(got, "update default/held") {
+	for !slices.Contains(got, "update other/held") {
 		select {
 		case tr := <-widgets:
 			if tr.User != registry.APIServer.Name || tr.Code >= 300 {
@@ -60,7 +62,7 @@ func TestCRDDeletionGoesThroughTheRegistry(t *testing.T) {
 			}
 			got = append(got, strings.TrimSpace(tr.Verb+" "+strings.Trim(tr.Namespace+"/"+tr.Name, "/")))
 		case <-timeout:
-			t.Fatalf("traces of the widgets' deletion: %q, want deletecollections and the release of default/held", got)
+			t.Fatalf("traces of the widgets' deletion: %q, want deletecollections and the release of other/held", got)
 		}
 	}
 	if !slices.Contains(got, "deletecollection") {

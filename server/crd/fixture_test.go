@@ -11,8 +11,8 @@ import (
 )
 
 // served is a kubelab the tests drive with kubectl and client-go: the API
-// alone serving CRDs (startAPI), or a whole kubelab (kubelabtest) for
-// what needs the request pipeline or the controllers.
+// serving CRDs (startAPI), behind the front door for a test of the
+// traces, with a controller run beside it for a test of its work.
 type served interface {
 	KubeconfigPath() string
 }

@@ -4,8 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubelab/kubelab/controller/namespace"
 	"github.com/kubelab/kubelab/internal/apitest"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/registry"
+	"github.com/kubelab/kubelab/registry/registrytest"
 )
 
 // TestCRDSurvivesRestart: an API started again on the etcd data an
@@ -68,14 +70,18 @@ func TestCRDAcrossReplicas(t *testing.T) {
 // empties a deleted namespace of custom resources too.
 func TestNamespaceDeletionDeletesCustomResources(t *testing.T) {
 	t.Parallel()
-	// The whole server: the namespace controller is what deletes them.
-	lab := kubelabtest.Start(t)
+	// The namespace controller is what deletes them: run alone, as the
+	// server runs it, over the API's registry, CRDs' stores included.
+	lab := startAPI(t)
+	reg := lab.API().Registry()
+	registrytest.Run(t, registry.Controller("namespace-controller"), namespace.New(registrytest.Core(t, reg, "namespaces"), reg.NamespacedStores, nil).Run,
+		"github.com/kubelab/kubelab/controller/namespace")
 	applyCRD(t, lab, widgetsCRD)
 	mustKubectl(t, lab, "", "create", "namespace", "scratch")
 	mustKubectl(t, lab, "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: doomed\n  namespace: scratch\nspec:\n  size: 1\n", "create", "-f", "-")
 	mustKubectl(t, lab, "", "delete", "namespace", "scratch", "--wait=false")
 	eventually(t, "widget deleted with its namespace", func() string {
-		if out := etcdctl(t, lab.EtcdURL, "get", "--prefix", "/registry/lab.example.com/widgets/scratch/", "--keys-only"); strings.TrimSpace(out) != "" {
+		if out := etcdctl(t, lab.EtcdURL(), "get", "--prefix", "/registry/lab.example.com/widgets/scratch/", "--keys-only"); strings.TrimSpace(out) != "" {
 			return out
 		}
 		return ""
