@@ -10,11 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/kubelab/kubelab/internal/apitest"
 	"github.com/kubelab/kubelab/internal/clitest"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/server/aggregator"
 	"github.com/kubelab/kubelab/server/crd"
@@ -22,26 +19,32 @@ import (
 	"github.com/kubelab/kubelab/server/openapi"
 )
 
-// served is a kubelab the tests send requests to: the API alone with the
-// aggregator on it (startAggregated), or a whole kubelab (kubelabtest) for
-// what needs the request pipeline.
+// served is a kubelab the tests send requests to: the API with the
+// aggregator on it (startAggregated), behind the front door for what
+// needs the request pipeline.
 type served interface {
 	KubeconfigPath() string
 }
 
 // startAggregated serves the API alone with kubelab's aggregator and
 // metrics server started on it as the server starts them, and the CRD
-// controller, whose group versions the aggregator registers. Nothing
-// feeds the metrics server's request figures: the pipeline's traces do.
-func startAggregated(t *testing.T) *apitest.Server {
+// controller, whose group versions the aggregator registers. The metrics
+// server's request figures come from the front door's traces, if options
+// put the API behind it (apitest.Config.Pipeline); nothing feeds them
+// otherwise.
+func startAggregated(t *testing.T, options ...func(*apitest.Config)) *apitest.Server {
 	t.Helper()
 	crds := crd.New()
-	s := apitest.Start(t, func(c *apitest.Config) {
+	s := apitest.Start(t, append(options, func(c *apitest.Config) {
 		c.Resources = crds.Resources()
 		c.OpenAPI = []openapi.Resource{aggregator.APIServicesOpenAPI}
-	})
+	})...)
 	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
-	agg, metrics, err := aggregator.StartWithMetrics(aggregator.Config{API: s.API(), Docs: s.Docs(), Logger: logger}, s.EtcdClient(), nil)
+	var traces metricsapi.Traces // nil, not a nil bus: no figures
+	if door := s.FrontDoor(); door != nil {
+		traces = door.Traces
+	}
+	agg, metrics, err := aggregator.StartWithMetrics(aggregator.Config{API: s.API(), Docs: s.Docs(), Logger: logger}, s.EtcdClient(), traces)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,21 +166,18 @@ func namespaceMetrics(t *testing.T, lab served, namespace string) (m metricsapi.
 
 // TestMetricsBehindThePipeline: the metrics server learns from kubelab's
 // request pipeline who the user is (one kubelab refuses never reaches it)
-// and what requests a namespace got. On the whole server: the pipeline
+// and what requests a namespace got. Behind the front door, which
 // authenticates, authorizes and traces.
 func TestMetricsBehindThePipeline(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t)
-	kubeconfig, err := clientcmd.LoadFromFile(lab.KubeconfigPath())
+	lab := startAggregated(t, func(c *apitest.Config) { c.Pipeline = true })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// An admin as the admin kubeconfig's: in system:masters.
+	adminToken, err := lab.FrontDoor().Authn.Mint(ctx, pipeline.User{Name: "kubelab-admin", Groups: []string{pipeline.SystemPrivilegedGroup}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var adminToken string
-	for _, u := range kubeconfig.AuthInfos {
-		adminToken = u.Token
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	// Plain HTTP: client-go would not send the token, so set it here.
 	get := func(token string) (int, http.Header) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, lab.URL()+"/apis/metrics.k8s.io/v1beta1/namespacemetrics", nil)
@@ -196,7 +196,7 @@ func TestMetricsBehindThePipeline(t *testing.T) {
 		}
 		return ""
 	})
-	token, err := lab.Authenticator().Mint(ctx, pipeline.User{Name: "nobody", Groups: []string{pipeline.AllAuthenticated}})
+	token, err := lab.FrontDoor().Authn.Mint(ctx, pipeline.User{Name: "nobody", Groups: []string{pipeline.AllAuthenticated}})
 	if err != nil {
 		t.Fatal(err)
 	}
