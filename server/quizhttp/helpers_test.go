@@ -14,7 +14,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kubelab/kubelab/classroom"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/quiz/etcdstore"
@@ -25,11 +24,11 @@ import (
 // as is an HTTP client of a lab acting as one user (no token: anonymous).
 type as struct {
 	t     *testing.T
-	lab   *kubelabtest.Lab
+	lab   served
 	token string
 }
 
-func mint(t *testing.T, lab *kubelabtest.Lab, name string, groups ...string) as {
+func mint(t *testing.T, lab served, name string, groups ...string) as {
 	t.Helper()
 	token, err := lab.Authenticator().Mint(context.Background(), pipeline.User{Name: name, Groups: groups})
 	if err != nil {
@@ -38,7 +37,7 @@ func mint(t *testing.T, lab *kubelabtest.Lab, name string, groups ...string) as 
 	return as{t: t, lab: lab, token: token}
 }
 
-func student(t *testing.T, lab *kubelabtest.Lab, name, class string) as {
+func student(t *testing.T, lab served, name, class string) as {
 	return mint(t, lab, name, classroom.StudentGroup, "kubelab:class:"+class)
 }
 
@@ -52,11 +51,11 @@ func ownClass(t *testing.T) string {
 
 // classmate mints a student of class, whose user name is the class's, a
 // dash, and name.
-func classmate(t *testing.T, lab *kubelabtest.Lab, class, name string) as {
+func classmate(t *testing.T, lab served, class, name string) as {
 	return student(t, lab, class+"-"+name, class)
 }
 
-func grader(t *testing.T, lab *kubelabtest.Lab) as {
+func grader(t *testing.T, lab served) as {
 	return mint(t, lab, "lms-bridge", classroom.GraderGroup)
 }
 
@@ -128,7 +127,7 @@ func wantStatus(t *testing.T, resp *http.Response, body string, code int, reason
 
 // storedAttempts counts the keys under the attempts' prefix in etcd,
 // open attempts included.
-func storedAttempts(t *testing.T, lab *kubelabtest.Lab) int64 {
+func storedAttempts(t *testing.T, lab served) int64 {
 	t.Helper()
 	resp, err := lab.EtcdClient().Get(context.Background(), etcdstore.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
@@ -139,7 +138,7 @@ func storedAttempts(t *testing.T, lab *kubelabtest.Lab) int64 {
 
 // submittedAttempts counts the attempts submitted that f matches, as the
 // grader sees them: on a shared server, those of the test's own class.
-func submittedAttempts(t *testing.T, lab *kubelabtest.Lab, f quiz.Filter) int {
+func submittedAttempts(t *testing.T, lab served, f quiz.Filter) int {
 	t.Helper()
 	got, err := etcdstore.New(lab.EtcdClient()).List(context.Background(), f)
 	if err != nil {

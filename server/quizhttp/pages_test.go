@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server/quizhttp"
@@ -34,7 +33,7 @@ func secrets() []string {
 
 // testNothingGivenAwayBeforeSubmitting renders every page and document a
 // student can get before submitting and looks for any answer in it.
-func testNothingGivenAwayBeforeSubmitting(t *testing.T, lab *kubelabtest.Lab) {
+func testNothingGivenAwayBeforeSubmitting(t *testing.T, lab served) {
 	alice := classmate(t, lab, ownClass(t), "alice")
 	for _, q := range quiz.Lesson().Quizzes() {
 		for _, lang := range []string{"en", "th"} {
@@ -78,7 +77,7 @@ func testNothingGivenAwayBeforeSubmitting(t *testing.T, lab *kubelabtest.Lab) {
 
 // testAttemptPerStudent: reloading the quiz shows the same open attempt;
 // each student's attempt has option ids and an order of its own.
-func testAttemptPerStudent(t *testing.T, lab *kubelabtest.Lab) {
+func testAttemptPerStudent(t *testing.T, lab served) {
 	class := ownClass(t)
 	alice := classmate(t, lab, class, "alice")
 	_, page := alice.get("/quiz/" + quiz.WatchQuizID)
@@ -113,7 +112,7 @@ func testAttemptPerStudent(t *testing.T, lab *kubelabtest.Lab) {
 	}
 }
 
-func testTakeQuizInThai(t *testing.T, lab *kubelabtest.Lab) {
+func testTakeQuizInThai(t *testing.T, lab served) {
 	class := ownClass(t)
 	alice := classmate(t, lab, class, "alice")
 	resp, page := alice.do("GET", "/quiz/"+quiz.WatchQuizID, "", nil, "Cookie", "lang=th")
@@ -161,7 +160,7 @@ func testTakeQuizInThai(t *testing.T, lab *kubelabtest.Lab) {
 	}
 }
 
-func testSpotTheBugForm(t *testing.T, lab *kubelabtest.Lab) {
+func testSpotTheBugForm(t *testing.T, lab served) {
 	alice := classmate(t, lab, ownClass(t), "alice")
 	cases := []struct {
 		marks []string // line, reason, ...
@@ -212,7 +211,7 @@ func testSpotTheBugForm(t *testing.T, lab *kubelabtest.Lab) {
 
 // testBrowserSession: a student's browser, signed in with the session
 // cookie, takes a quiz and sees the result as theirs.
-func testBrowserSession(t *testing.T, lab *kubelabtest.Lab) {
+func testBrowserSession(t *testing.T, lab served) {
 	class := ownClass(t)
 	name := class + "-alice-7f3a"
 	s := student(t, lab, name, class)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/server/quizhttp"
@@ -30,7 +29,7 @@ func explained(t *testing.T, body string) quiz.Explained {
 // attempt; then every attempt of theirs is explained. The next is refused.
 func TestRevealAfterLastAttempt(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t, func(c *server.Config) { c.QuizAttempts = 2 })
+	lab := startQuiz(t, policyOf(func(c *server.Config) { c.QuizAttempts = 2 }))
 	alice := student(t, lab, "alice", "a")
 	wrong := []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}}
 	resp, body := alice.take(quiz.WatchQuizID, wrong)
@@ -88,7 +87,7 @@ func TestRevealAfterLastAttempt(t *testing.T) {
 
 func TestRevealNever(t *testing.T) {
 	t.Parallel()
-	lab := kubelabtest.Start(t, func(c *server.Config) { c.QuizAttempts, c.QuizReveal = 1, "never" })
+	lab := startQuiz(t, policyOf(func(c *server.Config) { c.QuizAttempts, c.QuizReveal = 1, "never" }))
 	alice := student(t, lab, "alice", "a")
 	resp, body := alice.take(quiz.SpotTheBugQuizID, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}}}})
 	if resp.StatusCode != http.StatusCreated {
@@ -103,7 +102,7 @@ func TestRevealNever(t *testing.T) {
 
 // testSubmissionsPaced: past the burst, a user's submissions get 429 with
 // Retry-After, whatever they submit; other users are not held up.
-func testSubmissionsPaced(t *testing.T, lab *kubelabtest.Lab) {
+func testSubmissionsPaced(t *testing.T, lab served) {
 	class := ownClass(t)
 	alice, bob := classmate(t, lab, class, "alice"), classmate(t, lab, class, "bob")
 	v := alice.view(quiz.WatchQuizID)

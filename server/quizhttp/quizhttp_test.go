@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/kubelab/kubelab/classroom"
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/server/quizhttp"
@@ -33,14 +32,11 @@ func allRight() []quiz.Answer {
 	return out
 }
 
-func testGraderAuth(t *testing.T, lab *kubelabtest.Lab) {
+func testGraderAuth(t *testing.T, lab served) {
 	anon := as{t: t, lab: lab}
-	admin := as{t: t, lab: lab}
-	if b, err := readAdminToken(lab); err != nil {
-		t.Fatal(err)
-	} else {
-		admin.token = b
-	}
+	// The admin kubeconfig's user: TestClassroomMode reads the results
+	// with that kubeconfig's own token, on a whole kubelab.
+	admin := mint(t, lab, server.AdminUser.Name, server.AdminUser.Groups...)
 	grade := quiz.Submission{Quiz: quiz.WatchQuizID, Answers: allRight()}
 	calls := []struct {
 		name string
@@ -69,7 +65,7 @@ func testGraderAuth(t *testing.T, lab *kubelabtest.Lab) {
 }
 
 // A student put in the graders' group by mistake still cannot grade.
-func testGraderRefusesStudentsInTheGraderGroup(t *testing.T, lab *kubelabtest.Lab) {
+func testGraderRefusesStudentsInTheGraderGroup(t *testing.T, lab served) {
 	alice := mint(t, lab, "alice", classroom.StudentGroup, classroom.GraderGroup)
 	resp, body := alice.get(quizhttp.GraderPath + "/results")
 	wantStatus(t, resp, body, http.StatusForbidden, "Forbidden")
@@ -81,7 +77,7 @@ func testGraderRefusesStudentsInTheGraderGroup(t *testing.T, lab *kubelabtest.La
 func TestResultsAndCSV(t *testing.T) {
 	t.Parallel()
 	// A server of its own: the unfiltered results are every attempt on it.
-	lab := kubelabtest.Start(t)
+	lab := startQuiz(t, policyOf())
 	alice, bob, carol := student(t, lab, "alice", "a"), student(t, lab, "bob", "a"), student(t, lab, "carol", "b")
 	submit := func(s as, quizID string, answers []quiz.Answer) quiz.Explained {
 		t.Helper()
@@ -169,7 +165,7 @@ func TestResultsAndCSV(t *testing.T) {
 	}
 }
 
-func testGradeStoresNothing(t *testing.T, lab *kubelabtest.Lab) {
+func testGradeStoresNothing(t *testing.T, lab served) {
 	g := grader(t, lab)
 	resp, body := g.postJSON(quizhttp.GraderPath+"/grade", quiz.Submission{Quiz: quiz.SpotTheBugQuizID, Answers: []quiz.Answer{
 		{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}, {Line: 6, Reason: "polling"}, {Line: 5, Reason: "running-not-ready"}, {Line: 3, Reason: "no-timeout"}}},
@@ -189,39 +185,6 @@ func testGradeStoresNothing(t *testing.T, lab *kubelabtest.Lab) {
 	}
 }
 
-func TestAttemptsSurviveRestart(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	onDir := func(c *server.Config) { c.DataDir = dir }
-	lab := kubelabtest.Start(t, onDir)
-	alice := student(t, lab, "alice", "a")
-	resp, body := alice.take(quiz.WatchQuizID, allRight())
-	if resp.StatusCode != http.StatusCreated {
-		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
-	}
-	var e quiz.Explained
-	if err := json.Unmarshal([]byte(body), &e); err != nil {
-		t.Fatal(err)
-	}
-	shutdown(t, lab)
-
-	lab = kubelabtest.Start(t, onDir)
-	resp, body = grader(t, lab).get(quizhttp.GraderPath + "/results?student=alice")
-	var l quizhttp.ScoreList
-	if err := json.Unmarshal([]byte(body), &l); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
-	}
-	if len(l.Items) != 1 || l.Items[0].AttemptID != e.Attempt || l.Items[0].ScoreGiven != 5 {
-		t.Errorf("after restart: %+v, want attempt %s scoring 5", l.Items, e.Attempt)
-	}
-	// Alice's token was minted into etcd too, so she reads her result.
-	alice.lab = lab
-	resp, body = alice.get("/quiz/" + quiz.WatchQuizID + "/attempts/" + e.Attempt)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "5 / 5") {
-		t.Errorf("result page after restart: HTTP %d", resp.StatusCode)
-	}
-}
-
 func formValues(attempt string, kv ...string) url.Values {
 	v := url.Values{"attempt": {attempt}}
 	for i := 0; i+1 < len(kv); i += 2 {
@@ -233,7 +196,7 @@ func formValues(attempt string, kv ...string) url.Values {
 // A name a spreadsheet would run as a formula is exported as text. The
 // name must begin with "=", so it is not named after the test; no other
 // test takes it.
-func testCSVDoesNotExportFormulas(t *testing.T, lab *kubelabtest.Lab) {
+func testCSVDoesNotExportFormulas(t *testing.T, lab served) {
 	class := ownClass(t)
 	mallory := student(t, lab, "=HYPERLINK(\"http://evil.example\")", class)
 	if resp, body := mallory.take(quiz.WatchQuizID, nil); resp.StatusCode != http.StatusCreated {

@@ -1,38 +1,56 @@
 package quizhttp_test
 
 import (
-	"context"
-	"os"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/apitest"
+	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/server/quizhttp"
 )
 
-func shutdown(t *testing.T, lab *kubelabtest.Lab) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := lab.Shutdown(ctx); err != nil {
-		t.Fatal(err)
+// TestAttemptsSurviveRestart: a server started again on the etcd data an
+// earlier one left serves the attempts stored there, to the grader and to
+// the student whose token it minted.
+func TestAttemptsSurviveRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	onDir := func(c *apitest.Config) { c.EtcdDataDir = dir }
+	var (
+		alice as
+		e     quiz.Explained
+	)
+	// The first server and its etcd stop when the subtest ends.
+	t.Run("Before", func(t *testing.T) {
+		lab := startQuiz(t, policyOf(), onDir)
+		alice = student(t, lab, "alice", "a")
+		resp, body := alice.take(quiz.WatchQuizID, allRight())
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+		}
+		if err := json.Unmarshal([]byte(body), &e); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if t.Failed() {
+		return
 	}
-}
 
-// readAdminToken is the admin kubeconfig's bearer token (system:masters).
-func readAdminToken(lab *kubelabtest.Lab) (string, error) {
-	b, err := os.ReadFile(lab.KubeconfigPath())
-	if err != nil {
-		return "", err
+	lab := startQuiz(t, policyOf(), onDir)
+	resp, body := grader(t, lab).get(quizhttp.GraderPath + "/results?student=alice")
+	var l quizhttp.ScoreList
+	if err := json.Unmarshal([]byte(body), &l); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
 	}
-	cfg, err := clientcmd.Load(b)
-	if err != nil {
-		return "", err
+	if len(l.Items) != 1 || l.Items[0].AttemptID != e.Attempt || l.Items[0].ScoreGiven != 5 {
+		t.Errorf("after restart: %+v, want attempt %s scoring 5", l.Items, e.Attempt)
 	}
-	for _, a := range cfg.AuthInfos {
-		return strings.TrimSpace(a.Token), nil
+	// Alice's token was minted into etcd too, so she reads her result.
+	alice.t, alice.lab = t, lab
+	resp, body = alice.get("/quiz/" + quiz.WatchQuizID + "/attempts/" + e.Attempt)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "5 / 5") {
+		t.Errorf("result page after restart: HTTP %d", resp.StatusCode)
 	}
-	return "", os.ErrNotExist
 }

@@ -14,13 +14,17 @@ import (
 	"github.com/kubelab/kubelab/quiz"
 )
 
-// testBrowserAnswerAfterSubmitting: the lesson's "Show the answer" under
+// TestBrowserAnswerAfterSubmitting: the lesson's "Show the answer" under
 // the spot-the-bug script carries no answer until the student has
 // submitted that quiz; then their result is colour-coded (right green,
 // partly amber, wrong red, each with a sign), in English and Thai, and
-// the lesson shows the answer. The browser takes the quiz as the
+// the lesson shows the answer. It runs on a whole kubelab that explains
+// every attempt: the browser reads the lesson's pages and the site's
+// styles, which other packages serve. The browser takes the quiz as the
 // anonymous user: no other test on its server may.
-func testBrowserAnswerAfterSubmitting(t *testing.T, lab *kubelabtest.Lab) {
+func TestBrowserAnswerAfterSubmitting(t *testing.T) {
+	t.Parallel()
+	lab := kubelabtest.Start(t, revealing)
 	ctx := browsertest.Start(t)
 	if err := os.MkdirAll("testdata/screenshots", 0o755); err != nil {
 		t.Fatal(err)

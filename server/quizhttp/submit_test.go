@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server/quizhttp"
 )
@@ -22,7 +21,7 @@ func hugeSubmission() string {
 // through the quiz API (testBadGrades does the same through the grader).
 // Answers are written in the bank's ids and put into the ids of the
 // attempt each student is issued.
-func testBadSubmissions(t *testing.T, lab *kubelabtest.Lab) {
+func testBadSubmissions(t *testing.T, lab served) {
 	class := ownClass(t)
 	huge := hugeSubmission()
 	watch := quizhttp.QuizzesPath + "/" + quiz.WatchQuizID + "/attempts"
@@ -105,7 +104,7 @@ func testBadSubmissions(t *testing.T, lab *kubelabtest.Lab) {
 // testBadGrades: a bad submission to the grader gets a clear 4xx and
 // nothing is submitted. It counts every attempt on the server, so it runs
 // where no test takes a quiz.
-func testBadGrades(t *testing.T, lab *kubelabtest.Lab) {
+func testBadGrades(t *testing.T, lab served) {
 	g := grader(t, lab)
 	grade := quizhttp.GraderPath + "/grade"
 	tests := []struct {
@@ -135,7 +134,7 @@ func testBadGrades(t *testing.T, lab *kubelabtest.Lab) {
 
 // testBadForms: the quiz form's errors are pages for a person, with the
 // same codes, and nothing stored.
-func testBadForms(t *testing.T, lab *kubelabtest.Lab) {
+func testBadForms(t *testing.T, lab served) {
 	class := ownClass(t)
 	alice := classmate(t, lab, class, "alice")
 	_, page := alice.get("/quiz/" + quiz.WatchQuizID)
@@ -178,7 +177,7 @@ func testBadForms(t *testing.T, lab *kubelabtest.Lab) {
 }
 
 // testStudentsSeeOnlyTheirOwn: another student's attempt is not found.
-func testStudentsSeeOnlyTheirOwn(t *testing.T, lab *kubelabtest.Lab) {
+func testStudentsSeeOnlyTheirOwn(t *testing.T, lab served) {
 	class := ownClass(t)
 	aliceName := class + "-alice"
 	alice, bob := student(t, lab, aliceName, class), classmate(t, lab, class, "bob")
