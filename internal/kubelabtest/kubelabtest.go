@@ -225,22 +225,3 @@ func RunParallel(m *testing.M, n int) int {
 	}
 	return m.Run()
 }
-
-// Shared is a test that runs on a server other tests share: it reads only
-// what a new server holds, or writes only what no other test reads.
-type Shared struct {
-	Name string
-	Run  func(*testing.T, *Lab)
-}
-
-// RunShared runs tests side by side on lab, as subtests of t: for a
-// package whose tests cost less than starting a server each.
-func RunShared(t *testing.T, lab *Lab, tests ...Shared) {
-	t.Helper()
-	for _, test := range tests {
-		t.Run(test.Name, func(t *testing.T) {
-			t.Parallel()
-			test.Run(t, lab)
-		})
-	}
-}

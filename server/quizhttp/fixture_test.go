@@ -60,21 +60,3 @@ func policyOf(options ...func(*server.Config)) quiz.Policy {
 	}
 	return quiz.Policy{Attempts: c.QuizAttempts, Reveal: quiz.Reveal(c.QuizReveal)}
 }
-
-// shared is a test that runs on a server other tests share: see
-// TestOnOneServer.
-type shared struct {
-	name string
-	run  func(*testing.T, served)
-}
-
-// runShared runs tests side by side on lab, as subtests of t.
-func runShared(t *testing.T, lab served, tests ...shared) {
-	t.Helper()
-	for _, test := range tests {
-		t.Run(test.name, func(t *testing.T) {
-			t.Parallel()
-			test.run(t, lab)
-		})
-	}
-}

@@ -1,6 +1,10 @@
 package quizhttp_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kubelab/kubelab/internal/sidebyside"
+)
 
 // TestOnOneServer runs, side by side on one API with the quizzes on it
 // (startQuiz: the quiz pages need the request pipeline's users, not a
@@ -11,28 +15,28 @@ import "testing"
 // another classroom or attempts policy starts a server of its own.
 func TestOnOneServer(t *testing.T) {
 	t.Parallel()
-	lab := startQuiz(t, policyOf())
-	runShared(t, lab,
-		shared{"NothingGivenAwayBeforeSubmitting", testNothingGivenAwayBeforeSubmitting},
-		shared{"AttemptPerStudent", testAttemptPerStudent},
-		shared{"BrowserSession", testBrowserSession},
-		shared{"SubmissionsPaced", testSubmissionsPaced},
-		shared{"CSVDoesNotExportFormulas", testCSVDoesNotExportFormulas},
-		shared{"BadSubmissions", testBadSubmissions},
-		shared{"BadForms", testBadForms},
-		shared{"StudentsSeeOnlyTheirOwn", testStudentsSeeOnlyTheirOwn},
-	)
+	var lab served = startQuiz(t, policyOf())
+	sidebyside.Run(t, lab, map[string]func(*testing.T, served){
+		"NothingGivenAwayBeforeSubmitting": testNothingGivenAwayBeforeSubmitting,
+		"AttemptPerStudent":                testAttemptPerStudent,
+		"BrowserSession":                   testBrowserSession,
+		"SubmissionsPaced":                 testSubmissionsPaced,
+		"CSVDoesNotExportFormulas":         testCSVDoesNotExportFormulas,
+		"BadSubmissions":                   testBadSubmissions,
+		"BadForms":                         testBadForms,
+		"StudentsSeeOnlyTheirOwn":          testStudentsSeeOnlyTheirOwn,
+	})
 }
 
 // TestOnOneRevealingServer does the same under a policy that explains
 // every attempt, for the tests of what the explanations show.
 func TestOnOneRevealingServer(t *testing.T) {
 	t.Parallel()
-	lab := startQuiz(t, policyOf(revealing))
-	runShared(t, lab,
-		shared{"TakeQuizInThai", testTakeQuizInThai},
-		shared{"SpotTheBugForm", testSpotTheBugForm},
-	)
+	var lab served = startQuiz(t, policyOf(revealing))
+	sidebyside.Run(t, lab, map[string]func(*testing.T, served){
+		"TakeQuizInThai": testTakeQuizInThai,
+		"SpotTheBugForm": testSpotTheBugForm,
+	})
 }
 
 // TestOnOneGradersServer runs side by side the tests of the grader's
@@ -40,11 +44,11 @@ func TestOnOneRevealingServer(t *testing.T) {
 // and want none, so no test that takes a quiz may share it.
 func TestOnOneGradersServer(t *testing.T) {
 	t.Parallel()
-	lab := startQuiz(t, policyOf())
-	runShared(t, lab,
-		shared{"GraderAuth", testGraderAuth},
-		shared{"GraderRefusesStudentsInTheGraderGroup", testGraderRefusesStudentsInTheGraderGroup},
-		shared{"GradeStoresNothing", testGradeStoresNothing},
-		shared{"BadGrades", testBadGrades},
-	)
+	var lab served = startQuiz(t, policyOf())
+	sidebyside.Run(t, lab, map[string]func(*testing.T, served){
+		"GraderAuth":                            testGraderAuth,
+		"GraderRefusesStudentsInTheGraderGroup": testGraderRefusesStudentsInTheGraderGroup,
+		"GradeStoresNothing":                    testGradeStoresNothing,
+		"BadGrades":                             testBadGrades,
+	})
 }
