@@ -48,7 +48,7 @@ func TestClassroomMode(t *testing.T) {
 		t.Fatalf("alice: HTTP %d: %s", resp.StatusCode, body)
 	}
 	// The grader's, the instructor's and the admin kubeconfig's tokens:
-	// the tests on the API alone mint tokens for their users.
+	// the tests on the API behind the front door mint tokens for their users.
 	adminToken, err := readAdminToken(lab)
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,8 @@ import (
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 )
 
-// TestMain runs four tests at a time: most tests here start a server (or
-// the API alone) of their own and then wait, on watches and their
+// TestMain runs four tests at a time: most tests here start a server (a
+// whole kubelab, or the API) of their own and then wait, on watches and their
 // timeoutSeconds, on kubectl, on a browser, on the watch cache's
 // freshness, so on two cores four side by side take far less than one
 // after another.
