@@ -6,11 +6,10 @@ package server
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
-	"github.com/kubelab/kubelab/web/i18n"
-)
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
+
+import "github.com/kubelab/kubelab/web/i18n"
 
 // signinView is what the sign-in page shows.
 type signinView struct {
