@@ -25,11 +25,11 @@ func TestOnOneAPI(t *testing.T) {
 }
 
 // TestOnOneServer runs, side by side on one whole server, the tests of
-// what the server adds to the web UI (its cross-site check, compression,
-// the other packages' pages) that only read what a new server holds. A
-// test that writes to the seeded namespaces, watches the tracer (which
-// shows every request), times the watch cache's window or compares etcd
-// revisions starts a server or an API of its own.
+// what the server adds to the web UI (compression, the other packages'
+// pages) that only read what a new server holds. A test that writes to
+// the seeded namespaces, watches the tracer (which shows every request),
+// times the watch cache's window or compares etcd revisions starts a
+// server or an API of its own.
 func TestOnOneServer(t *testing.T) {
 	t.Parallel()
 	sidebyside.Run(t, kubelabtest.Start(t), map[string]func(*testing.T, *kubelabtest.Lab){
