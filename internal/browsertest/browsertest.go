@@ -194,7 +194,19 @@ func ScrollTo(t *testing.T, ctx context.Context, selector string) {
 // testdata/screenshots (a failing step's is named failed-*, not kept in git).
 func Shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	keep(t, ctx, name, chromedp.CaptureScreenshot())
+}
+
+// ShotPage is Shot of the whole page, top to bottom, for a page whose
+// every part is to be looked at.
+func ShotPage(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	keep(t, ctx, name, chromedp.FullScreenshot(100))
+}
+
+func keep(t *testing.T, ctx context.Context, name string, capture chromedp.Action[[]byte]) {
+	t.Helper()
+	b, err := chromedp.Run(ctx, capture)
 	if err != nil {
 		t.Logf("screenshot %s: %v", name, err)
 		return

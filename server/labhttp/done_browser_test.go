@@ -78,7 +78,7 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 	if c := card("bookmarks"); !strings.Contains(c, "ทำแล้ว 1 จาก 4 ขั้น") {
 		t.Errorf("the Thai bookmarks card: %q", c)
 	}
-	noOverflow(t, ctx, "the Thai labs index")
+	browsertest.NoWiderThan(t, ctx, "the Thai labs index", 390)
 	browsertest.ScrollTo(t, ctx, `.lab-card a[href^="/labs/bookmarks?"]`)
 	browsertest.Shot(t, ctx, "labs-progress-th-dark-phone")
 	accessible(t, ctx, "the Thai index, dark, on a phone")
@@ -90,7 +90,7 @@ func TestLabDoneAndAgainInTheBrowser(t *testing.T) {
 	}
 	browsertest.Eval[bool](t, ctx, `(document.documentElement.dataset.theme = "dark", true)`)
 	browsertest.ScrollTo(t, ctx, "[data-done-panel]")
-	noOverflow(t, ctx, "the Thai done lab")
+	browsertest.NoWiderThan(t, ctx, "the Thai done lab", 390)
 	browsertest.Shot(t, ctx, "lab-done-th-dark-phone")
 	accessible(t, ctx, "the Thai done lab, dark, on a phone")
 
@@ -141,7 +141,7 @@ func TestLabSaysWhyALabelDidNotCount(t *testing.T) {
 	browsertest.WaitJS(t, ctx, "why, in English", `document.querySelector('li[data-step="modify"] [data-why]')?.textContent.includes("changed nothing stored") && document.querySelector(".lab-meta .conn.live") !== null`)
 	browsertest.Eval[bool](t, ctx, `(document.documentElement.dataset.theme = "light", true)`)
 	browsertest.ScrollTo(t, ctx, `li[data-step="modify"]`)
-	noOverflow(t, ctx, "the reason on a phone")
+	browsertest.NoWiderThan(t, ctx, "the reason on a phone", 390)
 	browsertest.Shot(t, ctx, "lab-why-en-phone")
 	accessible(t, ctx, "the reason on a phone")
 

@@ -1,7 +1,6 @@
 package labhttp_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -93,12 +92,12 @@ func TestInstructorsRoomInTheBrowser(t *testing.T) {
 	browsertest.Eval[bool](t, ctx, `(document.documentElement.dataset.theme = "dark", true)`)
 	browsertest.Shot(t, ctx, "room-dashboard-th-dark")
 	browsertest.Do(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
-	noOverflow(t, ctx, "the dashboard")
+	browsertest.NoWiderThan(t, ctx, "the dashboard", 390)
 	browsertest.Shot(t, ctx, "room-dashboard-th-dark-phone")
 
 	browsertest.Do(t, ctx, "open her details", chromedp.Click(chromedp.CSS(`tr[data-user="student"] a.who`)))
 	browsertest.WaitJS(t, ctx, "the drill-down in Thai", `document.querySelector('[data-student="student"]') !== null && document.querySelector("h1").textContent.includes("`+thaiName+`") && document.querySelector("[data-attempts]") !== null && document.querySelector("[data-requests]") !== null`)
-	noOverflow(t, ctx, "the drill-down")
+	browsertest.NoWiderThan(t, ctx, "the drill-down", 390)
 	if paths := browsertest.Eval[string](t, ctx, `document.querySelector("[data-requests]").textContent`); strings.Contains(paths, "/static/") || !strings.Contains(paths, "/quiz/"+quiz.WatchQuizID) {
 		t.Errorf("the recent requests list assets, or not her quiz: %s", paths)
 	}
@@ -111,14 +110,6 @@ func TestInstructorsRoomInTheBrowser(t *testing.T) {
 	browsertest.Do(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Navigate(lab.URL()+"/labs/dashboard?lang=en"))
 	browsertest.WaitJS(t, ctx, "the dashboard on a phone", `document.querySelector(".dashboard .conn.live") !== null && `+row+` !== null`)
 	browsertest.Eval[bool](t, ctx, `(document.documentElement.dataset.theme = "light", true)`)
-	noOverflow(t, ctx, "the dashboard")
+	browsertest.NoWiderThan(t, ctx, "the dashboard", 390)
 	browsertest.Shot(t, ctx, "room-dashboard-en-phone")
-}
-
-// noOverflow fails if the page is wider than the phone's 390 px.
-func noOverflow(t *testing.T, ctx context.Context, what string) {
-	t.Helper()
-	if w := browsertest.Eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
-		t.Errorf("%s is %d px wide on a 390 px phone", what, w)
-	}
 }

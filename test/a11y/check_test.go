@@ -27,16 +27,6 @@ var variants = []variant{{1280, "light"}, {1280, "dark"}, {390, "light"}, {390, 
 // "connecting", and a reader sees them once they are.
 const liveViews = `document.readyState === "complete" && [...document.querySelectorAll(".tracer .conn, .timeline .conn, .lab-meta .conn")].every(c => c.classList.contains("live"))`
 
-// overflowing names the innermost elements (outside any scrolling box)
-// that stick out past the viewport's right edge or whose content (a long
-// word, say) sticks out of them.
-const overflowing = `(() => {
-	const clips = e => ["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(e).overflowX);
-	const scrolls = e => { for (let a = e.parentElement; a; a = a.parentElement) if (clips(a)) return true; return false };
-	const out = [...document.querySelectorAll("body *")].filter(e => (e.getBoundingClientRect().right > innerWidth + 1 || (e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0 && !clips(e))) && !scrolls(e));
-	return out.filter(e => !out.some(o => o !== e && e.contains(o))).slice(0, 3)
-		.map(e => e.tagName.toLowerCase() + (e.className && typeof e.className === "string" ? "." + e.className.trim().split(/\s+/).join(".") : "") + " (" + Math.round(e.getBoundingClientRect().right) + "px)").join(", ") })()`
-
 // shotsDir, if set (KUBELAB_A11Y_SCREENSHOTS), receives a full-page
 // screenshot of every page in every variant, to look at.
 var shotsDir = os.Getenv("KUBELAB_A11Y_SCREENSHOTS")
@@ -59,12 +49,10 @@ func checkVariants(t *testing.T, ctx context.Context, name, lang string, extra f
 		// Set as the theme toggle does, then let the page lay itself out
 		// again for the new width before anything is measured.
 		browsertest.Eval[bool](t, ctx, `(localStorage.setItem("kubelab-theme", "`+v.theme+`"), document.documentElement.dataset.theme = "`+v.theme+`", true)`)
-		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, chromedp.EvalAwaitPromise)); err != nil {
-			t.Fatalf("%s: waiting for a frame: %v", where, err)
-		}
+		browsertest.Settle(t, ctx)
 		// Reflow: nothing makes a phone scroll sideways.
 		if w := browsertest.Eval[int](t, ctx, `document.documentElement.scrollWidth`); w > int(v.width) {
-			failures = append(failures, fmt.Sprintf("%s: the page is %d px wide, past the edge: %s", where, w, browsertest.Eval[string](t, ctx, overflowing)))
+			failures = append(failures, fmt.Sprintf("%s: the page is %d px wide, past the edge: %s", where, w, browsertest.Eval[string](t, ctx, browsertest.Overflowing)))
 		}
 		if extra != nil {
 			failures = append(failures, extra(v)...)
