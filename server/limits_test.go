@@ -139,7 +139,7 @@ func TestRequestTimeoutIs504AndWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	before, _ := lab.EtcdClient().Get(ctx, "/registry/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 	stalled := startStalledPost(t, lab.URL(), "/api/v1/namespaces/internals-demo/configmaps", configMap)
-	time.Sleep(time.Second) // past the request's deadline
+	time.Sleep(3 * time.Second) // well past the request's deadline, on a loaded machine too
 	if code := stalled.finish(t); code != http.StatusGatewayTimeout {
 		t.Fatalf("a create that outlived its deadline: %d", code)
 	}

@@ -259,7 +259,7 @@ func wantStatus(t *testing.T, resp *http.Response, body string, code int, reason
 func (u user) pushWindow(rv int64) (*http.Response, string) {
 	body := `{"past":` + strconv.FormatInt(rv, 10) + `}`
 	resp, answer := u.post("/ui/window/push", body)
-	for try := 0; resp.StatusCode == http.StatusConflict && try < 5; try++ {
+	for deadline := time.Now().Add(30 * time.Second); resp.StatusCode == http.StatusConflict && time.Now().Before(deadline); {
 		time.Sleep(time.Second)
 		resp, answer = u.post("/ui/window/push", body)
 	}

@@ -95,7 +95,7 @@ func TestInstructorsRoomInTheBrowser(t *testing.T) {
 	browsertest.NoWiderThan(t, ctx, "the dashboard", 390)
 	browsertest.Shot(t, ctx, "room-dashboard-th-dark-phone")
 
-	browsertest.Do(t, ctx, "open her details", chromedp.Click(chromedp.CSS(`tr[data-user="student"] a.who`)))
+	browsertest.Do(t, ctx, "open her details", browsertest.Press(`tr[data-user="student"] a.who`))
 	browsertest.WaitJS(t, ctx, "the drill-down in Thai", `document.querySelector('[data-student="student"]') !== null && document.querySelector("h1").textContent.includes("`+thaiName+`") && document.querySelector("[data-attempts]") !== null && document.querySelector("[data-requests]") !== null`)
 	browsertest.NoWiderThan(t, ctx, "the drill-down", 390)
 	if paths := browsertest.Eval[string](t, ctx, `document.querySelector("[data-requests]").textContent`); strings.Contains(paths, "/static/") || !strings.Contains(paths, "/quiz/"+quiz.WatchQuizID) {

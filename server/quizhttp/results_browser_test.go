@@ -42,7 +42,7 @@ func TestBrowserAnswerAfterSubmitting(t *testing.T) {
 		t.Fatalf("the lesson page gives the answer away before the quiz is submitted")
 	}
 	browsertest.Do(t, ctx, "open the lesson's spot-the-bug", chromedp.Navigate(lab.URL()+"/lesson/model#spot-the-bug"))
-	browsertest.Do(t, ctx, "open Show the answer", chromedp.Click(chromedp.CSS(`details[data-quiz-answer] summary`)))
+	browsertest.Do(t, ctx, "open Show the answer", browsertest.Press(`details[data-quiz-answer] summary`))
 	browsertest.WaitJS(t, ctx, "the answer locked", `document.querySelector("details[data-quiz-answer] .quiz-answer-locked a[href='/quiz/spot-the-bug']") !== null`)
 	if got := browsertest.Eval[string](t, ctx, `document.querySelector("details[data-quiz-answer]").textContent`); strings.Contains(got, bugText) {
 		t.Fatalf("the answer shows before submitting: %q", got)
@@ -95,7 +95,7 @@ func TestBrowserAnswerAfterSubmitting(t *testing.T) {
 	browsertest.Shot(t, ctx, "result-en")
 	browsertest.Do(t, ctx, "the result in Thai", chromedp.Navigate(lab.URL()+result+"?lang=th"))
 	browsertest.WaitJS(t, ctx, "the Thai result", `document.documentElement.lang === "th" && document.querySelector("section.result") !== null`)
-	browsertest.Do(t, ctx, "dark theme", chromedp.Click(chromedp.CSS(`[data-theme-toggle]`)))
+	browsertest.Do(t, ctx, "dark theme", browsertest.Press(`[data-theme-toggle]`))
 	browsertest.WaitJS(t, ctx, "dark", `document.documentElement.dataset.theme === "dark"`)
 	checkColours("th", "ถูกบางส่วน")
 	browsertest.ScrollTo(t, ctx, "section.result")
@@ -103,10 +103,10 @@ func TestBrowserAnswerAfterSubmitting(t *testing.T) {
 
 	// After: the lesson shows the answer, from the student's own result.
 	browsertest.Do(t, ctx, "back to the lesson", chromedp.Navigate(lab.URL()+"/lesson/model?lang=en#spot-the-bug"))
-	browsertest.Do(t, ctx, "light theme", chromedp.Click(chromedp.CSS(`[data-theme-toggle]`)))
+	browsertest.Do(t, ctx, "light theme", browsertest.Press(`[data-theme-toggle]`))
 	browsertest.WaitJS(t, ctx, "light", `document.documentElement.dataset.theme === "light"`)
 	browsertest.WaitJS(t, ctx, "the answer revealed", `document.querySelector("details[data-quiz-answer]").dataset.state === "revealed"`)
-	browsertest.Do(t, ctx, "open Show the answer", chromedp.Click(chromedp.CSS(`details[data-quiz-answer] summary`)))
+	browsertest.Do(t, ctx, "open Show the answer", browsertest.Press(`details[data-quiz-answer] summary`))
 	got := browsertest.Eval[string](t, ctx, `document.querySelector("details[data-quiz-answer]").textContent`)
 	if !strings.Contains(got, bugText) || !strings.Contains(got, "Running is not Ready") {
 		t.Errorf("the lesson does not show the answer after submitting: %q", got)

@@ -170,7 +170,7 @@ func TestBrowserDockOnLessonPage(t *testing.T) {
 		t.Fatal("the lesson page loaded the terminal before the reader opened it")
 	}
 	browsertest.ScrollTo(t, ctx, "[data-terminal-dock]")
-	browsertest.Do(t, ctx, "open the dock", chromedp.Click(chromedp.CSS(`[data-terminal-dock] > summary`)))
+	browsertest.Do(t, ctx, "open the dock", browsertest.Press(`[data-terminal-dock] > summary`))
 	waitReady(t, ctx)
 	typeLine(t, ctx, "kubectl get pods ssa-demo")
 	browsertest.WaitJS(t, ctx, "the pod", screenText+`.includes("ssa-demo   ") && document.querySelector("[data-terminal]").dataset.state === "ready"`)

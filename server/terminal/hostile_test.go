@@ -331,7 +331,13 @@ func TestHostileClassroom(t *testing.T) {
 
 func TestHostileCaps(t *testing.T) {
 	t.Parallel()
+	// The run-time cap has a terminal of its own: at 3 s it would also end
+	// the other caps' commands on a loaded machine, before they meet the
+	// cap they test (a watch that has not printed yet, a yaml not yet 4 KiB).
 	lab := startTerminal(t, func(c *terminal.Config) {
+		c.Limits = terminal.Limits{Commands: 1, Output: 4 << 10, RunTime: 5 * time.Minute, Stdin: 1 << 10}
+	})
+	brief := startTerminal(t, func(c *terminal.Config) {
 		c.Limits = terminal.Limits{Commands: 1, Output: 4 << 10, RunTime: 3 * time.Second, Stdin: 1 << 10}
 	})
 
@@ -343,7 +349,7 @@ func TestHostileCaps(t *testing.T) {
 		}
 	})
 	t.Run("ErrRunTime", func(t *testing.T) {
-		tm := open(t, lab, nil)
+		tm := open(t, brief, nil)
 		start := time.Now()
 		r := tm.run("kubectl get pods -w", "")
 		if r.Code == 0 || !strings.Contains(r.Err, "at most 3s") || time.Since(start) > 30*time.Second {

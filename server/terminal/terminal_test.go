@@ -3,7 +3,10 @@ package terminal_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -211,8 +214,15 @@ func TestKubectlRunsAsTheLocalUser(t *testing.T) {
 		refusedAs(t, tm, "etcdctl --endpoints=http://10.0.0.1:2379 get /", "embedded member only")
 	})
 	t.Run("OKEtcdctlWatchUntilCtrlC", func(t *testing.T) {
-		tm.send(map[string]any{"t": "run", "line": "etcdctl watch /registry/configmaps/internals-demo/ --prefix"})
-		time.Sleep(500 * time.Millisecond) // the watch is open
+		// From the revision after now: the watch replays the create
+		// however late it opens, as a resumed watch does.
+		r := tm.run("etcdctl get /registry/namespaces/default -w json", "")
+		rev := regexp.MustCompile(`"revision":(\d+)`).FindStringSubmatch(r.Out)
+		if r.Code != 0 || rev == nil {
+			t.Fatalf("the current revision: %+v", r)
+		}
+		next, _ := strconv.ParseInt(rev[1], 10, 64)
+		tm.send(map[string]any{"t": "run", "line": fmt.Sprintf("etcdctl watch /registry/configmaps/internals-demo/ --prefix --rev=%d", next+1)})
 		other := open(t, lab, nil)
 		if r := other.run("kubectl create configmap watched --from-literal=a=b", ""); r.Code != 0 {
 			t.Fatalf("%+v", r)

@@ -67,7 +67,7 @@ func TestBrowser(t *testing.T) {
 		browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(lab.URL()+"/lesson/request-path"))
 		browsertest.WaitJS(t, ctx, "the tracer to connect", `document.querySelector(".tracer .conn.live") !== null`)
 		onlyThisHost(t, ctx, lab)
-		browsertest.Do(t, ctx, "run it live", chromedp.Click(chromedp.CSS(`figure[data-cmd="list-table"] [data-run]`)))
+		browsertest.Do(t, ctx, "run it live", browsertest.Press(`figure[data-cmd="list-table"] [data-run]`))
 		browsertest.WaitJS(t, ctx, "the live response", `document.querySelector('figure[data-cmd="list-table"]').dataset.state === "done"`)
 		resp := browsertest.Eval[string](t, ctx, `document.querySelector('figure[data-cmd="list-table"] .live-resp').textContent`)
 		req := browsertest.Eval[string](t, ctx, `document.querySelector('figure[data-cmd="list-table"] .live-req').textContent`)
@@ -94,24 +94,24 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("OK Thai, remembered", func(t *testing.T) {
 		browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(lab.URL()+"/lesson/request-path"))
-		browsertest.Do(t, ctx, "switch to Thai", chromedp.Click(chromedp.CSS(`.langs a[lang="th"]`)))
+		browsertest.Do(t, ctx, "switch to Thai", browsertest.Press(`.langs a[lang="th"]`))
 		browsertest.WaitJS(t, ctx, "the Thai page", `document.documentElement.lang === "th" && document.body.textContent.includes("เส้นทาง request จริง")`)
 		browsertest.ScrollTo(t, ctx, ".flow")
 		browsertest.Shot(t, ctx, "lesson-th-flowchart")
 		browsertest.Do(t, ctx, "open another page", chromedp.Navigate(lab.URL()+"/lesson/resource-version"))
 		browsertest.WaitJS(t, ctx, "Thai again", `document.documentElement.lang === "th"`)
 		browsertest.Shot(t, ctx, "lesson-th")
-		browsertest.Do(t, ctx, "dark theme", chromedp.Click(chromedp.CSS(`[data-theme-toggle]`)))
+		browsertest.Do(t, ctx, "dark theme", browsertest.Press(`[data-theme-toggle]`))
 		browsertest.WaitJS(t, ctx, "dark", `document.documentElement.dataset.theme === "dark"`)
 		browsertest.Do(t, ctx, "reload", chromedp.Reload())
 		browsertest.WaitJS(t, ctx, "dark remembered", `document.documentElement.dataset.theme === "dark"`)
 		browsertest.Shot(t, ctx, "lesson-th-dark")
 		browsertest.Do(t, ctx, "open the 410 page", chromedp.Navigate(lab.URL()+"/lesson/gone"))
 		browsertest.WaitJS(t, ctx, "the Thai horizons", `document.querySelector("[data-window]").textContent.includes("เริ่มที่ rv")`)
-		browsertest.Do(t, ctx, "pause lane B", chromedp.Click(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-toggle]`)))
+		browsertest.Do(t, ctx, "pause lane B", browsertest.Press(`.lane-ctl[data-lane="B"] [data-toggle]`))
 		browsertest.ScrollTo(t, ctx, ".timeline")
 		browsertest.Shot(t, ctx, "timeline-th-dark")
-		browsertest.Do(t, ctx, "light theme", chromedp.Click(chromedp.CSS(`[data-theme-toggle]`)))
+		browsertest.Do(t, ctx, "light theme", browsertest.Press(`[data-theme-toggle]`))
 		browsertest.Do(t, ctx, "back to English", chromedp.Navigate(lab.URL()+"/lang?to=en"))
 	})
 
@@ -119,7 +119,7 @@ func TestBrowser(t *testing.T) {
 		browsertest.Do(t, ctx, "open the watch page", chromedp.Navigate(lab.URL()+"/lesson/resource-version"))
 		evil := `<img src=x onerror="document.title='pwned'">`
 		browsertest.Do(t, ctx, "type a label value", chromedp.SetValue(chromedp.CSS(`figure[data-cmd="label-pod"] input`), evil))
-		browsertest.Do(t, ctx, "run it", chromedp.Click(chromedp.CSS(`figure[data-cmd="label-pod"] [data-run]`)))
+		browsertest.Do(t, ctx, "run it", browsertest.Press(`figure[data-cmd="label-pod"] [data-run]`))
 		browsertest.WaitJS(t, ctx, "the 422", `document.querySelector('figure[data-cmd="label-pod"]').dataset.code === "422" && document.querySelector('figure[data-cmd="label-pod"]').dataset.state === "done"`)
 		text := browsertest.Eval[string](t, ctx, `document.querySelector('figure[data-cmd="label-pod"] .live-resp').textContent`)
 		if !strings.Contains(text, `<img src=x onerror=`) {
@@ -136,7 +136,7 @@ func TestBrowser(t *testing.T) {
 		kubectl(t, lab, "-n", "internals-demo", "annotate", "pod", "ssa-demo", "note="+evil)
 		browsertest.Do(t, ctx, "open the etcd page", chromedp.Navigate(lab.URL()+"/lesson/etcd"))
 		browsertest.WaitJS(t, ctx, "the key list", `document.querySelector('[data-key="/registry/pods/internals-demo/ssa-demo"]') !== null`)
-		browsertest.Do(t, ctx, "pick ssa-demo", chromedp.Click(chromedp.CSS(`[data-key="/registry/pods/internals-demo/ssa-demo"]`)))
+		browsertest.Do(t, ctx, "pick ssa-demo", browsertest.Press(`[data-key="/registry/pods/internals-demo/ssa-demo"]`))
 		browsertest.WaitJS(t, ctx, "the decoded value", `document.querySelector("[data-json]").textContent.includes("onerror") && document.querySelector(".hex-b.prefix") !== null`)
 		if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll("main img").length`); n != 0 {
 			t.Fatalf("%d img elements were injected", n)
@@ -204,15 +204,15 @@ func TestBrowserWatchTimeline(t *testing.T) {
 	if !browsertest.Eval[bool](t, ctx, `document.querySelector(".timeline [data-push]").disabled`) {
 		t.Fatal("push offered before watcher B is paused")
 	}
-	browsertest.Do(t, ctx, "pause lane B", chromedp.Click(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-toggle]`)))
+	browsertest.Do(t, ctx, "pause lane B", browsertest.Press(`.lane-ctl[data-lane="B"] [data-toggle]`))
 	kubectl(t, lab, "-n", "internals-demo", "label", "pod", "ssa-demo", "demo-round=one", "--overwrite")
 	browsertest.WaitJS(t, ctx, "the change on A, missed on B", `[...document.querySelectorAll(".event-log li")].some(l => /\[A\]MODIFIED pod\/ssa-demo resourceVersion=\d+/.test(l.textContent)) && document.querySelector(".tl-svg circle.MISSED") !== null`)
 	browsertest.WaitJS(t, ctx, "the missed change to be old enough", `document.querySelector("[data-b-status]").textContent.includes("old enough")`)
-	browsertest.Do(t, ctx, "push the window past B", chromedp.Click(chromedp.CSS(`.timeline [data-push]`)))
+	browsertest.Do(t, ctx, "push the window past B", browsertest.Press(`.timeline [data-push]`))
 	browsertest.WaitJS(t, ctx, "the push", `document.querySelector(".timeline").dataset.pushed > 0`)
 	browsertest.ScrollTo(t, ctx, ".timeline")
 	browsertest.Shot(t, ctx, "timeline-window-past-b")
-	browsertest.Do(t, ctx, "resume lane B", chromedp.Click(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-toggle]`)))
+	browsertest.Do(t, ctx, "resume lane B", browsertest.Press(`.lane-ctl[data-lane="B"] [data-toggle]`))
 	browsertest.WaitJS(t, ctx, "410 and relist", `document.querySelector(".timeline").dataset.gone >= 1 && [...document.querySelectorAll(".event-log li")].some(l => l.textContent.startsWith("[B]RELIST"))`)
 	log := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll(".event-log li")].map(l => l.textContent).join("\n")`)
 	if !strings.Contains(log, "ERROR 410 Expired: too old resource version:") || !strings.Contains(log, "label PATCHes to pod ssa-demo") {
@@ -223,9 +223,9 @@ func TestBrowserWatchTimeline(t *testing.T) {
 	if !browsertest.Eval[bool](t, ctx, `document.querySelector(".timeline [data-exact]").disabled`) {
 		t.Fatal("exact list offered before etcd is compacted")
 	}
-	browsertest.Do(t, ctx, "compact now", chromedp.Click(chromedp.CSS(`[data-compact]`)))
+	browsertest.Do(t, ctx, "compact now", browsertest.Press(`[data-compact]`))
 	browsertest.WaitJS(t, ctx, "etcd's horizon", `document.querySelector(".timeline").dataset.compacted > 1 && !document.querySelector(".timeline [data-exact]").disabled`)
-	browsertest.Do(t, ctx, "exact list below the compaction", chromedp.Click(chromedp.CSS(`.timeline [data-exact]`)))
+	browsertest.Do(t, ctx, "exact list below the compaction", browsertest.Press(`.timeline [data-exact]`))
 	browsertest.WaitJS(t, ctx, "etcd's 410", `document.querySelector(".timeline").dataset.exact === "410"`)
 	log = browsertest.Eval[string](t, ctx, `[...document.querySelectorAll(".event-log li")].map(l => l.textContent).join("\n")`)
 	if !strings.Contains(log, "The resourceVersion for the provided list is too old.") || !strings.Contains(log, "COMPACT etcd at rv") {

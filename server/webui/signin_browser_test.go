@@ -48,7 +48,7 @@ func TestBrowserJoinsAClass(t *testing.T) {
 	browsertest.Shot(t, ctx, "signed-in")
 
 	// Her live command runs against her own namespace, as her.
-	browsertest.Do(t, ctx, "run it live", chromedp.Click(chromedp.CSS(`figure[data-cmd="list-table"] [data-run]`)))
+	browsertest.Do(t, ctx, "run it live", browsertest.Press(`figure[data-cmd="list-table"] [data-run]`))
 	browsertest.WaitJS(t, ctx, "the live response", `document.querySelector('figure[data-cmd="list-table"]').dataset.state === "done"`)
 	req := browsertest.Eval[string](t, ctx, `document.querySelector('figure[data-cmd="list-table"] .live-req').textContent`)
 	resp := browsertest.Eval[string](t, ctx, `document.querySelector('figure[data-cmd="list-table"] .live-resp').textContent`)

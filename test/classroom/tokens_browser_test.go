@@ -36,7 +36,7 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	if cookies := browsertest.Eval[string](t, ctx, `document.cookie`); strings.Contains(cookies, "kubelab_session") {
 		t.Fatalf("the session cookie is readable by scripts: %q", cookies)
 	}
-	browsertest.Do(t, ctx, "run it live", chromedp.Click(chromedp.CSS(`figure[data-cmd="list-table"] [data-run]`)))
+	browsertest.Do(t, ctx, "run it live", browsertest.Press(`figure[data-cmd="list-table"] [data-run]`))
 	browsertest.WaitJS(t, ctx, "the live response over wss", `document.querySelector('figure[data-cmd="list-table"]').dataset.state === "done"`)
 
 	browsertest.Do(t, ctx, "open a lab", chromedp.Navigate(c.httpsURL+"/labs/watch"))

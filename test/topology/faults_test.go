@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabproc"
 	"github.com/kubelab/kubelab/storage/storagetest"
 )
@@ -176,7 +177,11 @@ func TestMemberFaultsUnderLoad(t *testing.T) {
 		restarted := time.Now()
 		restartMembers(t, cluster, stopped...)
 		waitHealthy(t, cluster)
-		time.Sleep(2 * time.Second) // the load goes on with every member back
+		// The load goes on with every member back, until each client could
+		// have had a create acknowledged since.
+		eventually.Holds(t, what+": creates acknowledged after the restart", func() (bool, error) {
+			return load.since(restarted).ok >= clients, nil
+		})
 		sum := load.since(t0)
 		afterRestart := max(sum.recovered-restarted.Sub(t0), 0)
 		t.Logf("%s: %d creates acknowledged, %d failed (at most %d by one client; slowest failure %v; %v); writes acknowledged again for good %v after the fault, %v after the members were started again (%v after the fault)",
@@ -186,11 +191,14 @@ func TestMemberFaultsUnderLoad(t *testing.T) {
 		// With a quorum, only the election's requests may fail: a client's
 		// create may be refused at once by the member as it stops (503
 		// "raft: stopped"), and its next wait out the request timeout
-		// (504) while the others elect a leader. That is two per client at
-		// the most, and then writes are acknowledged again.
-		if quorum && (sum.worstClient > 2 || sum.recovered > requestTimeout+2*time.Second) {
-			t.Errorf("%s: a client's creates failed %d times, writes acknowledged again after %v; with a quorum, at most 2 each may fail, within %v",
-				what, sum.worstClient, sum.recovered, requestTimeout+2*time.Second)
+		// (504) while the others elect a leader. That is two per client
+		// when the election is quick; on a loaded machine an election can
+		// take a round or two more, so the bound allows two more timeouts
+		// (the figures above are the measure, this only catches a server
+		// that does not recover by itself).
+		if recoverWithin := 4 * requestTimeout; quorum && (sum.worstClient > 4 || sum.recovered > recoverWithin) {
+			t.Errorf("%s: a client's creates failed %d times, writes acknowledged again after %v; with a quorum, at most 4 each may fail, within %v",
+				what, sum.worstClient, sum.recovered, recoverWithin)
 		}
 		if sum.slowest > 10*time.Second {
 			t.Errorf("%s: a failed create took %v: a hang, not an answer", what, sum.slowest)
