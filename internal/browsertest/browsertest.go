@@ -83,7 +83,7 @@ func Do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 // The step that sends the form is a Press.
 func Submit(t *testing.T, ctx context.Context, what, path string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, submitWithin)
 	defer cancel()
 	_, err := chromedp.Run(wctx, chromedp.WaitEvent(page.FrameNavigated, func(ev page.EventFrameNavigated) bool {
 		u, err := url.Parse(ev.Frame.URL)
@@ -107,11 +107,17 @@ func Press(selector string) chromedp.Action[chromedp.Void] {
 	}
 }
 
-// pressWithin and waitWithin bound how long Press looks for its element
-// and WaitJS for its condition.
+// pressWithin, waitWithin and submitWithin bound how long Press looks for
+// its element, WaitJS for its condition and Submit for the page a form
+// leads to. They are bounds against a page that never comes, not
+// expectations: a sign-in in a class waits up to 30 s for the student's
+// quota and RoleBinding to take effect, and a server under the race
+// detector on a loaded CI machine has taken over 20 s to answer one. A
+// test's whole budget (Start) still bounds them all.
 const (
-	pressWithin = 20 * time.Second
-	waitWithin  = 30 * time.Second
+	pressWithin  = 30 * time.Second
+	waitWithin   = 60 * time.Second
+	submitWithin = 60 * time.Second
 )
 
 // until evaluates expr from here every 50 ms until it is true, for at
