@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -88,6 +91,13 @@ func newInflight(reads, mutations, perUser, watchesPerUser int, adapt bool) *inf
 func limit(in *inflight, timeout time.Duration) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
+			// Health checks are exempt, as kube-apiserver's "probes"
+			// flow schema makes them: load balancers and compose's health
+			// check ask there, from an address others' requests may come
+			// from too, and no limit that others can fill may hold them.
+			if r := c.Request(); r.Method == http.MethodGet && isHealthPath(r.URL.Path) {
+				return next(c)
+			}
 			switch classify(c) {
 			case streamRequest:
 				return next(c)
@@ -185,18 +195,80 @@ func (in *inflight) serveAdmitted(c echo.Context, next echo.HandlerFunc, timeout
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), d)
+	deadline := time.Now().Add(d)
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
-	c.SetRequest(r.WithContext(ctx))
+	r = r.WithContext(ctx)
+	// The body shares the request's deadline (bodyDeadline gave it the
+	// server's), so that a body still coming then ends the request as a
+	// slow handler would: 504, and the place given back.
+	if err := setReadDeadline(c, deadline); err != nil {
+		return err
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = deadlineBody{r.Body}
+	}
+	c.SetRequest(r)
 	return next(c)
+}
+
+// deadlineBody is a body whose read deadline is its request's: a read cut
+// off by it is context.DeadlineExceeded, which every handler answers as
+// the request timeout.
+type deadlineBody struct{ io.ReadCloser }
+
+func (b deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		// Not the context's error: net/http cancels the request's
+		// context as the read fails, which may be seen first.
+		return n, fmt.Errorf("the request body did not arrive in time: %w", context.DeadlineExceeded)
+	}
+	return n, err
 }
 
 // limitKey is whose allowance a request uses: the authenticated user's,
 // never the name it impersonates, or every service account a student may
-// act as would bring a fresh allowance.
+// act as would bring a fresh allowance. Requests without credentials are
+// counted by the address they come from: in one allowance for all of
+// them, anyone on the network who held it (50 slowly sent bodies) kept
+// every student from signing in.
 func limitKey(r *http.Request) string {
 	u, _ := pipeline.AuthenticatedFromContext(r.Context())
+	if u.Name == "" || u.IsAnonymous() {
+		return pipeline.AnonymousUser + "@" + clientAddr(r)
+	}
 	return u.Name
+}
+
+// bodyDeadline gives a short request's body the request timeout to arrive,
+// as kube-apiserver's timeout filter frees the request's place then. A
+// read of the body does not heed the request's context, so without it a
+// body sent a byte at a time kept its place for as long as the sender
+// liked. Watches and websockets send no body to wait for, and last.
+func bodyDeadline(timeout time.Duration) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if classify(c) == shortRequest {
+				if err := setReadDeadline(c, time.Now().Add(timeout)); err != nil {
+					return err
+				}
+			}
+			return next(c)
+		}
+	}
+}
+
+// setReadDeadline bounds the time the request's body may take. Both
+// HTTP/1.1 and HTTP/2 connections take a deadline, and the next request
+// on the connection starts without it. Only a writer with no connection
+// under it (a test's recorder) takes none.
+func setReadDeadline(c echo.Context, deadline time.Time) error {
+	err := http.NewResponseController(c.Response()).SetReadDeadline(deadline)
+	if err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return fmt.Errorf("bounding the request body's time: %w", err)
+	}
+	return nil
 }
 
 // requestTimeout is kube-apiserver's: a client may ask for a shorter

@@ -292,6 +292,8 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	in := newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser, watchesPerUser, s.cfg.AdaptiveInflightLimit)
 	s.echo.Use(limit(in, s.cfg.RequestTimeout))
+	// Within the limits: a form being read holds its sender's place.
+	s.echo.Use(guardForms)
 	for kind, l := range map[string]*adaptive.Limit{"reads": in.adaptiveReads, "mutations": in.adaptiveMutations} {
 		if l == nil {
 			continue
@@ -377,6 +379,8 @@ func (s *Server) newEcho() {
 	}))
 	// Before routing: plain HTTP from the network never reaches a handler.
 	e.Pre(s.requireTLS)
+	// Before anything reads a body.
+	e.Use(bodyDeadline(s.cfg.RequestTimeout))
 	e.Use(compressPages())
 	s.echo = e
 	s.installHealth()

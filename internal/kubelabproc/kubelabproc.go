@@ -145,6 +145,9 @@ type Server struct {
 	// Args are the flags after --listen and --data-dir, e.g.
 	// --etcd-endpoints or --etcd-listen-client.
 	Args []string
+	// Env is added to the process's environment, e.g. TMPDIR to watch
+	// what it leaves on the disk.
+	Env []string
 
 	// Config and Client reach the server with the admin kubeconfig it
 	// wrote; Ready sets them.
@@ -210,6 +213,7 @@ func (s *Server) Start(t testing.TB) {
 			s.cmd.Env = append(s.cmd.Env, kv)
 		}
 	}
+	s.cmd.Env = append(s.cmd.Env, s.Env...)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start kubelab %s: %v", s.Name, err)
 	}

@@ -6,6 +6,7 @@ package kubeapi
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -159,6 +160,9 @@ func (r *request) key() storage.Key {
 // more is 413, as in kube-apiserver.
 func (r *request) readOptionalBody() ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r.c.Request().Body, MaxBodyBytes+1))
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, err // the request timeout's 504 (StatusOf)
+	}
 	if err != nil {
 		return nil, apierrors.NewBadRequest("reading the request body: " + err.Error())
 	}

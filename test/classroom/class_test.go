@@ -44,11 +44,18 @@ type class struct {
 // and a free HTTPS port, and waits until it is ready.
 func startClass(t *testing.T, flags ...string) *class {
 	t.Helper()
-	secure := kubelabproc.FreeAddr(t)
-	p := kubelabproc.New(t, "class", append([]string{"--classroom", "--join-code", joinCode, "--secure-listen", secure}, flags...)...)
-	c := &class{Server: p, httpsURL: "https://" + secure}
+	c := newClass(t, flags...)
 	c.start(t)
 	return c
+}
+
+// newClass is startClass's class before it starts, for a test that sets
+// its environment first.
+func newClass(t *testing.T, flags ...string) *class {
+	t.Helper()
+	secure := kubelabproc.FreeAddr(t)
+	p := kubelabproc.New(t, "class", append([]string{"--classroom", "--join-code", joinCode, "--secure-listen", secure}, flags...)...)
+	return &class{Server: p, httpsURL: "https://" + secure}
 }
 
 // classBannerEnd is the banner's last line in classroom mode. The banner
@@ -101,6 +108,17 @@ func (c *class) admin(t *testing.T) kubernetes.Interface {
 // test sees each answer a browser would.
 func (c *class) browser(t *testing.T) *http.Client {
 	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{
+		Jar:           jar,
+		Transport:     &http.Transport{TLSClientConfig: &tls.Config{RootCAs: c.roots(t)}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// roots trusts kubelab's CA, as the README tells students to.
+func (c *class) roots(t *testing.T) *x509.CertPool {
+	t.Helper()
 	cfg, err := clientcmd.LoadFromFile(c.adminKubeconfig())
 	if err != nil {
 		t.Fatal(err)
@@ -109,12 +127,7 @@ func (c *class) browser(t *testing.T) *http.Client {
 	for _, cl := range cfg.Clusters {
 		roots.AppendCertsFromPEM(cl.CertificateAuthorityData)
 	}
-	jar, _ := cookiejar.New(nil)
-	return &http.Client{
-		Jar:           jar,
-		Transport:     &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	return roots
 }
 
 // student is someone who joined a class: their browser's session, and

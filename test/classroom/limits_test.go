@@ -272,3 +272,42 @@ func TestLimitsEleventhWebsocketIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Finding: a body sent slowly held its in-flight place for as long as
+// its sender liked. A student's create whose body stops coming ends at
+// the request timeout with kube's 504, and nothing is written.
+func TestLimitsStalledBodyEndsAtTheRequestTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 5 * time.Second
+	srv := startClass(t, "--request-timeout", timeout.String())
+	alice := join(t, srv.URL(), "Alice")
+	cfg, err := rest.TLSConfigFor(alice.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
+	body, stall := io.Pipe()
+	t.Cleanup(func() { stall.Close() })
+	go io.WriteString(stall, stalledBody[:10]) // and nothing more
+	req, _ := http.NewRequest("POST", alice.config.Host+"/api/v1/namespaces/"+alice.name+"/configmaps", body)
+	req.Header.Set("Authorization", "Bearer "+alice.config.BearerToken)
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("a create whose body stalls: %v", err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	t.Logf("a stalled create was answered %d after %s (request timeout %s)", resp.StatusCode, took.Round(100*time.Millisecond), timeout)
+	if resp.StatusCode != http.StatusGatewayTimeout {
+		t.Errorf("a create whose body stalls: %d %s, want 504", resp.StatusCode, got)
+	}
+	if took < timeout {
+		t.Errorf("answered after %s, before the request timeout (%s)", took, timeout)
+	}
+	if out := kubectlOK(t, alice.kubeconfig, "get", "configmaps", "-o", "name"); strings.Contains(out, "stalled-") {
+		t.Errorf("the stalled create was written:\n%s", out)
+	}
+}
