@@ -21,9 +21,9 @@ import (
 var staticUserNames = []string{AdminUser.Name, InstructorUser.Name, GraderUser.Name}
 
 // userNameTaken reports whether name is an identity that is not a new
-// student's to take: a static user, a system: name, or a User subject of
-// any binding outside the student's own namespace (a TA the instructor
-// gave rights somewhere). The namespace named name is left out because
+// student's to take: a static user, a system: name, a resource's plural,
+// or a User subject of any binding outside the student's own namespace (a
+// TA the instructor gave rights somewhere). The namespace named name is left out because
 // claimStudentNamespace decides it: a binding in it is either kubelab's own
 // from an earlier attempt for this student, or in a namespace that is not
 // the student's, which is refused there.
@@ -39,6 +39,15 @@ func (s *Server) userNameTaken(ctx context.Context, name string) (bool, error) {
 	}
 	for _, static := range staticUserNames {
 		if name == static {
+			return true, nil
+		}
+	}
+	// A resource's plural is a segment of etcd's keys
+	// (/registry/<group>/<plural>/<name>) where a namespace's name would
+	// stand in a namespaced key: the inspector tells them apart by the
+	// API's resources, and no student is called as one either.
+	for _, r := range s.api.Registry().All() {
+		if r.Name == name {
 			return true, nil
 		}
 	}

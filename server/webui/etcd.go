@@ -29,6 +29,10 @@ const maxKeys = 300
 type etcdReader struct {
 	all bool
 	ns  string
+	// namespaced are the key prefixes of the resources the API serves in
+	// namespaces, each ending in "/": a namespace's objects are at
+	// <prefix><namespace>/<name>.
+	namespaced []string
 }
 
 func (u *UI) etcdReaderFor(c echo.Context) etcdReader {
@@ -37,9 +41,24 @@ func (u *UI) etcdReaderFor(c echo.Context) etcdReader {
 	}
 	ns := namespace(c)
 	if u.allowed(c, "/api/v1/namespaces/"+url.PathEscape(ns)+"/pods?limit=1") {
-		return etcdReader{ns: ns}
+		return etcdReader{ns: ns, namespaced: u.namespacedPrefixes()}
 	}
 	return etcdReader{}
+}
+
+// namespacedPrefixes are the key prefixes of the namespaced resources the
+// API serves now, custom ones included. A key's place in the path alone
+// does not say whether it names a namespace: a cluster-scoped custom
+// resource's /registry/course.example/examkeys/final-exam has a namespaced
+// one's shape, and a student called examkeys read it.
+func (u *UI) namespacedPrefixes() []string {
+	var out []string
+	for _, r := range u.API.Registry().All() {
+		if r.Namespaced {
+			out = append(out, storage.ResourcePrefix(r.GroupResource(), r.Custom || r.GroupInKey)+"/")
+		}
+	}
+	return out
 }
 
 // mayRead says whether the reader may read key.
@@ -50,12 +69,16 @@ func (er etcdReader) mayRead(key string) bool {
 	if er.all {
 		return true
 	}
-	ns := er.ns
-	if ns == "" {
+	if er.ns == "" {
 		return false
 	}
-	seg := strings.Split(strings.TrimPrefix(key, storage.RootPrefix), "/")
-	return (len(seg) == 3 && seg[1] == ns) || (len(seg) == 4 && seg[2] == ns)
+	for _, prefix := range er.namespaced {
+		name, ok := strings.CutPrefix(key, prefix+er.ns+"/")
+		if ok && name != "" && !strings.Contains(name, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 // statusJSON is a Status error with code and msg, which the server's
