@@ -292,6 +292,9 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	in := newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser, watchesPerUser, s.cfg.AdaptiveInflightLimit)
 	s.echo.Use(limit(in, s.cfg.RequestTimeout))
+	if s.cfg.Classroom {
+		s.echo.Use(limitWrites(newWriteBudgets(WriteBytesPerSecond, WriteBurstBytes)))
+	}
 	// Within the limits: a form being read holds its sender's place.
 	s.echo.Use(guardForms)
 	for kind, l := range map[string]*adaptive.Limit{"reads": in.adaptiveReads, "mutations": in.adaptiveMutations} {

@@ -127,6 +127,19 @@ func (m *Member) connect() (*clientv3.Client, error) {
 	return clientv3.New(cfg)
 }
 
+// snapshotCount and snapshotCatchUpEntries size the raft log for a class,
+// where one student may write 1 MiB objects over and over. etcd keeps
+// snapshotCatchUpEntries entries in memory for followers that fall
+// behind (5,000 by default: 374 MB of a kubelab's memory was its raft log
+// after a few minutes of such rewrites), and its write-ahead log on disk
+// holds the entries since the last snapshot (10,000 by default). A
+// follower further behind than 500 entries is sent a snapshot instead,
+// which for a class's database is a few megabytes.
+const (
+	snapshotCount          = 2000
+	snapshotCatchUpEntries = 500
+)
+
 func etcdConfig(cfg Config) (*embed.Config, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("embedded etcd needs a data directory")
@@ -137,6 +150,8 @@ func etcdConfig(cfg Config) (*embed.Config, error) {
 		ecfg.Name = cfg.Name
 	}
 	ecfg.UnsafeNoFsync = cfg.UnsafeNoFsync
+	ecfg.SnapshotCount = snapshotCount
+	ecfg.SnapshotCatchUpEntries = snapshotCatchUpEntries
 	ecfg.WatchProgressNotifyInterval = cfg.ProgressNotifyInterval
 	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(cfg.Logger)
 	// Stopping the member must wait for its watch streams' handlers: a

@@ -311,3 +311,124 @@ func TestLimitsStalledBodyEndsAtTheRequestTimeout(t *testing.T) {
 		t.Errorf("the stalled create was written:\n%s", out)
 	}
 }
+
+// rssBytes is a process's resident memory, from /proc.
+func rssBytes(t *testing.T, pid int) int64 {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kib int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kib)
+			return kib << 10
+		}
+	}
+	t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	return 0
+}
+
+// etcdFileBytes is the size of the class's etcd database file.
+func etcdFileBytes(t *testing.T, c *class) int64 {
+	t.Helper()
+	var size int64
+	filepath.WalkDir(c.DataDir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "db" && filepath.Base(filepath.Dir(path)) == "snap" {
+			if info, err := d.Info(); err == nil {
+				size += info.Size()
+			}
+		}
+		return nil
+	})
+	if size == 0 {
+		t.Fatalf("no etcd database under %s", c.DataDir)
+	}
+	return size
+}
+
+// Finding: the quota bounds what a namespace holds, not how often it is
+// rewritten. Twelve loops rewriting one 1 MiB ConfigMap grew etcd by
+// 262 MB and kubelab by 1 GB in minutes; each revision stays until the
+// next compaction, and etcd's space quota, once reached, stops every
+// write in the class. Now a student writes at most WriteBurstBytes at
+// once and WriteBytesPerSecond after: past it, kube's 429 with the
+// seconds to wait. A small patch that rewrites the big object pays for
+// the object. Another student writes on.
+func TestLimitsRewritingABigObjectIsThrottled(t *testing.T) {
+	t.Parallel()
+	srv := limitsClass(t)
+	alice, bob := join(t, srv.URL(), "Alice"), join(t, srv.URL(), "Bob")
+	data := strings.Repeat("x", 900<<10)
+	kubectlOK(t, alice.kubeconfig, "create", "configmap", "big", "--from-literal=data="+data[:1])
+	rssBefore, dbBefore := rssBytes(t, srv.Pid()), etcdFileBytes(t, srv)
+
+	// The object grows to 900 KiB once (a replace), then twelve loops
+	// rewrite it with one-line merge patches, without client-go's
+	// retries, so that each refusal is seen.
+	cm := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"data":%q}}`, data)
+	path := "/api/v1/namespaces/" + alice.name + "/configmaps/big"
+	if resp, body := sendAs(t, alice, "PUT", path, cm, "application/json"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("growing the ConfigMap: %d %.300s", resp.StatusCode, body)
+	}
+	const loops, each = 12, 10
+	type result struct {
+		code       int
+		retryAfter string
+		body       string
+	}
+	results := make(chan result, loops*each)
+	start := time.Now()
+	for l := range loops {
+		go func() {
+			for i := range each {
+				patch := fmt.Sprintf(`{"metadata":{"annotations":{"rewrite":"%d-%d"}}}`, l, i)
+				resp, body := sendAs(t, alice, "PATCH", path, patch, "application/merge-patch+json")
+				results <- result{resp.StatusCode, resp.Header.Get("Retry-After"), body}
+			}
+		}()
+	}
+	accepted, refused, conflicts := 0, 0, 0
+	for range loops * each {
+		r := <-results
+		switch {
+		case r.code == http.StatusOK:
+			accepted++
+		case r.code == http.StatusForbidden && strings.Contains(r.body, "status unknown for quota"):
+			// Twelve writers at once race for the quota's count, and a
+			// write that loses too often is refused, as in kube.
+			conflicts++
+		case r.code == http.StatusTooManyRequests:
+			refused++
+			if !strings.Contains(r.body, "too many bytes written") || r.retryAfter == "" || r.retryAfter == "0" {
+				t.Errorf("a refused rewrite: Retry-After %q, %.300s", r.retryAfter, r.body)
+			}
+		default:
+			t.Errorf("a rewrite: %d %.300s", r.code, r.body)
+		}
+	}
+	took := time.Since(start)
+	rssAfter, dbAfter := rssBytes(t, srv.Pid()), etcdFileBytes(t, srv)
+	t.Logf("%d rewrites of a 900 KiB ConfigMap in %s: %d accepted, %d refused for the budget, %d for the quota's race; kubelab's RSS %d → %d MiB, etcd's file %d → %d MiB",
+		loops*each, took.Round(100*time.Millisecond), accepted, refused, conflicts, rssBefore>>20, rssAfter>>20, dbBefore>>20, dbAfter>>20)
+	// The budget lets through the burst (16 MiB: 18 rewrites and the one
+	// that overdraws it) and what the rate adds while the loops run; the
+	// twelve in flight when it runs out are let through and paid for
+	// after. A budget that did nothing would accept about all 120.
+	allowed := (16<<20+int(took.Seconds()+1)*(64<<10))/(900<<10) + 1 + loops
+	if accepted > allowed || refused == 0 {
+		t.Errorf("%d of %d rewrites accepted in %s, want at most %d", accepted, loops*each, took, allowed)
+	}
+	// Another student's budget is their own.
+	if out, stderr, err := bob.kubectl(t, "create", "configmap", "small", "--from-literal=a=b"); err != nil {
+		t.Errorf("bob is held back by alice's rewrites: %v %s%s", err, out, stderr)
+	}
+}
+
+// sendAs sends a request to the API with the student's token, as kubectl
+// does, with body of the content type.
+func sendAs(t *testing.T, s *student, method, path, body, contentType string) (*http.Response, string) {
+	t.Helper()
+	return send(t, s.api, method, s.config.Host+path, body, "Content-Type", contentType)
+}

@@ -1,0 +1,167 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+
+	"github.com/kubelab/kubelab/classroom"
+	"github.com/kubelab/kubelab/pipeline"
+)
+
+// WriteBytesPerSecond and WriteBurstBytes are classroom mode's budget of
+// bytes each student may write to the API: a sustained rate, and what may
+// go at once after a quiet while. The quota bounds what a namespace holds,
+// not how often it is rewritten: every rewrite of an object is a new
+// revision that etcd keeps until the next compaction (five minutes by
+// default), and its raft log keeps the entry in memory. Twelve kubectl
+// replace loops of one 1 MiB ConfigMap grew etcd by 262 MB and kubelab by
+// 1 GB in minutes, and would have reached etcd's 2 GiB space quota
+// between two compactions, after which etcd refuses every write.
+//
+// 64 KiB/s is 19 MiB between two compactions, and a hundred students at
+// it stay under the space quota. At once, a student may write as much as
+// their namespace's quota holds (16 MiB of stored bytes): a lab's every
+// manifest many times over, and many pushes of the watch lab's window.
+const (
+	WriteBytesPerSecond = 64 << 10
+	WriteBurstBytes     = 16 << 20
+)
+
+// writeBudgets are the byte budgets of the users who write, by budgetKey.
+type writeBudgets struct {
+	rate, burst float64
+	now         func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*byteBucket
+}
+
+// byteBucket holds what a user may still write: tokens grow at the rate
+// up to the burst, and a write is paid for once it is done, for only then
+// is its size known (a body can come chunked, and a small patch can
+// rewrite a large object). A user in debt is refused until it is paid.
+type byteBucket struct {
+	tokens float64
+	at     time.Time
+}
+
+func newWriteBudgets(rate, burst int) *writeBudgets {
+	return &writeBudgets{rate: float64(rate), burst: float64(burst), now: time.Now, buckets: map[string]*byteBucket{}}
+}
+
+// budgetKey is whose budget a request's writes come out of, and ok is
+// false for those with none: a student's own writes, and those of every
+// service account in a namespace, the namespace's (a student's namespace
+// is named as they are, and the tokens of its service accounts are theirs
+// to mint). Instructors, admins and kubelab's own components have none.
+func budgetKey(u pipeline.User) (key string, ok bool) {
+	if classroom.IsStudent(u) {
+		return u.Name, true
+	}
+	if ns, _, err := serviceaccount.SplitUsername(u.Name); err == nil {
+		return ns, true
+	}
+	return "", false
+}
+
+// refill brings b up to now; the caller holds mu.
+func (w *writeBudgets) refill(b *byteBucket, now time.Time) {
+	b.tokens = math.Min(w.burst, b.tokens+now.Sub(b.at).Seconds()*w.rate)
+	b.at = now
+}
+
+// wait is how long key must wait before writing again: 0 when it is not
+// in debt.
+func (w *writeBudgets) wait(key string) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b, ok := w.buckets[key]
+	if !ok {
+		return 0
+	}
+	w.refill(b, w.now())
+	if b.tokens >= 0 {
+		return 0
+	}
+	return time.Duration(-b.tokens / w.rate * float64(time.Second))
+}
+
+// pay takes n bytes from key's budget, into debt if need be. Buckets that
+// have filled up again are forgotten, so the map holds only recent writers.
+func (w *writeBudgets) pay(key string, n int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	b, ok := w.buckets[key]
+	if !ok {
+		b = &byteBucket{tokens: w.burst, at: now}
+		w.buckets[key] = b
+	}
+	w.refill(b, now)
+	b.tokens -= float64(n)
+	for k, other := range w.buckets {
+		if other != b {
+			if w.refill(other, now); other.tokens >= w.burst {
+				delete(w.buckets, k)
+			}
+		}
+	}
+}
+
+// limitWrites is the middleware: after authentication and the in-flight
+// limits, around the API's creates, updates and patches. What a write
+// costs is the larger of the body it sent and the object it got back,
+// which is the object etcd stored (the API's answers are not compressed). A user in debt gets kube's 429 with
+// the seconds to wait in Retry-After, which client-go honours.
+func limitWrites(w *writeBudgets) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			switch r.Method {
+			case http.MethodPost, http.MethodPut, http.MethodPatch:
+			default:
+				return next(c)
+			}
+			u, _ := pipeline.AuthenticatedFromContext(r.Context())
+			key, ok := budgetKey(u)
+			if !ok || !apiRoutes[c.Path()] {
+				return next(c)
+			}
+			if d := w.wait(key); d > 0 {
+				secs := int(math.Ceil(d.Seconds()))
+				return apierrors.NewTooManyRequests(fmt.Sprintf(
+					"too many bytes written: at most %d KiB a second for each student (%s), after %d MiB at once; wait %d s",
+					int(w.rate)>>10, key, int(w.burst)>>20, secs), secs)
+			}
+			body := &countingBody{ReadCloser: r.Body}
+			if r.Body != nil && r.Body != http.NoBody {
+				r.Body = body
+			}
+			err := next(c)
+			if st := c.Response().Status; st >= 200 && st < 300 {
+				w.pay(key, max(body.n, c.Response().Size))
+			}
+			return err
+		}
+	}
+}
+
+// countingBody counts the bytes read from a request's body.
+type countingBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,60 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kubelab/kubelab/classroom"
+	"github.com/kubelab/kubelab/pipeline"
+)
+
+// A budget lets the burst go at once, then holds its user to the rate:
+// a write that overdraws it is paid, and the next waits until the debt
+// is, to the second. Others' budgets are their own.
+func TestWriteBudgetHoldsAWriterToItsRate(t *testing.T) {
+	now := time.Unix(1000, 0)
+	w := newWriteBudgets(1000, 5000)
+	w.now = func() time.Time { return now }
+
+	for range 4 {
+		if d := w.wait("alice"); d != 0 {
+			t.Fatalf("within the burst, alice waits %s", d)
+		}
+		w.pay("alice", 1500)
+	}
+	// 6,000 of 5,000 paid: 1,000 bytes of debt at 1,000 a second.
+	if d := w.wait("alice"); d != time.Second {
+		t.Fatalf("1,000 bytes in debt at 1,000/s: wait %s, want 1s", d)
+	}
+	if d := w.wait("bob"); d != 0 {
+		t.Fatalf("bob waits %s for alice's writes", d)
+	}
+	now = now.Add(time.Second)
+	if d := w.wait("alice"); d != 0 {
+		t.Fatalf("once the debt is paid, alice waits %s", d)
+	}
+	// A budget that has filled again is forgotten when another pays.
+	now = now.Add(10 * time.Second)
+	w.pay("bob", 1)
+	if _, kept := w.buckets["alice"]; kept {
+		t.Fatal("alice's full budget is still kept")
+	}
+}
+
+func TestBudgetKeyIsTheStudentsOrTheNamespaces(t *testing.T) {
+	for _, tc := range []struct {
+		user pipeline.User
+		key  string
+		ok   bool
+	}{
+		{pipeline.User{Name: "alice", Groups: []string{classroom.StudentGroup}}, "alice", true},
+		{pipeline.User{Name: "system:serviceaccount:alice:builder"}, "alice", true},
+		{pipeline.User{Name: "instructor", Groups: []string{classroom.InstructorGroup}}, "", false},
+		{pipeline.User{Name: "system:admin", Groups: []string{pipeline.SystemPrivilegedGroup}}, "", false},
+		{pipeline.Anonymous(), "", false},
+	} {
+		if key, ok := budgetKey(tc.user); key != tc.key || ok != tc.ok {
+			t.Errorf("budgetKey(%s) = %q, %v; want %q, %v", tc.user.Name, key, ok, tc.key, tc.ok)
+		}
+	}
+}
