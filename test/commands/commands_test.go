@@ -267,6 +267,7 @@ func runLab(t *testing.T, parent *reader, l *labs.Lab) {
 	v := r.labView(l.ID, "POST", "/start", "")
 	var background []*running
 	var backgroundChecks []func()
+	var backgroundWants [][]*regexp.Regexp
 	vars := map[string]string{}
 	for i, s := range l.Steps {
 		sv := v.Steps[i]
@@ -344,6 +345,7 @@ func runLab(t *testing.T, parent *reader, l *labs.Lab) {
 		} else if e.background {
 			run := r.start(line, e.timeout)
 			background = append(background, run)
+			backgroundWants = append(backgroundWants, e.patterns(r))
 			backgroundChecks = append(backgroundChecks, func() { check(t, r, line, e, run.wait()) })
 		} else {
 			out := check(t, r, line, e, r.start(line, e.timeout).wait())
@@ -367,8 +369,10 @@ func runLab(t *testing.T, parent *reader, l *labs.Lab) {
 		st := r.waitPassed(l.ID, s.ID)
 		t.Logf("%s/%s passed: %s", l.ID, s.ID, st.Evidence)
 	}
-	// The lab is done: stop its watches as a student does, with Ctrl-C.
-	for _, run := range background {
+	// The lab is done: stop its watches as a student does, with Ctrl-C,
+	// once they show what the lab asked them to watch for.
+	for i, run := range background {
+		run.awaitPrinted(backgroundWants[i], backgroundBound)
 		run.interrupt()
 	}
 	for _, c := range backgroundChecks {
@@ -447,8 +451,7 @@ func check(t *testing.T, r *reader, line string, e expectation, got result) stri
 		t.Errorf("%s\nexit %d, want %d; it printed:\n%s", line, got.code, e.exit, got.out)
 		return got.out
 	}
-	for _, want := range e.output {
-		re := regexp.MustCompile(strings.ReplaceAll(want, "NS", regexp.QuoteMeta(r.ns)))
+	for _, re := range e.patterns(r) {
 		if !re.MatchString(got.out) {
 			t.Errorf("%s\nprinted no match for %s:\n%s", line, re, got.out)
 		}
@@ -456,6 +459,20 @@ func check(t *testing.T, r *reader, line string, e expectation, got result) stri
 	t.Logf("ok in %s: %s", got.took.Round(time.Millisecond), firstLine(line))
 	return got.out
 }
+
+// patterns are e's output patterns in the reader's namespace.
+func (e expectation) patterns(r *reader) []*regexp.Regexp {
+	var res []*regexp.Regexp
+	for _, want := range e.output {
+		res = append(res, regexp.MustCompile(strings.ReplaceAll(want, "NS", regexp.QuoteMeta(r.ns))))
+	}
+	return res
+}
+
+// backgroundBound is how long a lab's watch may take to show what its
+// steps caused, wide of a loaded machine; past it, the check fails
+// with what the watch did print.
+const backgroundBound = 60 * time.Second
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")

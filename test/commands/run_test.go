@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -87,7 +89,46 @@ type result struct {
 // running is a command started in the background.
 type running struct {
 	pid  int
+	out  *terminalOutput
 	done chan result
+}
+
+// terminalOutput is what a command has printed so far, read while it
+// runs as a student reads their terminal.
+type terminalOutput struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *terminalOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *terminalOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// awaitPrinted waits until the command has printed a match for each of
+// patterns, has ended, or within has passed: a student presses Ctrl-C on
+// a watch once they have seen the events the lab asked for, and those
+// reach the terminal after the command that caused them has returned.
+func (r *running) awaitPrinted(patterns []*regexp.Regexp, within time.Duration) {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if len(r.done) > 0 {
+			return
+		}
+		out, all := r.out.String(), true
+		for _, re := range patterns {
+			all = all && re.MatchString(out)
+		}
+		if all {
+			return
+		}
+	}
 }
 
 // interrupt sends SIGINT to the command and all it started, as Ctrl-C in
@@ -110,8 +151,8 @@ func (r *reader) start(line string, timeout time.Duration) *running {
 	if timeout > 0 {
 		cmd.Env = append(cmd.Env, "KUBELAB_TEST_TIMEOUT="+strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)+"s")
 	}
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
+	buf := &terminalOutput{}
+	cmd.Stdout, cmd.Stderr = buf, buf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A command that outlives commandTimeout is stopped with everything
 	// it started, and fails its expectation.
@@ -121,7 +162,7 @@ func (r *reader) start(line string, timeout time.Duration) *running {
 		cancel()
 		r.t.Fatalf("bash -c %q: %v", line, err)
 	}
-	run := &running{pid: cmd.Process.Pid, done: make(chan result, 1)}
+	run := &running{pid: cmd.Process.Pid, out: buf, done: make(chan result, 1)}
 	go func() {
 		defer cancel()
 		err := cmd.Wait()
