@@ -110,7 +110,7 @@ func TestMetricsAndRequestLog(t *testing.T) {
 	// until it shows (or give up and let the checks below say so).
 	var resp *http.Response
 	var metrics string
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	for deadline := time.Now().Add(20 * time.Second); ; {
 		resp, err = http.Get(lab.URL() + "/metrics")
 		if err != nil {
 			t.Fatal(err)

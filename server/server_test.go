@@ -59,7 +59,8 @@ func startServer(t *testing.T, mutate ...func(*server.Config)) (s *server.Server
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// A minute: wide of a loaded machine's stop.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
 			t.Errorf("Shutdown: %v", err)
@@ -360,7 +361,7 @@ func TestShutdownOrder(t *testing.T) {
 	})
 	s.OnShutdown(func(context.Context) { order = append(order, "second") })
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatal(err)

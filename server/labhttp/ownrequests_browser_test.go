@@ -69,7 +69,9 @@ func TestKubelabsOwnRequestsPassNoStep(t *testing.T) {
 // walkLab is one student doing lab l: each step only after opening every
 // page has left it current.
 func walkLab(t *testing.T, lb *kubelabtest.Lab, l *labs.Lab) {
-	ctx := browsertest.Start(t)
+	// A lab's every page, step after step, beside the other labs' walks
+	// and the race run: more than Start's three minutes on a loaded machine.
+	ctx := browsertest.StartFor(t, 10*time.Minute)
 	w := &walk{t: t, ctx: ctx, lb: lb, lab: l.ID}
 	w.join("Pat " + l.ID)
 	w.u.start(l.ID)

@@ -132,8 +132,10 @@ func TestDashboardStuckArrivesLive(t *testing.T) {
 	lab := kubelabtest.Start(t, func(c *server.Config) { classroomMode(c); c.StuckAfter = stuckAfter })
 	alice := student(t, lab, "alice")
 	ws := instructor(t, lab).dial(labhttp.APIPath + "/ws?dashboard=1&lang=th")
-	alice.start("watch")
+	// Taken before the start's request: the server counts from its own
+	// stamp, made before it answers.
 	started := time.Now()
+	alice.start("watch")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	for {
@@ -170,11 +172,12 @@ func TestDashboardJoinAndQuizArriveLive(t *testing.T) {
 	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) { classroomMode(c); c.StuckAfter = time.Hour })
 	ws := instructor(t, lab).dial(labhttp.APIPath + "/ws?dashboard=1")
-	// Well within the 30-second refresh.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	waitRow := func(what string, ok func(labhttp.StudentRow, string) bool) {
 		t.Helper()
+		// Within the 30-second refresh, counted from each change (a
+		// join waits for its namespace's quota and RBAC first).
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
 		for {
 			_, b, err := ws.Read(ctx)
 			if err != nil {

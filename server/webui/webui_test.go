@@ -372,13 +372,13 @@ func postUI(t *testing.T, lab served, path, body string, out any) (int, string) 
 
 // TestWatchTimeline follows the 410 exercise on kube's model: a paused
 // watcher that missed a change can resume until that change is older
-// than the window's freshness (kube's 75 s, 5 s here) and enough changes
+// than the window's freshness (kube's 75 s, 10 s here) and enough changes
 // have pushed the window past it; then it gets "too old resource
 // version" and relists. Compaction moves etcd's horizon, not the window.
 // freshness is TestWatchTimeline's window freshness: short, so that the
 // test does not wait kube's 75 s, and long enough that a change is still
 // fresh when a loaded machine gets round to the push that checks it is.
-const freshness = 5 * time.Second
+const freshness = 10 * time.Second
 
 func TestWatchTimeline(t *testing.T) {
 	// A server of its own, as the window's freshness is shortened for it,

@@ -50,6 +50,9 @@ func TestWindowIsKubesHistory(t *testing.T) {
 		t.Fatalf("200 events within 75 s: watch from the list got %q, want %q", got, want)
 	}
 	w.Stop()
+	// The capacity grows as the cache records the events, which it may
+	// not all have done when the first one was watched.
+	waitFor(t, "the cache to record the 200th event", func() bool { return fmt.Sprint(s.Cache().ResourceVersion()) == pods[199] })
 	if c := s.Cache().HistoryCapacity(); c != 200 {
 		t.Fatalf("capacity %d after 200 fresh events, want 200", c)
 	}

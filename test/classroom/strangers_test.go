@@ -131,7 +131,9 @@ func stalledSignin(t *testing.T, c *class, from string) *tls.Conn {
 // the stranger liked. Now the places are counted per address, a body has
 // the request timeout to arrive, and the health checks are exempt.
 func TestStrangerSlowSignInsLockNoOneOut(t *testing.T) {
-	const timeout = 10 * time.Second
+	// Wide of a loaded machine: everything up to the health checks must
+	// happen while the stalled bodies still hold their places.
+	const timeout = 30 * time.Second
 	c := startClass(t, "--adaptive-inflight-limit=false", "--request-timeout", timeout.String())
 	stranger := strangerClient(t, c, "127.0.0.1")
 	form := url.Values{"name": {"x"}, "code": {"wrong"}}.Encode()

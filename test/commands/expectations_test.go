@@ -114,14 +114,14 @@ var expectations = map[string]expectation{
 	"kubectl get --raw /api/v1/namespaces/internals-demo/pods | jq -r .metadata.resourceVersion": {output: []string{`^[1-9][0-9]*\n$`}},
 	"kubectl -n internals-demo get pods -o json | jq -c '{kind, metadata}'":                      {output: []string{`^\{"kind":"List","metadata":\{"resourceVersion":""\}\}\n$`}},
 	"kubectl get --raw /api/v1/namespaces/internals-demo/pods | jq -c '{kind, metadata}'":        {output: []string{`^\{"kind":"PodList","metadata":\{"resourceVersion":"[1-9][0-9]*"\}\}\n$`}},
-	"kubectl -n internals-demo get pods --watch --output-watch-events": {exit: 124, timeout: 3 * time.Second,
+	"kubectl -n internals-demo get pods --watch --output-watch-events": {exit: 124, timeout: watchFor,
 		output: []string{`(?m)^EVENT +NAME +READY +STATUS +RESTARTS +AGE$`, `(?m)^ADDED +ssa-demo +`}},
 	"kubectl -n internals-demo label pod ssa-demo demo-round=one --overwrite   # run from a second terminal": {output: []string{`^pod/ssa-demo labeled\n$`}},
 	// The same command on the Thai page, run after the English one: the
 	// label already has that value, so kubectl changes nothing, as the
 	// lesson says.
 	"kubectl -n internals-demo label pod ssa-demo demo-round=one --overwrite   # รันจาก terminal ที่สอง": {output: []string{`^pod/ssa-demo not labeled\n$`}},
-	`kubectl -v=6 -n internals-demo get pods --watch 2>&1 | grep '"Response"'`: {timeout: 3 * time.Second, output: []string{
+	`kubectl -v=6 -n internals-demo get pods --watch 2>&1 | grep '"Response"'`: {timeout: watchFor, output: []string{
 		`"Response" verb="GET" url=".*/api/v1/namespaces/NS/pods\?limit=500" status="200 OK"`,
 		`"Response" verb="GET" url=".*/api/v1/namespaces/NS/pods\?resourceVersion=[1-9][0-9]*&watch=true" status="200 OK"`}},
 	"kubectl -v=6 -n internals-demo get pods 2>&1 | grep WatchListClient": {output: []string{`"Feature gate default state" feature="WatchListClient" enabled=true`}},
@@ -211,3 +211,8 @@ var answers = map[string]string{
 	"gone/window-start":     "$GONE_Y",
 	"etcd/mod-revision":     "$MODREV",
 }
+
+// watchFor is how long the lesson's watches run before timeout(1) ends
+// them: kubectl must start, list, print and open its watch within it, on
+// a loaded machine where one kubectl run takes half a second or more.
+const watchFor = 10 * time.Second

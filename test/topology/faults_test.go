@@ -192,12 +192,13 @@ func TestMemberFaultsUnderLoad(t *testing.T) {
 		// create may be refused at once by the member as it stops (503
 		// "raft: stopped"), and its next wait out the request timeout
 		// (504) while the others elect a leader. That is two per client
-		// when the election is quick; on a loaded machine an election can
-		// take a round or two more, so the bound allows two more timeouts
-		// (the figures above are the measure, this only catches a server
-		// that does not recover by itself).
-		if recoverWithin := 4 * requestTimeout; quorum && (sum.worstClient > 4 || sum.recovered > recoverWithin) {
-			t.Errorf("%s: a client's creates failed %d times, writes acknowledged again after %v; with a quorum, at most 4 each may fail, within %v",
+		// when the election is quick; on a loaded machine an election, and
+		// the etcd client's move off the stopped member, can take a few
+		// rounds more, so the bound allows four more timeouts (the figures
+		// above are the measure, this only catches a server that does not
+		// recover by itself).
+		if recoverWithin := 10 * requestTimeout; quorum && (sum.worstClient > 6 || sum.recovered > recoverWithin) {
+			t.Errorf("%s: a client's creates failed %d times, writes acknowledged again after %v; with a quorum, at most 6 each may fail, within %v",
 				what, sum.worstClient, sum.recovered, recoverWithin)
 		}
 		if sum.slowest > 10*time.Second {
