@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -380,4 +381,95 @@ func TestHostileCaps(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	})
+}
+
+// TestHostileCompletionFlood sends the Tabs of a script, 200,000 on one
+// socket as fast as it writes, and counts the goroutines the server holds
+// meanwhile: each Tab used to start one before any cap (122,000 of them,
+// 800 MB). It runs alone, so that no other test's goroutines are counted.
+func TestHostileCompletionFlood(t *testing.T) {
+	lab := startTerminal(t)
+	tm := open(t, lab, nil)
+	if items := tm.complete("kubectl get po"); !contains(items, "pods") {
+		t.Fatalf("a Tab before the flood: %q", items)
+	}
+	runtime.GC()
+	base, baseHeap := runtime.NumGoroutine(), heapBytes()
+
+	// The answers are read as they come, or the server's writes would
+	// wait on the test; the reading ends at the exit of the command sent
+	// after the flood, or 60 s after the flood began.
+	answers := make(chan int, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		n := 0
+		for {
+			_, b, err := tm.conn.Read(ctx)
+			if err != nil {
+				answers <- -1
+				return
+			}
+			if strings.Contains(string(b), `"t":"comp"`) {
+				n++
+			}
+			if strings.Contains(string(b), `"t":"exit"`) {
+				answers <- n
+				return
+			}
+		}
+	}()
+	var peak atomic.Int64
+	sampling, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if n := int64(runtime.NumGoroutine()); n > peak.Load() {
+				peak.Store(n)
+			}
+			select {
+			case <-sampling:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	const tabs = 200_000
+	msg := []byte(`{"t":"complete","id":1,"line":"kubectl get po"}`)
+	for i := 0; i < tabs; i++ {
+		if err := tm.conn.Write(context.Background(), websocket.MessageText, msg); err != nil {
+			t.Fatalf("after %d Tabs: %v", i, err)
+		}
+	}
+	close(sampling)
+	<-sampled
+	runtime.GC()
+	grown, heapGrown := int(peak.Load())-base, int64(heapBytes())-int64(baseHeap)
+	t.Logf("%d Tabs: at most %d goroutines more than before (%d); heap held after a GC %+.1f MiB", tabs, grown, base, float64(heapGrown)/(1<<20))
+	// A few per completion in flight (kubectl's, the router's), never
+	// one per Tab.
+	if grown > 500 {
+		t.Errorf("%d Tabs held up to %d goroutines more than before", tabs, grown)
+	}
+
+	// The socket still works: a command after the flood runs and exits.
+	tm.send(map[string]any{"t": "run", "line": "kubectl get pods -o name"})
+	switch n := <-answers; {
+	case n < 0:
+		t.Fatal("no exit of the command sent after the flood")
+	case n == 0 || n > tabs/10:
+		t.Errorf("%d of %d Tabs were answered; want some, and the rest dropped", n, tabs)
+	default:
+		t.Logf("%d of %d Tabs answered, the rest dropped", n, tabs)
+	}
+	tm2 := open(t, lab, nil)
+	if items := tm2.complete("kubectl get po"); !contains(items, "pods") {
+		t.Errorf("a Tab after the flood: %q", items)
+	}
+}
+
+func heapBytes() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -177,6 +177,10 @@ type session struct {
 	mu      sync.Mutex
 	cancel  context.CancelFunc // of the running command, if any
 	done    chan struct{}
+	// completing is set while a Tab is answered: a session has one
+	// completion in flight, and the Tabs sent meanwhile are dropped, so a
+	// flood of them costs a read each, never a goroutine each.
+	completing atomic.Bool
 }
 
 func (s *session) send(m outMsg) bool {
@@ -219,7 +223,12 @@ func (s *session) serve(ctx context.Context) {
 		case "int":
 			s.interrupt()
 		case "complete":
-			go s.complete(ctx, m)
+			if s.completing.CompareAndSwap(false, true) {
+				go func() {
+					defer s.completing.Store(false)
+					s.complete(ctx, m)
+				}()
+			}
 		}
 	}
 }

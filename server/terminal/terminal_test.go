@@ -86,6 +86,17 @@ func (tm *term) next(timeout time.Duration) msg {
 	return m
 }
 
+// complete sends a Tab for line and returns its completions.
+func (tm *term) complete(line string) []string {
+	tm.t.Helper()
+	tm.send(map[string]any{"t": "complete", "id": 1, "line": line})
+	m := tm.next(30 * time.Second)
+	if m.T != "comp" {
+		tm.t.Fatalf("a Tab answered %+v", m)
+	}
+	return m.Items
+}
+
 // result is a finished command: what it printed and its exit status.
 type result struct {
 	Out, Err string

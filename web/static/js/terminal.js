@@ -173,6 +173,7 @@ async function start(el) {
       const m = JSON.parse(ev.data);
       switch (m.t) {
         case "hello":
+          pendingComplete = 0;
           who.replaceChildren(L.lAs + " ", code(m.user), ` · ${L.lIn} `, code(m.ns));
           setRunning(false);
           prompt();
@@ -267,6 +268,8 @@ async function start(el) {
         if (hIdx < history.length) { hIdx++; line = hIdx === history.length ? draft : history[hIdx]; cursor = line.length; redraw(); }
         return;
       case "\t":
+        // The server answers one Tab at a time and drops the others.
+        if (pendingComplete) return;
         pendingComplete = ++completeID;
         send({ t: "complete", id: pendingComplete, line: line.slice(0, cursor) });
         return;
