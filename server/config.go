@@ -87,6 +87,11 @@ type Config struct {
 	AdaptiveInflightLimit bool
 	// RequestTimeout bounds every request that is not long-running.
 	RequestTimeout time.Duration
+	// TerminalProcesses runs each of the terminal's kubectl commands in a
+	// child process of kubelab's binary, under memory and CPU limits,
+	// rather than in the server (see package terminal). Off by default
+	// while the rest of the terminal's isolation is built.
+	TerminalProcesses bool
 
 	// SimulatedNode runs a simulated node, scheduler and kubelet: pods are
 	// bound to node kubelab-node and reported Running after PodStartDelay.

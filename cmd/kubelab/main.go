@@ -18,9 +18,12 @@ import (
 	"github.com/peterbourgon/ff/v3"
 
 	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/server/terminal"
 )
 
 func main() {
+	// A terminal command's child process runs it and exits here.
+	terminal.RunCommandIfAsked()
 	if len(os.Args) > 1 && os.Args[1] == "probe" {
 		// The container image has no shell or curl: its HEALTHCHECK runs this.
 		os.Exit(probe(os.Args[2:], os.Stderr))
@@ -63,6 +66,7 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.IntVar(&cfg.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", cfg.MaxMutatingRequestsInflight, "most mutating requests served at once; more get 429")
 	fs.BoolVar(&cfg.AdaptiveInflightLimit, "adaptive-inflight-limit", cfg.AdaptiveInflightLimit, "lower the in-flight limits below those maxima while admitted requests' latency rises past its no-load baseline, refusing the excess with 429")
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", cfg.RequestTimeout, "time limit of every request but watches; past it the client gets 504")
+	fs.BoolVar(&cfg.TerminalProcesses, "terminal-processes", cfg.TerminalProcesses, "run each of the web terminal's kubectl commands in a process of its own, with memory and CPU limits, rather than in the server")
 	fs.BoolVar(&cfg.SimulatedNode, "simulated-node", cfg.SimulatedNode, "run a simulated node (kubelab-node) on which pods are scheduled and reported Running; no container runs")
 	fs.DurationVar(&cfg.PodStartDelay, "pod-start-delay", cfg.PodStartDelay, "how long the simulated node keeps a new pod Pending before it reports it Running")
 	fs.BoolVar(&cfg.Classroom, "classroom", cfg.Classroom, "classroom mode: students sign in and each gets a namespace; anonymous requests are no longer cluster-admin")

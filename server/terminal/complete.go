@@ -59,7 +59,11 @@ func (s *session) completions(ctx context.Context, line string) []string {
 	out := &limitedBuffer{max: 256 << 10}
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: io.Discard}
 	argv := append(append([]string{"__complete"}, words[1:]...), toComplete)
-	runKubectl(ctx, s.id, argv, "", streams, func(*refusal) {})
+	if s.t.cfg.Processes {
+		runKubectlChild(ctx, s.id, s.lang, s.t.cfg.Limits, argv, "", streams)
+	} else {
+		runKubectl(ctx, s.id, argv, "", streams, func(*refusal) {})
+	}
 	return parseCompletions(out.String())
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -80,6 +81,10 @@ type identity struct {
 	router    http.Handler
 	from      Caller
 	namespace string
+	// socket, in a command's child process (see child.go), is where its
+	// requests go instead: the server there serves them with router as
+	// from.
+	socket string
 	// logger gets the stack of a command that failed inside kubectl, not
 	// through its fatal handler: a bug to fix, not a student's error.
 	logger *slog.Logger
@@ -139,9 +144,18 @@ func (g *clientGetter) addFlags(cmd *cobra.Command) {
 
 // ToRESTConfig implements genericclioptions.RESTClientGetter.
 func (g *clientGetter) ToRESTConfig() (*rest.Config, error) {
+	host, transport := "https://"+clusterName+".invalid", http.RoundTripper(&inProcess{router: g.id.router, from: g.id.from, ctx: g.ctx})
+	if g.id.socket != "" {
+		// Plain HTTP over the command's own socket: the server behind it
+		// gives each request the browser's TLS state and credentials.
+		socket := g.id.socket
+		host, transport = "http://"+clusterName+".invalid", &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+		}}
+	}
 	cfg := &rest.Config{
-		Host:      "https://" + clusterName + ".invalid",
-		Transport: &inProcess{router: g.id.router, from: g.id.from, ctx: g.ctx},
+		Host:      host,
+		Transport: transport,
 		UserAgent: "kubectl/" + kubectlVersion + " (kubelab terminal)",
 		// kubectl's own defaults (NewConfigFlags plus its discovery rates).
 		QPS: 50, Burst: 300,
@@ -225,7 +239,8 @@ func newKubectl(g *clientGetter, streams genericiooptions.IOStreams) *cobra.Comm
 			if err := checkFlags(cmd); err != nil {
 				return err
 			}
-			if readsStdin(cmd) {
+			// A child process reads its own stdin, the box itself.
+			if readsStdin(cmd) && g.id.socket == "" {
 				release, err := lendStdin(cmd.Context(), g.stdin)
 				if err != nil {
 					return err

@@ -41,11 +41,17 @@ type Limits struct {
 	RunTime time.Duration
 	// Stdin is the largest paste a command may read.
 	Stdin int
+	// Memory and CPU bound what one kubectl command may use when commands
+	// run in processes of their own (Config.Processes): the heap it may
+	// add, and its processor time.
+	Memory int64
+	CPU    time.Duration
 }
 
 // DefaultLimits are the caps of a class: a watch and a command beside it,
 // a megabyte of output, ten minutes.
-var DefaultLimits = Limits{Commands: 2, Output: 1 << 20, RunTime: 10 * time.Minute, Stdin: 512 << 10}
+var DefaultLimits = Limits{Commands: 2, Output: 1 << 20, RunTime: 10 * time.Minute, Stdin: 512 << 10,
+	Memory: 256 << 20, CPU: time.Minute}
 
 // Config is what the terminal needs from the server.
 type Config struct {
@@ -55,6 +61,10 @@ type Config struct {
 	Etcd EtcdReader
 	// Classroom mode: students must be signed in, and etcdctl is refused.
 	Classroom bool
+	// Processes runs each kubectl command in a child process of kubelab's
+	// binary, under Limits.Memory and Limits.CPU (see child.go), rather
+	// than in the server. The binary must call RunCommandIfAsked first.
+	Processes bool
 	// Kubeconfig is the admin kubeconfig's path, shown in local mode.
 	Kubeconfig string
 	// Websockets counts each user's websockets against the cap the live
@@ -276,6 +286,10 @@ func (s *session) start(ctx context.Context, m inMsg) {
 		case errOutputCap:
 			s.say(refuse("cap.output", sizeString(s.t.cfg.Limits.Output)))
 			code = max(code, 1)
+		case errMemoryCap:
+			s.say(refuse("cap.memory", sizeString(s.t.cfg.Limits.Memory)))
+		case errCPUCap:
+			s.say(refuse("cap.cpu", s.t.cfg.Limits.CPU.String()))
 		case context.Canceled:
 			if ctx.Err() == nil {
 				s.send(outMsg{T: "e", Data: say(s.lang, refuse("interrupted")) + "\n"})
@@ -324,7 +338,7 @@ func (s *session) run(ctx context.Context, stop context.CancelCauseFunc, m inMsg
 			s.say(r)
 			return 1
 		}
-		return runKubectl(ctx, s.id, argv[1:], m.Stdin, streams, s.say)
+		return s.kubectl(ctx, stop, argv[1:], m.Stdin, streams)
 	case "etcdctl":
 		if s.t.cfg.Classroom || s.t.cfg.Etcd == nil {
 			s.say(refuse("etcd.classroom"))
@@ -335,6 +349,20 @@ func (s *session) run(ctx context.Context, stop context.CancelCauseFunc, m inMsg
 		s.say(refuse("notkubectl", argv[0]))
 		return 127
 	}
+}
+
+// kubectl runs a kubectl command, in the server or, with Processes, in a
+// child process; a child that meets its memory or CPU limit stops the
+// command with that cause.
+func (s *session) kubectl(ctx context.Context, stop context.CancelCauseFunc, argv []string, stdin string, streams genericiooptions.IOStreams) int {
+	if !s.t.cfg.Processes {
+		return runKubectl(ctx, s.id, argv, stdin, streams, s.say)
+	}
+	code, cause := runKubectlChild(ctx, s.id, s.lang, s.t.cfg.Limits, argv, stdin, streams)
+	if cause != nil {
+		stop(cause)
+	}
+	return code
 }
 
 // capped is a stream to the page that stops the command past the output

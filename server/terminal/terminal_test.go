@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/server/terminal"
 )
 
 // term is one browser terminal, driven as the page drives it.
@@ -265,7 +266,12 @@ func TestRefusalsInThai(t *testing.T) {
 // It runs over the API behind the front door (RBAC, admission, traces),
 // as in a local kubelab.
 func BenchmarkKubectlGetPods(b *testing.B) {
-	lab := startTerminal(b)
+	b.Run("InTheServer", func(b *testing.B) { benchmarkKubectlGetPods(b) })
+	b.Run("InAProcess", func(b *testing.B) { benchmarkKubectlGetPods(b, func(c *terminal.Config) { c.Processes = true }) })
+}
+
+func benchmarkKubectlGetPods(b *testing.B, options ...func(*terminal.Config)) {
+	lab := startTerminal(b, options...)
 	tm := open(b, lab, nil)
 	b.ResetTimer()
 	for range b.N {

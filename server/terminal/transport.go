@@ -28,6 +28,21 @@ func CallerOf(r *http.Request) Caller {
 		Cookie: r.Header.Get("Cookie"), Authorization: r.Header.Get("Authorization")}
 }
 
+// apply makes r the caller's: their address, TLS state and host, and
+// their credentials, and only those: a command's own Authorization (none
+// is configured) must not stand in for them.
+func (c Caller) apply(r *http.Request) {
+	r.RemoteAddr, r.Host, r.TLS = c.RemoteAddr, c.Host, c.TLS
+	r.Header.Del("Authorization")
+	r.Header.Del("Cookie")
+	if c.Cookie != "" {
+		r.Header.Set("Cookie", c.Cookie)
+	}
+	if c.Authorization != "" {
+		r.Header.Set("Authorization", c.Authorization)
+	}
+}
+
 // inProcess is an http.RoundTripper that serves each request with
 // kubelab's own router, in this process, as the caller: kubectl's client
 // reaches no socket, so it can reach no other server whatever its
@@ -70,17 +85,7 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req.Clone(ctx)
 	r.URL = target
 	r.RequestURI = target.RequestURI()
-	r.RemoteAddr, r.Host, r.TLS = t.from.RemoteAddr, t.from.Host, t.from.TLS
-	// The browser's credentials, and only those: a command's own
-	// Authorization (none is configured) must not stand in for them.
-	r.Header.Del("Authorization")
-	r.Header.Del("Cookie")
-	if t.from.Cookie != "" {
-		r.Header.Set("Cookie", t.from.Cookie)
-	}
-	if t.from.Authorization != "" {
-		r.Header.Set("Authorization", t.from.Authorization)
-	}
+	t.from.apply(r)
 	if r.Body == nil {
 		r.Body = http.NoBody
 	}

@@ -1,0 +1,284 @@
+package terminal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubelab/kubelab/web/i18n"
+)
+
+// With Config.Processes, each kubectl command runs in a child process of
+// kubelab's own binary rather than in the server: a go-template that
+// doubles a string 32 times, or ranges a million times, then exhausts the
+// child's memory or CPU limit and ends, not the class's server; the child
+// has its own stdin (the stdin box), and kubectl's signal handlers are
+// its own. Its requests still reach kubelab's router as the student: the
+// child dials a Unix socket of its command only, in a directory only
+// kubelab's user may enter, and the server behind it adds the browser's
+// credentials exactly as the in-process transport does.
+
+// childEnv marks a process started as a terminal command; its spec comes
+// on file descriptor 3 (a command line may be longer than an environment
+// variable may hold).
+const childEnv = "KUBELAB_TERMINAL_COMMAND"
+
+// childSpec is what a child needs to run one command.
+type childSpec struct {
+	Args      []string `json:"args"` // kubectl's, without "kubectl"
+	Socket    string   `json:"socket"`
+	Namespace string   `json:"namespace"`
+	Lang      string   `json:"lang"`
+	// Memory bounds the heap the command may add to the process as it
+	// started (RLIMIT_AS over its size then); CPUSeconds its processor
+	// time (RLIMIT_CPU).
+	Memory     int64 `json:"memory"`
+	CPUSeconds int   `json:"cpuSeconds"`
+}
+
+// RunCommandIfAsked runs a terminal command and exits if this process was
+// started as one; otherwise it returns at once. kubelab's main calls it
+// first, as does the main of a test binary that starts the terminal
+// with Processes.
+func RunCommandIfAsked() {
+	if os.Getenv(childEnv) != "1" {
+		return
+	}
+	os.Exit(childMain())
+}
+
+func childMain() int {
+	// A runtime that runs out of memory says so in one line, without
+	// every goroutine's stack.
+	debug.SetTraceback("none")
+	var spec childSpec
+	if err := json.NewDecoder(os.NewFile(3, "spec")).Decode(&spec); err != nil {
+		fmt.Fprintf(os.Stderr, "kubelab: the command's spec: %v\n", err)
+		return 1
+	}
+	if err := limitSelf(spec.Memory, spec.CPUSeconds); err != nil {
+		fmt.Fprintf(os.Stderr, "kubelab: the command's limits: %v\n", err)
+		return 1
+	}
+	// The collector works harder as the heap nears the limit, so that a
+	// command with a large but bounded answer finishes.
+	debug.SetMemoryLimit(spec.Memory * 3 / 4)
+	id := identity{socket: spec.Socket, namespace: spec.Namespace}
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	lang := i18n.Lang(spec.Lang)
+	return runKubectl(context.Background(), id, spec.Args, "", streams, func(r *refusal) {
+		fmt.Fprintln(os.Stderr, say(lang, r))
+	})
+}
+
+// limitSelf bounds the process's address space to what it maps now plus
+// memory, and its processor time to cpuSeconds: past the first, an
+// allocation fails and the runtime ends the process; past the second,
+// the kernel kills it.
+func limitSelf(memory int64, cpuSeconds int) error {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	var mapped int64
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmSize:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return fmt.Errorf("VmSize %q: %v", v, err)
+			}
+			mapped = kb << 10
+		}
+	}
+	if mapped == 0 {
+		return errors.New("no VmSize in /proc/self/status")
+	}
+	as := uint64(mapped + memory)
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: as, Max: as}); err != nil {
+		return err
+	}
+	cpu := uint64(cpuSeconds)
+	return syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: cpu, Max: cpu})
+}
+
+var (
+	errMemoryCap = errors.New("the command used too much memory")
+	errCPUCap    = errors.New("the command used too much processor time")
+)
+
+// runKubectlChild runs kubectl argv in a child process as id, with stdin
+// as its standard input, and returns its exit status. It ends the child,
+// and everything it started, when ctx ends. A child that met its memory
+// or CPU limit ends with cause set to errMemoryCap or errCPUCap.
+func runKubectlChild(ctx context.Context, id identity, lang i18n.Lang, limits Limits, argv []string, stdin string, streams genericiooptions.IOStreams) (code int, cause error) {
+	self, err := os.Executable()
+	if err != nil {
+		return childFailed(streams, err)
+	}
+	dir, err := os.MkdirTemp("", "kubelab-command-")
+	if err != nil {
+		return childFailed(streams, err)
+	}
+	defer os.RemoveAll(dir)
+	socket := filepath.Join(dir, "api.sock")
+	ln, err := net.Listen("unix", socket)
+	if err != nil {
+		return childFailed(streams, err)
+	}
+	api := &http.Server{Handler: id.from.serving(id.router), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	go api.Serve(ln)
+	defer api.Close()
+
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return childFailed(streams, err)
+	}
+	defer specR.Close()
+	spec, _ := json.Marshal(childSpec{Args: argv, Socket: socket, Namespace: id.namespace, Lang: string(lang),
+		Memory: limits.Memory, CPUSeconds: max(int(limits.CPU/time.Second), 1)})
+	go func() {
+		specW.Write(spec)
+		specW.Close()
+	}()
+
+	cmd := exec.Command(self)
+	// Nothing of the server's environment: no PATH (kubectl runs no
+	// program), no KUBECONFIG, a HOME of the command's own.
+	cmd.Env = []string{childEnv + "=1", "HOME=" + dir, "PATH=/nonexistent", "GOTRACEBACK=none"}
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	stderr := &childStderr{w: streams.ErrOut}
+	cmd.Stdout, cmd.Stderr = streams.Out, stderr
+	cmd.ExtraFiles = []*os.File{specR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return childFailed(streams, err)
+	}
+	specR.Close()
+	// Ctrl-C, the time cap, the output cap and a closed page end ctx: the
+	// child and whatever it started are killed at once.
+	stop := context.AfterFunc(ctx, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	defer stop()
+	err = cmd.Wait()
+	stderr.flush()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case !errors.As(err, &exit):
+		return childFailed(streams, err)
+	}
+	if ctx.Err() != nil {
+		return 1, nil // the caller knows why
+	}
+	ws, _ := exit.Sys().(syscall.WaitStatus)
+	fatal := stderr.fatalError()
+	switch {
+	case ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU):
+		return 137, errCPUCap
+	case strings.Contains(fatal, "out of memory"):
+		return 137, errMemoryCap
+	case fatal != "" && id.logger != nil:
+		// Not the student's doing: a bug of kubectl's, or kubelab's.
+		id.logger.Error("a terminal command's process failed", "args", argv, "error", fatal)
+	}
+	return exit.ExitCode(), nil
+}
+
+func childFailed(streams genericiooptions.IOStreams, err error) (int, error) {
+	fmt.Fprintf(streams.ErrOut, "error: kubelab could not run the command: %v\n", err)
+	return 1, nil
+}
+
+// serving is a handler that serves each request with router as the
+// caller, as inProcess does for a command in the server.
+func (c Caller) serving(router http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.apply(r)
+		router.ServeHTTP(w, r)
+	})
+}
+
+// childStderr passes a child's stderr on, line by line, until the Go
+// runtime's "fatal error:" line: that line still reaches the student,
+// the stacks after it (which a runtime throw prints whatever
+// GOTRACEBACK says) do not, and fatal keeps it.
+type childStderr struct {
+	w       io.Writer
+	mu      sync.Mutex
+	partial []byte
+	fatal   string
+}
+
+// maxPartialLine is the most of a line held back before it is passed on
+// whole or not.
+const maxPartialLine = 64 << 10
+
+func (e *childStderr) Write(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.partial = append(e.partial, p...)
+	for {
+		i := bytes.IndexByte(e.partial, '\n')
+		if i < 0 {
+			break
+		}
+		if err := e.line(e.partial[:i+1]); err != nil {
+			return 0, err
+		}
+		e.partial = e.partial[i+1:]
+	}
+	if len(e.partial) > maxPartialLine {
+		err := e.line(e.partial)
+		e.partial = nil
+		if err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+func (e *childStderr) line(l []byte) error {
+	if e.fatal != "" {
+		return nil
+	}
+	if bytes.HasPrefix(l, []byte("fatal error: ")) {
+		e.fatal = strings.TrimSpace(string(l))
+	}
+	_, err := e.w.Write(l)
+	return err
+}
+
+// flush passes on what is left of a last line without its newline.
+func (e *childStderr) flush() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.partial) > 0 {
+		_ = e.line(e.partial)
+		e.partial = nil
+	}
+}
+
+// fatalError is the runtime's "fatal error:" line, if the child said one.
+func (e *childStderr) fatalError() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.fatal
+}

@@ -1,0 +1,102 @@
+package classroom_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// TestTerminalCommandsInProcessesOfTheirOwn: with --terminal-processes, a
+// student's kubectl in the page's terminal runs in a child process of the
+// real kubelab binary, as the student: their namespace, their RBAC. A
+// go-template that doubles a string 32 times ends at the command's memory
+// limit with a word on why, and the class's server goes on serving.
+func TestTerminalCommandsInProcessesOfTheirOwn(t *testing.T) {
+	t.Parallel()
+	c := startClass(t, "--terminal-processes")
+	alice, bob := join(t, c.URL(), "Alice"), join(t, c.URL(), "Bob")
+	term := openTerminal(t, c, alice)
+
+	if r := term.run(t, "kubectl auth whoami -o jsonpath={.status.userInfo.username}"); r.code != 0 || r.out != alice.name {
+		t.Errorf("whoami in alice's terminal: %+v", r)
+	}
+	if r := term.run(t, "kubectl get pods -o name"); r.code != 0 || !strings.Contains(r.out, "pod/ssa-demo") {
+		t.Errorf("alice's pods: %+v", r)
+	}
+	if r := term.run(t, "kubectl -n "+bob.name+" get pods"); r.code == 0 || !strings.Contains(r.err, "Forbidden") {
+		t.Errorf("bob's pods from alice's terminal: %+v", r)
+	}
+	bomb := `kubectl get pods -o go-template='{{$s := "aaaaaaaa"}}{{range 32}}{{$s = printf "%s%s" $s $s}}{{end}}{{len $s}}'`
+	start := time.Now()
+	r := term.run(t, bomb)
+	t.Logf("the template bomb ended after %v: %+v", time.Since(start).Round(time.Millisecond), r)
+	if r.code == 0 || !strings.Contains(r.err, "of memory") {
+		t.Errorf("the template bomb: %+v", r)
+	}
+	if out := kubectlOK(t, bob.kubeconfig, "get", "pods", "-o", "name"); !strings.Contains(out, "pod/ssa-demo") {
+		t.Errorf("bob's kubectl after the bomb: %q", out)
+	}
+}
+
+// terminal is a page's terminal websocket.
+type terminal struct{ conn *websocket.Conn }
+
+type terminalResult struct {
+	out, err string
+	code     int
+}
+
+// openTerminal dials the terminal as s's page does.
+func openTerminal(t *testing.T, c *class, s *student) *terminal {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h := http.Header{"Origin": {c.URL()}, "Cookie": {s.cookie()}}
+	conn, _, err := websocket.Dial(ctx, "ws://"+c.Addr+"/ui/ws/terminal", &websocket.DialOptions{HTTPHeader: h})
+	if err != nil {
+		t.Fatalf("dial the terminal: %v", err)
+	}
+	conn.SetReadLimit(4 << 20)
+	t.Cleanup(func() { conn.CloseNow() })
+	return &terminal{conn: conn}
+}
+
+// run runs line and reads until its exit, within a minute.
+func (tm *terminal) run(t *testing.T, line string) terminalResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, _ := json.Marshal(map[string]string{"t": "run", "line": line})
+	if err := tm.conn.Write(ctx, websocket.MessageText, b); err != nil {
+		t.Fatalf("send %q: %v", line, err)
+	}
+	var r terminalResult
+	for {
+		_, b, err := tm.conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("%q: %v (so far %+v)", line, err, r)
+		}
+		var m struct {
+			T    string `json:"t"`
+			D    string `json:"d"`
+			Code *int   `json:"code"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("bad message %s", b)
+		}
+		switch m.T {
+		case "o":
+			r.out += m.D
+		case "e":
+			r.err += m.D
+		case "exit":
+			r.code = *m.Code
+			return r
+		}
+	}
+}
