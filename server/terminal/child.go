@@ -191,7 +191,10 @@ func runKubectlChild(ctx context.Context, id identity, lang i18n.Lang, limits Li
 	ws, _ := exit.Sys().(syscall.WaitStatus)
 	fatal := stderr.fatalError()
 	switch {
-	case ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU):
+	case ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU) &&
+		exit.UserTime()+exit.SystemTime() >= limits.CPU*9/10:
+		// The kernel ends a process at its CPU limit; a SIGKILL from
+		// elsewhere (the OOM killer) is not the student's to be told.
 		return 137, errCPUCap
 	case strings.Contains(fatal, "out of memory"):
 		return 137, errMemoryCap
