@@ -27,6 +27,12 @@ func TestCleanDisplayName(t *testing.T) {
 		{"ErrRightToLeftOverride", "bob\u202Eecila", "", false},
 		{"ErrZeroWidth", "bo\u200bb", "", false},
 		{"ErrInvalidUTF8", "bob\xff", "", false},
+		{"ErrHangulFiller", "\u3164", "", false},
+		{"ErrHalfwidthHangulFiller", "bob\uffa0", "", false},
+		{"ErrNoLetterOrDigit", "...", "", false},
+		{"ErrIdeographicSpaceOnly", "\u3000\u3000", "", false},
+		{"OKDigitsOnly", "42", "42", true},
+		{"OKThaiCombiningMarks", "ณัฐพงษ์", "ณัฐพงษ์", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := CleanDisplayName(tc.in)

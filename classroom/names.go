@@ -35,10 +35,18 @@ func CleanDisplayName(s string) (string, error) {
 	case n > MaxDisplayNameRunes:
 		return "", fmt.Errorf("%w: it has %d characters, at most %d are allowed", ErrInvalidDisplayName, n, MaxDisplayNameRunes)
 	}
+	seen := false // a letter or a digit, which an instructor can read
 	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+		// Format characters (bidi overrides, zero widths) and the other
+		// default-ignorable ones (the Hangul fillers) draw nothing: a name
+		// of them looks blank, or like another student's.
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
 			return "", fmt.Errorf("%w: it contains the invisible character %U", ErrInvalidDisplayName, r)
 		}
+		seen = seen || unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	if !seen {
+		return "", fmt.Errorf("%w: it has no letter or digit", ErrInvalidDisplayName)
 	}
 	return s, nil
 }

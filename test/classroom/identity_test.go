@@ -1,8 +1,14 @@
 package classroom_test
 
 import (
+	"context"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestSigningInAsAnExistingNamespaceOrUserGetsAnotherName: a student who
@@ -82,5 +88,48 @@ func TestStudentCannotImpersonateAMalformedServiceAccount(t *testing.T) {
 		if err == nil || !strings.Contains(stderr, want) {
 			t.Fatalf("%s as %q: %v\n%s%s\nwant %s", name, as, err, out, stderr, want)
 		}
+	}
+}
+
+// TestInvisibleAndBlankDisplayNamesAreRefused: a name an instructor cannot
+// read on the room's page (a Hangul filler draws nothing, and dots name
+// no one) is refused at sign-in with the reason, as a Status for a script
+// and on the page for a browser, and leaves no namespace or user behind.
+func TestInvisibleAndBlankDisplayNamesAreRefused(t *testing.T) {
+	t.Parallel()
+	c := startClass(t)
+	admin := c.admin(t)
+	before, err := admin.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for display, want := range map[string]string{
+		"\u3164":       "invisible character U+3164",
+		"Bob\uFFA0":    "invisible character U+FFA0",
+		"...":          "no letter or digit",
+		"\u3000\u3000": "it is empty",
+	} {
+		form := url.Values{"name": {display}, "code": {joinCode}}.Encode()
+		jar, _ := cookiejar.New(nil)
+		resp, body := send(t, &http.Client{Jar: jar}, "POST", c.URL()+"/signin", form,
+			"Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json")
+		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, want) || !strings.Contains(body, `"field":"name"`) {
+			t.Errorf("sign in as %q: %d %s, want 422 saying %q", display, resp.StatusCode, body, want)
+		}
+		if cookies := jar.Cookies(resp.Request.URL); len(cookies) != 0 {
+			t.Errorf("sign in as %q set %v", display, cookies)
+		}
+		// The browser's form gets its page back, with the reason.
+		resp, body = send(t, &http.Client{}, "POST", c.URL()+"/signin", form, "Content-Type", "application/x-www-form-urlencoded")
+		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "<form") || !strings.Contains(body, want) {
+			t.Errorf("the form signing in as %q: %d, want the page again with %q:\n%s", display, resp.StatusCode, want, body)
+		}
+	}
+	after, err := admin.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Items) != len(before.Items) {
+		t.Errorf("refused sign-ins left namespaces: %d before, %d after", len(before.Items), len(after.Items))
 	}
 }
