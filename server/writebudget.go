@@ -42,6 +42,8 @@ type writeBudgets struct {
 
 	mu      sync.Mutex
 	buckets map[string]*byteBucket
+	// swept is when full buckets were last forgotten.
+	swept time.Time
 }
 
 // byteBucket holds what a user may still write: tokens grow at the rate
@@ -94,8 +96,12 @@ func (w *writeBudgets) wait(key string) time.Duration {
 	return time.Duration(-b.tokens / w.rate * float64(time.Second))
 }
 
-// pay takes n bytes from key's budget, into debt if need be. Buckets that
-// have filled up again are forgotten, so the map holds only recent writers.
+// sweepEvery is how often pay forgets the buckets that have filled up
+// again, so that the map holds only recent writers without each write
+// walking it.
+const sweepEvery = time.Minute
+
+// pay takes n bytes from key's budget, into debt if need be.
 func (w *writeBudgets) pay(key string, n int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -107,6 +113,10 @@ func (w *writeBudgets) pay(key string, n int64) {
 	}
 	w.refill(b, now)
 	b.tokens -= float64(n)
+	if now.Sub(w.swept) < sweepEvery {
+		return
+	}
+	w.swept = now
 	for k, other := range w.buckets {
 		if other != b {
 			if w.refill(other, now); other.tokens >= w.burst {
@@ -119,8 +129,9 @@ func (w *writeBudgets) pay(key string, n int64) {
 // limitWrites is the middleware: after authentication and the in-flight
 // limits, around the API's creates, updates and patches. What a write
 // costs is the larger of the body it sent and the object it got back,
-// which is the object etcd stored (the API's answers are not compressed). A user in debt gets kube's 429 with
-// the seconds to wait in Retry-After, which client-go honours.
+// which is the object etcd stored (the API's answers are not
+// compressed); a dry run costs nothing. A user in debt gets kube's 429
+// with the seconds to wait in Retry-After, which client-go honours.
 func limitWrites(w *writeBudgets) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -146,7 +157,8 @@ func limitWrites(w *writeBudgets) echo.MiddlewareFunc {
 				r.Body = body
 			}
 			err := next(c)
-			if st := c.Response().Status; st >= 200 && st < 300 {
+			// A dry run stores nothing, so it costs nothing.
+			if st := c.Response().Status; st >= 200 && st < 300 && len(r.URL.Query()["dryRun"]) == 0 {
 				w.pay(key, max(body.n, c.Response().Size))
 			}
 			return err

@@ -33,11 +33,17 @@ func TestWriteBudgetHoldsAWriterToItsRate(t *testing.T) {
 	if d := w.wait("alice"); d != 0 {
 		t.Fatalf("once the debt is paid, alice waits %s", d)
 	}
-	// A budget that has filled again is forgotten when another pays.
+	// A budget that has filled again is forgotten when another pays, at
+	// the next sweep.
 	now = now.Add(10 * time.Second)
 	w.pay("bob", 1)
+	if _, kept := w.buckets["alice"]; !kept {
+		t.Fatal("alice's full budget was forgotten before the sweep was due")
+	}
+	now = now.Add(sweepEvery)
+	w.pay("bob", 1)
 	if _, kept := w.buckets["alice"]; kept {
-		t.Fatal("alice's full budget is still kept")
+		t.Fatal("alice's full budget is still kept after a sweep")
 	}
 }
 

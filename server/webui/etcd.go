@@ -29,10 +29,10 @@ const maxKeys = 300
 type etcdReader struct {
 	all bool
 	ns  string
-	// namespaced are the key prefixes of the resources the API serves in
-	// namespaces, each ending in "/": a namespace's objects are at
-	// <prefix><namespace>/<name>.
-	namespaced []string
+	// inNamespace are the key prefixes of ns's objects, one for each
+	// resource the API serves in namespaces: <prefix><ns>/, followed by
+	// the object's name. Joined once per reader, not once per key.
+	inNamespace []string
 }
 
 func (u *UI) etcdReaderFor(c echo.Context) etcdReader {
@@ -41,21 +41,22 @@ func (u *UI) etcdReaderFor(c echo.Context) etcdReader {
 	}
 	ns := namespace(c)
 	if u.allowed(c, "/api/v1/namespaces/"+url.PathEscape(ns)+"/pods?limit=1") {
-		return etcdReader{ns: ns, namespaced: u.namespacedPrefixes()}
+		return etcdReader{ns: ns, inNamespace: u.namespacePrefixes(ns)}
 	}
 	return etcdReader{}
 }
 
-// namespacedPrefixes are the key prefixes of the namespaced resources the
-// API serves now, custom ones included. A key's place in the path alone
+// namespacePrefixes are the key prefixes of ns's objects, for the
+// namespaced resources the API serves now, custom ones included. A key's
+// place in the path alone
 // does not say whether it names a namespace: a cluster-scoped custom
 // resource's /registry/course.example/examkeys/final-exam has a namespaced
 // one's shape, and a student called examkeys read it.
-func (u *UI) namespacedPrefixes() []string {
+func (u *UI) namespacePrefixes(ns string) []string {
 	var out []string
 	for _, r := range u.API.Registry().All() {
 		if r.Namespaced {
-			out = append(out, storage.ResourcePrefix(r.GroupResource(), r.Custom || r.GroupInKey)+"/")
+			out = append(out, storage.ResourcePrefix(r.GroupResource(), r.Custom || r.GroupInKey)+"/"+ns+"/")
 		}
 	}
 	return out
@@ -72,8 +73,8 @@ func (er etcdReader) mayRead(key string) bool {
 	if er.ns == "" {
 		return false
 	}
-	for _, prefix := range er.namespaced {
-		name, ok := strings.CutPrefix(key, prefix+er.ns+"/")
+	for _, prefix := range er.inNamespace {
+		name, ok := strings.CutPrefix(key, prefix)
 		if ok && name != "" && !strings.Contains(name, "/") {
 			return true
 		}

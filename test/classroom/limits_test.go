@@ -434,3 +434,22 @@ func sendAs(t *testing.T, s *student, method, path, body, contentType string) (*
 	t.Helper()
 	return send(t, s.api, method, s.config.Host+path, body, "Content-Type", contentType)
 }
+
+// A dry run stores nothing, so it is not charged to the write budget:
+// twenty server-side dry runs of a 900 KiB ConfigMap (18 MiB, past the
+// 16 MiB burst) leave the student's real writes unrefused.
+func TestLimitsDryRunsCostNoWriteBudget(t *testing.T) {
+	t.Parallel()
+	srv := limitsClass(t)
+	alice := join(t, srv.URL(), "Alice")
+	cm := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dry"},"data":{"data":%q}}`, strings.Repeat("x", 900<<10))
+	path := "/api/v1/namespaces/" + alice.name + "/configmaps"
+	for i := range 20 {
+		if resp, body := sendAs(t, alice, "POST", path+"?dryRun=All", cm, "application/json"); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("dry run %d: %d %.300s", i+1, resp.StatusCode, body)
+		}
+	}
+	if resp, body := sendAs(t, alice, "POST", path, cm, "application/json"); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("a real create after 18 MiB of dry runs: %d %.300s", resp.StatusCode, body)
+	}
+}
