@@ -39,9 +39,12 @@ import (
 // variable may hold).
 const childEnv = "KUBELAB_TERMINAL_COMMAND"
 
-// childSpec is what a child needs to run one command.
+// childSpec is what a child needs to run one command: a shell's Line in
+// the session's Scratch directory, or kubectl's Args (a Tab's completion).
 type childSpec struct {
-	Args      []string `json:"args"` // kubectl's, without "kubectl"
+	Line      string   `json:"line,omitempty"`
+	Scratch   string   `json:"scratch,omitempty"`
+	Args      []string `json:"args,omitempty"` // without "kubectl"
 	Socket    string   `json:"socket"`
 	Namespace string   `json:"namespace"`
 	Lang      string   `json:"lang"`
@@ -72,7 +75,7 @@ func childMain() int {
 		fmt.Fprintf(os.Stderr, "kubelab: the command's spec: %v\n", err)
 		return 1
 	}
-	if err := limitSelf(spec.Memory, spec.CPUSeconds); err != nil {
+	if err := limitSelf(spec.Memory, spec.CPUSeconds, maxScratchFile); err != nil {
 		fmt.Fprintf(os.Stderr, "kubelab: the command's limits: %v\n", err)
 		return 1
 	}
@@ -82,16 +85,24 @@ func childMain() int {
 	id := identity{socket: spec.Socket, namespace: spec.Namespace}
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	lang := i18n.Lang(spec.Lang)
-	return runKubectl(context.Background(), id, spec.Args, "", streams, func(r *refusal) {
+	if spec.Line != "" {
+		return runShell(context.Background(), id, lang, spec.Scratch, spec.Line, streams)
+	}
+	return runKubectl(context.Background(), id, spec.Args, os.Stdin, streams, func(r *refusal) {
 		fmt.Fprintln(os.Stderr, say(lang, r))
 	})
 }
 
+// maxScratchFile is the largest file a command may write in the scratch
+// directory (RLIMIT_FSIZE: a write past it fails).
+const maxScratchFile = 16 << 20
+
 // limitSelf bounds the process's address space to what it maps now plus
-// memory, and its processor time to cpuSeconds: past the first, an
-// allocation fails and the runtime ends the process; past the second,
-// the kernel kills it.
-func limitSelf(memory int64, cpuSeconds int) error {
+// memory, its processor time to cpuSeconds and the files it writes to
+// fileBytes: past the first, an allocation fails and the runtime ends the
+// process; past the second, the kernel kills it; past the third, a write
+// fails (Go ignores SIGXFSZ).
+func limitSelf(memory int64, cpuSeconds int, fileBytes uint64) error {
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return err
@@ -114,7 +125,10 @@ func limitSelf(memory int64, cpuSeconds int) error {
 		return err
 	}
 	cpu := uint64(cpuSeconds)
-	return syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: cpu, Max: cpu})
+	if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: cpu, Max: cpu}); err != nil {
+		return err
+	}
+	return syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: fileBytes, Max: fileBytes})
 }
 
 var (
@@ -122,11 +136,11 @@ var (
 	errCPUCap    = errors.New("the command used too much processor time")
 )
 
-// runKubectlChild runs kubectl argv in a child process as id, with stdin
-// as its standard input, and returns its exit status. It ends the child,
-// and everything it started, when ctx ends. A child that met its memory
-// or CPU limit ends with cause set to errMemoryCap or errCPUCap.
-func runKubectlChild(ctx context.Context, id identity, lang i18n.Lang, limits Limits, argv []string, stdin string, streams genericiooptions.IOStreams) (code int, cause error) {
+// runChild runs spec in a child process as id, with streams.In as its
+// standard input, and returns its exit status. It ends the child, and
+// everything it started, when ctx ends. A child that met its memory or
+// CPU limit ends with cause set to errMemoryCap or errCPUCap.
+func runChild(ctx context.Context, id identity, lang i18n.Lang, limits Limits, spec childSpec, streams genericiooptions.IOStreams) (code int, cause error) {
 	self, err := os.Executable()
 	if err != nil {
 		return childFailed(streams, err)
@@ -151,10 +165,11 @@ func runKubectlChild(ctx context.Context, id identity, lang i18n.Lang, limits Li
 		return childFailed(streams, err)
 	}
 	defer specR.Close()
-	spec, _ := json.Marshal(childSpec{Args: argv, Socket: socket, Namespace: id.namespace, Lang: string(lang),
-		Memory: limits.Memory, CPUSeconds: max(int(limits.CPU/time.Second), 1)})
+	spec.Socket, spec.Namespace, spec.Lang = socket, id.namespace, string(lang)
+	spec.Memory, spec.CPUSeconds = limits.Memory, max(int(limits.CPU/time.Second), 1)
+	encoded, _ := json.Marshal(spec)
 	go func() {
-		specW.Write(spec)
+		specW.Write(encoded)
 		specW.Close()
 	}()
 
@@ -163,7 +178,7 @@ func runKubectlChild(ctx context.Context, id identity, lang i18n.Lang, limits Li
 	// program), no KUBECONFIG, a HOME of the command's own.
 	cmd.Env = []string{childEnv + "=1", "HOME=" + dir, "PATH=/nonexistent", "GOTRACEBACK=none"}
 	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdin = streams.In
 	stderr := &childStderr{w: streams.ErrOut}
 	cmd.Stdout, cmd.Stderr = streams.Out, stderr
 	cmd.ExtraFiles = []*os.File{specR}
@@ -200,7 +215,7 @@ func runKubectlChild(ctx context.Context, id identity, lang i18n.Lang, limits Li
 		return 137, errMemoryCap
 	case fatal != "" && id.logger != nil:
 		// Not the student's doing: a bug of kubectl's, or kubelab's.
-		id.logger.Error("a terminal command's process failed", "args", argv, "error", fatal)
+		id.logger.Error("a terminal command's process failed", "line", spec.Line, "args", spec.Args, "error", fatal)
 	}
 	return exit.ExitCode(), nil
 }

@@ -60,9 +60,9 @@ func (s *session) completions(ctx context.Context, line string) []string {
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: io.Discard}
 	argv := append(append([]string{"__complete"}, words[1:]...), toComplete)
 	if s.t.cfg.Processes {
-		runKubectlChild(ctx, s.id, s.lang, s.t.cfg.Limits, argv, "", streams)
+		runChild(ctx, s.id, s.lang, s.t.cfg.Limits, childSpec{Args: argv}, streams)
 	} else {
-		runKubectl(ctx, s.id, argv, "", streams, func(*refusal) {})
+		runKubectl(ctx, s.id, argv, streams.In, streams, func(*refusal) {})
 	}
 	return parseCompletions(out.String())
 }

@@ -116,7 +116,7 @@ type clientGetter struct {
 
 	// stdin is the stdin box, lent to the command as os.Stdin if it reads
 	// -f - (see lendStdin); releaseStdin gives os.Stdin back.
-	stdin        string
+	stdin        io.Reader
 	releaseStdin func()
 }
 
@@ -127,7 +127,7 @@ type warningCounter interface {
 	WarningCount() int
 }
 
-func newClientGetter(id identity, ctx context.Context, warnings io.Writer, stdin string) *clientGetter {
+func newClientGetter(id identity, ctx context.Context, warnings io.Writer, stdin io.Reader) *clientGetter {
 	return &clientGetter{id: id, ctx: ctx, warnings: warnings, stdin: stdin,
 		warningCount: rest.NewWarningWriter(warnings, rest.WarningWriterOptions{Deduplicate: true})}
 }
@@ -239,8 +239,7 @@ func newKubectl(g *clientGetter, streams genericiooptions.IOStreams) *cobra.Comm
 			if err := checkFlags(cmd); err != nil {
 				return err
 			}
-			// A child process reads its own stdin, the box itself.
-			if readsStdin(cmd) && g.id.socket == "" {
+			if readsStdin(cmd) {
 				release, err := lendStdin(cmd.Context(), g.stdin)
 				if err != nil {
 					return err
@@ -335,7 +334,7 @@ func newAuth(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comma
 // status. A command that panics (kubectl's fatal errors do, see exit)
 // ends with its message on stderr, not with the server. say tells the
 // student why a command was refused, in their language.
-func runKubectl(ctx context.Context, id identity, argv []string, stdin string, streams genericiooptions.IOStreams, say func(*refusal)) (code int) {
+func runKubectl(ctx context.Context, id identity, argv []string, stdin io.Reader, streams genericiooptions.IOStreams, say func(*refusal)) (code int) {
 	catchFatal()
 	g := newClientGetter(id, ctx, streams.ErrOut, stdin)
 	root := newKubectl(g, streams)

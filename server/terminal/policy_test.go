@@ -83,7 +83,7 @@ func TestCheckLine(t *testing.T) {
 // of their own. A kubectl upgrade that gave a command one would skip the
 // check for it; this fails first.
 func TestFlagsAreCheckedForEveryCommand(t *testing.T) {
-	g := newClientGetter(identity{}, context.Background(), io.Discard, "")
+	g := newClientGetter(identity{}, context.Background(), io.Discard, strings.NewReader(""))
 	root := newKubectl(g, genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

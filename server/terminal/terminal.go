@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,6 +167,15 @@ func (t *Terminal) ServeWS(c echo.Context) error {
 	conn.SetReadLimit(int64(t.cfg.Limits.Stdin) + 64<<10)
 	s := &session{t: t, conn: conn, lang: i18n.Of(r), owner: owner.Name,
 		id: identity{router: t.cfg.Router, from: CallerOf(r), namespace: classroom.NamespaceOf(user), logger: t.cfg.Logger}}
+	if t.cfg.Processes {
+		dir, err := os.MkdirTemp("", "kubelab-scratch-")
+		if err != nil {
+			conn.Close(websocket.StatusInternalError, "no scratch directory")
+			return nil
+		}
+		defer os.RemoveAll(dir)
+		s.scratch = dir
+	}
 	ctx, cancel := context.WithCancel(t.ctx)
 	defer cancel()
 	etcd := t.cfg.Etcd != nil && !t.cfg.Classroom
@@ -187,10 +197,9 @@ type session struct {
 	mu      sync.Mutex
 	cancel  context.CancelFunc // of the running command, if any
 	done    chan struct{}
-	// completing is set while a Tab is answered: a session has one
-	// completion in flight, and the Tabs sent meanwhile are dropped, so a
-	// flood of them costs a read each, never a goroutine each.
-	completing atomic.Bool
+	// scratch is the session's own directory, where its shell's files are
+	// (Config.Processes only).
+	scratch string
 }
 
 func (s *session) send(m outMsg) bool {
@@ -209,6 +218,29 @@ func (s *session) exit(code int) { s.send(outMsg{T: "exit", Code: &code}) }
 // serve reads the page's messages until it goes away, then stops the
 // running command and waits for it.
 func (s *session) serve(ctx context.Context) {
+	// Tabs are answered one at a time by one goroutine of the session's:
+	// one waits in tabs while another is answered, and the others are
+	// dropped, so a flood of them costs a read each, never a goroutine
+	// each. A Tab sent once the last was answered always has the place:
+	// the answerer took the last before answering it.
+	tabs := make(chan inMsg, 1)
+	answerer, stopAnswering := context.WithCancel(ctx)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		for {
+			select {
+			case <-answerer.Done():
+				return
+			case m := <-tabs:
+				s.complete(answerer, m)
+			}
+		}
+	}()
+	defer func() {
+		stopAnswering()
+		<-answered
+	}()
 	defer func() {
 		s.interrupt()
 		s.mu.Lock()
@@ -233,11 +265,9 @@ func (s *session) serve(ctx context.Context) {
 		case "int":
 			s.interrupt()
 		case "complete":
-			if s.completing.CompareAndSwap(false, true) {
-				go func() {
-					defer s.completing.Store(false)
-					s.complete(ctx, m)
-				}()
+			select {
+			case tabs <- m:
+			default:
 			}
 		}
 	}
@@ -320,6 +350,20 @@ func (s *session) run(ctx context.Context, stop context.CancelCauseFunc, m inMsg
 			code = 1
 		}
 	}()
+	b := &budget{left: s.t.cfg.Limits.Output}
+	out := &capped{s: s, stream: "o", budget: b, stop: stop}
+	errOut := &capped{s: s, stream: "e", budget: b, stop: stop}
+	streams := genericiooptions.IOStreams{In: strings.NewReader(m.Stdin), Out: out, ErrOut: errOut}
+	if words := strings.Fields(m.Line); s.t.cfg.Processes && (len(words) == 0 || words[0] != "etcdctl") {
+		// The line, whole, to a shell in a process of its own (child.go,
+		// shell.go). etcdctl reads the server's etcd client, so its lines
+		// stay below.
+		code, cause := runChild(ctx, s.id, s.lang, s.t.cfg.Limits, childSpec{Line: m.Line, Scratch: s.scratch}, streams)
+		if cause != nil {
+			stop(cause)
+		}
+		return code
+	}
 	argv, err := split(m.Line)
 	if err != nil {
 		s.say(err.(*refusal))
@@ -328,17 +372,13 @@ func (s *session) run(ctx context.Context, stop context.CancelCauseFunc, m inMsg
 	if len(argv) == 0 {
 		return 0
 	}
-	b := &budget{left: s.t.cfg.Limits.Output}
-	out := &capped{s: s, stream: "o", budget: b, stop: stop}
-	errOut := &capped{s: s, stream: "e", budget: b, stop: stop}
-	streams := genericiooptions.IOStreams{In: strings.NewReader(m.Stdin), Out: out, ErrOut: errOut}
 	switch argv[0] {
 	case "kubectl", "k":
 		if r := checkLine(argv[1:]); r != nil {
 			s.say(r)
 			return 1
 		}
-		return s.kubectl(ctx, stop, argv[1:], m.Stdin, streams)
+		return runKubectl(ctx, s.id, argv[1:], streams.In, streams, s.say)
 	case "etcdctl":
 		if s.t.cfg.Classroom || s.t.cfg.Etcd == nil {
 			s.say(refuse("etcd.classroom"))
@@ -349,20 +389,6 @@ func (s *session) run(ctx context.Context, stop context.CancelCauseFunc, m inMsg
 		s.say(refuse("notkubectl", argv[0]))
 		return 127
 	}
-}
-
-// kubectl runs a kubectl command, in the server or, with Processes, in a
-// child process; a child that meets its memory or CPU limit stops the
-// command with that cause.
-func (s *session) kubectl(ctx context.Context, stop context.CancelCauseFunc, argv []string, stdin string, streams genericiooptions.IOStreams) int {
-	if !s.t.cfg.Processes {
-		return runKubectl(ctx, s.id, argv, stdin, streams, s.say)
-	}
-	code, cause := runKubectlChild(ctx, s.id, s.lang, s.t.cfg.Limits, argv, stdin, streams)
-	if cause != nil {
-		stop(cause)
-	}
-	return code
 }
 
 // capped is a stream to the page that stops the command past the output

@@ -1,0 +1,277 @@
+package terminal
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+	"mvdan.cc/sh/v3/interp"
+)
+
+// The shell's text tools, each the everyday subset of its GNU namesake
+// that the lesson and a student's one-liners use, in Go: they read only
+// through the shell's confined files (see shell.go) and stop at the first
+// write that fails, so a pipe whose reader has gone ends them.
+
+// toolFlags is a tool's flag set: GNU-style, errors to the tool's stderr.
+func toolFlags(prog string, hc interp.HandlerContext) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
+	fs.SetOutput(hc.Stderr)
+	fs.SetInterspersed(true)
+	return fs
+}
+
+// usage ends a tool whose arguments it cannot read, as GNU tools do.
+func usage(hc interp.HandlerContext, prog string, err error) error {
+	fmt.Fprintf(hc.Stderr, "%s: %v\n", prog, err)
+	return interp.ExitStatus(2)
+}
+
+// writeError ends a tool whose output could not be written: a file past
+// the scratch directory's size limit says so; a pipe whose reader has
+// gone ends the tool quietly, as SIGPIPE would.
+func writeError(hc interp.HandlerContext, prog string, err error) error {
+	if !errors.Is(err, syscall.EPIPE) {
+		fmt.Fprintf(hc.Stderr, "%s: write error: %v\n", prog, unwrapPathError(err))
+	}
+	return interp.ExitStatus(1)
+}
+
+// status is a tool's exit: 0 unless failed.
+func status(failed bool) error {
+	if failed {
+		return interp.ExitStatus(1)
+	}
+	return nil
+}
+
+// lines calls each with every line of r, its newline included; each
+// returns false to stop reading.
+func lines(r io.Reader, each func(line string) bool) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" && !each(line) {
+			return nil
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func runCat(sh *shell, ctx context.Context, hc interp.HandlerContext, args []string) error {
+	failed := false
+	if _, err := io.Copy(hc.Stdout, sh.inputs(ctx, hc, "cat", args, &failed)); err != nil {
+		return writeError(hc, "cat", err)
+	}
+	return status(failed)
+}
+
+// strftime formats t as date(1)'s +FORMAT does, for the directives a
+// one-liner uses.
+func strftime(t time.Time, format string) string {
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' || i+1 == len(format) {
+			b.WriteByte(format[i])
+			continue
+		}
+		i++
+		switch format[i] {
+		case 's':
+			b.WriteString(strconv.FormatInt(t.Unix(), 10))
+		case 'N':
+			fmt.Fprintf(&b, "%09d", t.Nanosecond())
+		case 'Y':
+			fmt.Fprintf(&b, "%04d", t.Year())
+		case 'm':
+			fmt.Fprintf(&b, "%02d", int(t.Month()))
+		case 'd':
+			fmt.Fprintf(&b, "%02d", t.Day())
+		case 'e':
+			fmt.Fprintf(&b, "%2d", t.Day())
+		case 'H':
+			fmt.Fprintf(&b, "%02d", t.Hour())
+		case 'M':
+			fmt.Fprintf(&b, "%02d", t.Minute())
+		case 'S':
+			fmt.Fprintf(&b, "%02d", t.Second())
+		case 'F':
+			b.WriteString(t.Format("2006-01-02"))
+		case 'T':
+			b.WriteString(t.Format("15:04:05"))
+		case 'z':
+			b.WriteString(t.Format("-0700"))
+		case 'Z':
+			b.WriteString(t.Format("MST"))
+		case 'a':
+			b.WriteString(t.Format("Mon"))
+		case 'b':
+			b.WriteString(t.Format("Jan"))
+		case 'j':
+			fmt.Fprintf(&b, "%03d", t.YearDay())
+		case 'n':
+			b.WriteByte('\n')
+		case '%':
+			b.WriteByte('%')
+		default:
+			b.WriteByte('%')
+			b.WriteByte(format[i])
+		}
+	}
+	return b.String()
+}
+
+func runDate(sh *shell, ctx context.Context, hc interp.HandlerContext, args []string) error {
+	fs := toolFlags("date", hc)
+	utc := fs.BoolP("utc", "u", false, "")
+	at := fs.StringP("date", "d", "", "")
+	if err := fs.Parse(args); err != nil {
+		return usage(hc, fs.Name(), err)
+	}
+	t := time.Now()
+	if *at != "" {
+		secs, err := strconv.ParseInt(strings.TrimPrefix(*at, "@"), 10, 64)
+		if err != nil || !strings.HasPrefix(*at, "@") {
+			return usage(hc, "date", fmt.Errorf("invalid date %q: this date takes -d @SECONDS", *at))
+		}
+		t = time.Unix(secs, 0)
+	}
+	if *utc {
+		t = t.UTC()
+	}
+	format := "%a %b %e %H:%M:%S %Z %Y"
+	for _, a := range fs.Args() {
+		f, ok := strings.CutPrefix(a, "+")
+		if !ok {
+			return usage(hc, "date", fmt.Errorf("invalid argument %q: this date takes +FORMAT", a))
+		}
+		format = f
+	}
+	fmt.Fprintln(hc.Stdout, strftime(t, format))
+	return nil
+}
+
+func runSeq(sh *shell, ctx context.Context, hc interp.HandlerContext, args []string) error {
+	fs := toolFlags("seq", hc)
+	sep := fs.StringP("separator", "s", "\n", "")
+	if err := fs.Parse(args); err != nil {
+		return usage(hc, fs.Name(), err)
+	}
+	nums := fs.Args()
+	first, incr := "1", "1"
+	var last string
+	switch len(nums) {
+	case 1:
+		last = nums[0]
+	case 2:
+		first, last = nums[0], nums[1]
+	case 3:
+		first, incr, last = nums[0], nums[1], nums[2]
+	default:
+		return usage(hc, "seq", errors.New("usage: seq [FIRST [INCREMENT]] LAST"))
+	}
+	var v [3]float64
+	for i, s := range []string{first, incr, last} {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return usage(hc, "seq", fmt.Errorf("invalid floating point argument: %q", s))
+		}
+		v[i] = f
+	}
+	if v[1] == 0 {
+		return usage(hc, "seq", errors.New("invalid Zero increment value"))
+	}
+	out := bufio.NewWriter(hc.Stdout)
+	for x, i := v[0], 0; (v[1] > 0 && x <= v[2]) || (v[1] < 0 && x >= v[2]); x, i = v[0]+float64(i+1)*v[1], i+1 {
+		if i > 0 {
+			out.WriteString(*sep)
+		}
+		if _, err := out.WriteString(strconv.FormatFloat(x, 'f', -1, 64)); err != nil {
+			return writeError(hc, "seq", err)
+		}
+		if ctx.Err() != nil {
+			return interp.ExitStatus(1)
+		}
+	}
+	out.WriteString("\n")
+	if err := out.Flush(); err != nil {
+		return writeError(hc, "seq", err)
+	}
+	return nil
+}
+
+func runSleep(sh *shell, ctx context.Context, hc interp.HandlerContext, args []string) error {
+	if len(args) == 0 {
+		return usage(hc, "sleep", errors.New("missing operand"))
+	}
+	var total time.Duration
+	for _, a := range args {
+		unit := time.Second
+		switch {
+		case strings.HasSuffix(a, "s"):
+			a = strings.TrimSuffix(a, "s")
+		case strings.HasSuffix(a, "m"):
+			a, unit = strings.TrimSuffix(a, "m"), time.Minute
+		case strings.HasSuffix(a, "h"):
+			a, unit = strings.TrimSuffix(a, "h"), time.Hour
+		}
+		f, err := strconv.ParseFloat(a, 64)
+		if err != nil || f < 0 {
+			return usage(hc, "sleep", fmt.Errorf("invalid time interval %q", a))
+		}
+		total += time.Duration(f * float64(unit))
+	}
+	select {
+	case <-time.After(total):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func runBase64(sh *shell, ctx context.Context, hc interp.HandlerContext, args []string) error {
+	fs := toolFlags("base64", hc)
+	decode := fs.BoolP("decode", "d", false, "")
+	wrap := fs.IntP("wrap", "w", 76, "")
+	if err := fs.Parse(args); err != nil {
+		return usage(hc, fs.Name(), err)
+	}
+	failed := false
+	data, err := io.ReadAll(sh.inputs(ctx, hc, "base64", fs.Args(), &failed))
+	if err != nil {
+		return interp.ExitStatus(1)
+	}
+	if *decode {
+		clean := strings.Join(strings.Fields(string(data)), "")
+		b, err := base64.StdEncoding.DecodeString(clean)
+		if err != nil {
+			return usage(hc, "base64", errors.New("invalid input"))
+		}
+		hc.Stdout.Write(b)
+		return status(failed)
+	}
+	enc := base64.StdEncoding.EncodeToString(data)
+	out := bufio.NewWriter(hc.Stdout)
+	for *wrap > 0 && len(enc) > *wrap {
+		out.WriteString(enc[:*wrap] + "\n")
+		enc = enc[*wrap:]
+	}
+	out.WriteString(enc + "\n")
+	if out.Flush() != nil {
+		return interp.ExitStatus(1)
+	}
+	return status(failed)
+}
