@@ -71,10 +71,17 @@ func childMain() int {
 	// every goroutine's stack.
 	debug.SetTraceback("none")
 	var spec childSpec
-	if err := json.NewDecoder(os.NewFile(3, "spec")).Decode(&spec); err != nil {
+	lifeline := os.NewFile(3, "spec")
+	if err := json.NewDecoder(lifeline).Decode(&spec); err != nil {
 		fmt.Fprintf(os.Stderr, "kubelab: the command's spec: %v\n", err)
 		return 1
 	}
+	// The server holds the spec's pipe open while the command may run: its
+	// end, even the server's crash, ends the command.
+	go func() {
+		_, _ = io.Copy(io.Discard, lifeline)
+		os.Exit(1)
+	}()
 	if err := limitSelf(spec.Memory, spec.CPUSeconds, maxScratchFile); err != nil {
 		fmt.Fprintf(os.Stderr, "kubelab: the command's limits: %v\n", err)
 		return 1
@@ -168,10 +175,12 @@ func runChild(ctx context.Context, id identity, lang i18n.Lang, limits Limits, s
 	spec.Socket, spec.Namespace, spec.Lang = socket, id.namespace, string(lang)
 	spec.Memory, spec.CPUSeconds = limits.Memory, max(int(limits.CPU/time.Second), 1)
 	encoded, _ := json.Marshal(spec)
-	go func() {
-		specW.Write(encoded)
-		specW.Close()
-	}()
+	// The spec's pipe is also the child's lifeline (see childMain): its
+	// write end stays open until the command has ended. (Pdeathsig would
+	// kill the child whenever the thread that started it ends, which the
+	// Go runtime does not promise never to do.)
+	defer specW.Close()
+	go specW.Write(encoded)
 
 	cmd := exec.Command(self)
 	// Nothing of the server's environment: no PATH (kubectl runs no
@@ -182,7 +191,7 @@ func runChild(ctx context.Context, id identity, lang i18n.Lang, limits Limits, s
 	stderr := &childStderr{w: streams.ErrOut}
 	cmd.Stdout, cmd.Stderr = streams.Out, stderr
 	cmd.ExtraFiles = []*os.File{specR}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return childFailed(streams, err)
 	}
