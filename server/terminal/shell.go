@@ -43,6 +43,7 @@ func init() {
 		"jq":  runJQ,
 		"cat": runCat, "grep": runGrep, "head": runHead, "tail": runTail, "sort": runSort, "uniq": runUniq,
 		"wc": runWc, "cut": runCut, "tr": runTr, "date": runDate, "seq": runSeq, "sleep": runSleep, "base64": runBase64,
+		"ls": runLs, "rm": runRm,
 	}
 }
 
@@ -188,6 +189,16 @@ func (sh *shell) inScratch(ctx context.Context, op, path string) (string, error)
 	return rel, nil
 }
 
+// A session's scratch directory holds at most scratchFiles files and, as
+// a new write begins, at most scratchBytes: with each file at most
+// maxScratchFile (RLIMIT_FSIZE), a session's files stay under 32 MiB.
+const (
+	scratchBytes = 16 << 20
+	scratchFiles = 256
+)
+
+var errScratchFull = fmt.Errorf("the scratch directory is full (%d MiB or %d files): remove files with rm", scratchBytes>>20, scratchFiles)
+
 func (sh *shell) open(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
 	if path == os.DevNull {
 		return os.OpenFile(os.DevNull, flag, perm)
@@ -196,7 +207,28 @@ func (sh *shell) open(ctx context.Context, path string, flag int, perm os.FileMo
 	if err != nil {
 		return nil, err
 	}
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC) != 0 {
+		if bytes, files := sh.scratchUse(); bytes >= scratchBytes || files >= scratchFiles {
+			return nil, &os.PathError{Op: "open", Path: path, Err: errScratchFull}
+		}
+	}
 	return sh.scratch.OpenFile(rel, flag, perm)
+}
+
+// scratchUse is what the scratch directory holds: its files' bytes, and
+// how many there are (directories included), counted to the cap at most.
+func (sh *shell) scratchUse() (bytes int64, files int) {
+	_ = fs.WalkDir(sh.scratch.FS(), ".", func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || files > scratchFiles {
+			return fs.SkipAll
+		}
+		if info, err := d.Info(); err == nil && d.Type().IsRegular() {
+			bytes += info.Size()
+		}
+		files++
+		return nil
+	})
+	return bytes, files - 1 // the directory itself is not one of its files
 }
 
 func (sh *shell) readDir(ctx context.Context, path string) ([]fs.DirEntry, error) {

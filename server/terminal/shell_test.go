@@ -66,7 +66,7 @@ func TestHostileShell(t *testing.T) {
 		"grep -r SECRET " + secret: "unknown shorthand flag",
 		"bash -c id":               "not a program of this terminal's shell",
 		"exec /bin/ls":             "not a program of this terminal's shell",
-		"ls":                       "not a program of this terminal's shell",
+		"vi notes":                 "not a program of this terminal's shell",
 		"cat <(echo hi)":           "process substitution",
 		"type ls":                  "looks names up among the server's files",
 		"command -v kubectl":       "looks names up among the server's files",
@@ -107,6 +107,21 @@ func TestHostileShell(t *testing.T) {
 	}
 	if r := tm.run("seq 1 5000000 > big.txt", ""); r.Code == 0 || !strings.Contains(r.Err, "file too large") {
 		t.Errorf("a file past 16 MiB: %+v", r)
+	}
+	if r := tm.run("rm big.txt && ls", ""); r.Code != 0 || r.Out != "notes.txt\n" {
+		t.Errorf("rm, then ls: %+v", r)
+	}
+	// The directory holds 16 MiB at most: past it, a write is refused
+	// until files are removed.
+	r := tm.run("for i in $(seq 40); do seq 1 200000 > f$i || break; done; ls | wc -l", "")
+	if r.Code != 0 || !strings.Contains(r.Err, "the scratch directory is full") {
+		t.Errorf("filling the scratch directory: %+v", r)
+	}
+	if r := tm.run("rm f* && echo again > g && cat g", ""); r.Out != "again\n" {
+		t.Errorf("after rm: %+v", r)
+	}
+	if r := tm.run("rm /etc/hostname ..", ""); r.Code == 0 || !strings.Contains(r.Err, "permission denied") {
+		t.Errorf("rm outside the scratch directory: %+v", r)
 	}
 }
 

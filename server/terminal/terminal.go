@@ -354,7 +354,11 @@ func (s *session) run(ctx context.Context, stop context.CancelCauseFunc, m inMsg
 	out := &capped{s: s, stream: "o", budget: b, stop: stop}
 	errOut := &capped{s: s, stream: "e", budget: b, stop: stop}
 	streams := genericiooptions.IOStreams{In: strings.NewReader(m.Stdin), Out: out, ErrOut: errOut}
-	if words := strings.Fields(m.Line); s.t.cfg.Processes && (len(words) == 0 || words[0] != "etcdctl") {
+	words := strings.Fields(m.Line)
+	if len(words) == 0 {
+		return 0
+	}
+	if s.t.cfg.Processes && words[0] != "etcdctl" {
 		// The line, whole, to a shell in a process of its own (child.go,
 		// shell.go). etcdctl reads the server's etcd client, so its lines
 		// stay below.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"strconv"
 	"strings"
 	"syscall"
@@ -272,6 +273,88 @@ func runBase64(sh *shell, ctx context.Context, hc interp.HandlerContext, args []
 	out.WriteString(enc + "\n")
 	if out.Flush() != nil {
 		return interp.ExitStatus(1)
+	}
+	return status(failed)
+}
+
+// runLs lists the scratch directory, or the names given: -l adds each
+// file's size, -a the names that start with a dot.
+func runLs(sh *shell, ctx context.Context, hc interp.HandlerContext, args []string) error {
+	fs := toolFlags("ls", hc)
+	long := fs.BoolP("long", "l", false, "")
+	all := fs.BoolP("all", "a", false, "")
+	if err := fs.Parse(args); err != nil {
+		return usage(hc, fs.Name(), err)
+	}
+	names := fs.Args()
+	if len(names) == 0 {
+		names = []string{"."}
+	}
+	failed := false
+	out := bufio.NewWriter(hc.Stdout)
+	defer out.Flush()
+	show := func(name string, info iofs.FileInfo) {
+		if *long {
+			fmt.Fprintf(out, "%s %8d %s %s\n", info.Mode(), info.Size(), info.ModTime().Format("Jan _2 15:04"), name)
+			return
+		}
+		fmt.Fprintln(out, name)
+	}
+	for _, name := range names {
+		info, err := sh.stat(ctx, name, false)
+		if err != nil {
+			fmt.Fprintf(hc.Stderr, "ls: cannot access '%s': %v\n", name, unwrapPathError(err))
+			failed = true
+			continue
+		}
+		if !info.IsDir() {
+			show(name, info)
+			continue
+		}
+		entries, err := sh.readDir(ctx, name)
+		if err != nil {
+			fmt.Fprintf(hc.Stderr, "ls: cannot open directory '%s': %v\n", name, unwrapPathError(err))
+			failed = true
+			continue
+		}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") && !*all {
+				continue
+			}
+			if info, err := e.Info(); err == nil {
+				show(e.Name(), info)
+			}
+		}
+	}
+	return status(failed)
+}
+
+// runRm removes files of the scratch directory; -f says nothing of those
+// that are not there.
+func runRm(sh *shell, ctx context.Context, hc interp.HandlerContext, args []string) error {
+	fs := toolFlags("rm", hc)
+	force := fs.BoolP("force", "f", false, "")
+	if err := fs.Parse(args); err != nil {
+		return usage(hc, fs.Name(), err)
+	}
+	if len(fs.Args()) == 0 && !*force {
+		return usage(hc, "rm", errors.New("missing operand"))
+	}
+	failed := false
+	for _, name := range fs.Args() {
+		rel, err := sh.inScratch(ctx, "remove", name)
+		if err == nil {
+			var info iofs.FileInfo
+			if info, err = sh.scratch.Lstat(rel); err == nil && info.IsDir() {
+				err = errors.New("Is a directory")
+			} else if err == nil {
+				err = sh.scratch.Remove(rel)
+			}
+		}
+		if err != nil && !(*force && errors.Is(err, iofs.ErrNotExist)) {
+			fmt.Fprintf(hc.Stderr, "rm: cannot remove '%s': %v\n", name, unwrapPathError(err))
+			failed = true
+		}
 	}
 	return status(failed)
 }
