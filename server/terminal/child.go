@@ -86,6 +86,9 @@ func childMain() int {
 		fmt.Fprintf(os.Stderr, "kubelab: the command's limits: %v\n", err)
 		return 1
 	}
+	// Each blocked system call holds a thread, which the server's user
+	// and container count too: a line may not make many.
+	debug.SetMaxThreads(maxThreads)
 	// The collector works harder as the heap nears the limit, so that a
 	// command with a large but bounded answer finishes.
 	debug.SetMemoryLimit(spec.Memory * 3 / 4)
@@ -101,8 +104,14 @@ func childMain() int {
 }
 
 // maxScratchFile is the largest file a command may write in the scratch
-// directory (RLIMIT_FSIZE: a write past it fails).
-const maxScratchFile = 16 << 20
+// directory (RLIMIT_FSIZE: a write past it fails); maxFiles bounds its
+// open descriptors (RLIMIT_NOFILE: each pipe's buffer is kernel memory
+// that RLIMIT_AS does not count) and maxThreads its threads.
+const (
+	maxScratchFile = 16 << 20
+	maxFiles       = 256
+	maxThreads     = 200
+)
 
 // limitSelf bounds the process's address space to what it maps now plus
 // memory, its processor time to cpuSeconds and the files it writes to
@@ -135,7 +144,10 @@ func limitSelf(memory int64, cpuSeconds int, fileBytes uint64) error {
 	if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: cpu, Max: cpu}); err != nil {
 		return err
 	}
-	return syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: fileBytes, Max: fileBytes})
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: fileBytes, Max: fileBytes}); err != nil {
+		return err
+	}
+	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: maxFiles, Max: maxFiles})
 }
 
 var (
@@ -224,7 +236,8 @@ func runChild(ctx context.Context, id identity, lang i18n.Lang, limits Limits, s
 		return 137, errMemoryCap
 	case fatal != "" && id.logger != nil:
 		// Not the student's doing: a bug of kubectl's, or kubelab's.
-		id.logger.Error("a terminal command's process failed", "line", spec.Line, "args", spec.Args, "error", fatal)
+		// Bounded: a line can print a "fatal error:" of its own.
+		id.logger.Error("a terminal command's process failed", "line", clip(spec.Line), "error", clip(fatal))
 	}
 	return exit.ExitCode(), nil
 }
@@ -308,4 +321,12 @@ func (e *childStderr) fatalError() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.fatal
+}
+
+// clip is s cut to what a log line should hold.
+func clip(s string) string {
+	if len(s) > 256 {
+		return s[:256] + "…"
+	}
+	return s
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"mvdan.cc/sh/v3/expand"
@@ -60,15 +61,28 @@ func toolNames() string {
 }
 
 // deniedBuiltins say what they would reveal of the server's files (they
-// look names up with os.Stat, past the scratch directory).
-var deniedBuiltins = map[string]bool{"type": true, "command": true, "hash": true}
+// look names up with os.Stat, past the scratch directory); builtin runs
+// them past the call handler.
+var deniedBuiltins = map[string]bool{"type": true, "command": true, "hash": true, "builtin": true}
+
+// noTempDir is the interpreter's TMPDIR: a directory that cannot exist.
+// The interpreter opens its own temporary files there (process
+// substitution's FIFOs, files named sh-interp-*) with os.OpenFile, past
+// the open handler, so none may be made at all.
+const noTempDir = "/nonexistent/kubelab-tmp"
+
+// prelude runs before each line: PATH stays empty, so that source and
+// the interpreter's lookups find nothing on the server's disk.
+const prelude = "readonly PATH"
 
 // shell runs one line for one student.
 type shell struct {
 	id      identity
 	lang    i18n.Lang
 	scratch *os.Root
-	dir     string
+	// quota is what the line may still write in the scratch directory.
+	quota *scratchQuota
+	dir   string
 }
 
 // runShell runs line in dir, the session's scratch directory, and returns
@@ -101,11 +115,12 @@ func runShell(ctx context.Context, id identity, lang i18n.Lang, dir, line string
 	}
 	defer root.Close()
 	sh := &shell{id: id, lang: lang, scratch: root, dir: dir}
+	sh.quota = newScratchQuota(sh.scratchUse())
 	runner, err := interp.New(
 		interp.StdIO(streams.In, streams.Out, streams.ErrOut),
 		interp.Dir(dir),
 		// Nothing of the server's environment; PATH names no directory.
-		interp.Env(expand.ListEnviron("HOME="+dir, "PWD="+dir, "TMPDIR="+dir, "PATH=", "LC_ALL=C.UTF-8", "TERM=xterm-256color")),
+		interp.Env(expand.ListEnviron("HOME="+dir, "PWD="+dir, "TMPDIR="+noTempDir, "PATH=", "LC_ALL=C.UTF-8", "TERM=xterm-256color")),
 		interp.OpenHandler(sh.open),
 		interp.ReadDirHandler2(sh.readDir),
 		interp.StatHandler(sh.stat),
@@ -118,7 +133,10 @@ func runShell(ctx context.Context, id identity, lang i18n.Lang, dir, line string
 		fmt.Fprintf(streams.ErrOut, "kubelab: %v\n", err)
 		return 1
 	}
-	err = runner.Run(ctx, file)
+	pre, _ := syntax.NewParser().Parse(strings.NewReader(prelude), "")
+	if err = runner.Run(ctx, pre); err == nil {
+		err = runner.Run(ctx, file)
+	}
 	var status interp.ExitStatus
 	switch {
 	case err == nil:
@@ -134,8 +152,14 @@ func runShell(ctx context.Context, id identity, lang i18n.Lang, dir, line string
 
 // call refuses the builtins that look past the scratch directory.
 func (sh *shell) call(ctx context.Context, args []string) ([]string, error) {
-	if len(args) > 0 && deniedBuiltins[args[0]] {
+	switch {
+	case len(args) == 0:
+	case deniedBuiltins[args[0]]:
 		return append([]string{"\x00denied"}, args...), nil
+	case args[0] == "pwd":
+		// pwd -P resolves $PWD, which the line may set to any path of
+		// the server's.
+		return args[:1], nil
 	}
 	return args, nil
 }
@@ -189,9 +213,9 @@ func (sh *shell) inScratch(ctx context.Context, op, path string) (string, error)
 	return rel, nil
 }
 
-// A session's scratch directory holds at most scratchFiles files and, as
-// a new write begins, at most scratchBytes: with each file at most
-// maxScratchFile (RLIMIT_FSIZE), a session's files stay under 32 MiB.
+// A session's scratch directory holds at most scratchFiles files and
+// scratchBytes, counted as each line writes (a file rewritten counts
+// again until the next line recounts what is there).
 const (
 	scratchBytes = 16 << 20
 	scratchFiles = 256
@@ -207,12 +231,74 @@ func (sh *shell) open(ctx context.Context, path string, flag int, perm os.FileMo
 	if err != nil {
 		return nil, err
 	}
-	if flag&(os.O_WRONLY|os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC) != 0 {
-		if bytes, files := sh.scratchUse(); bytes >= scratchBytes || files >= scratchFiles {
-			return nil, &os.PathError{Op: "open", Path: path, Err: errScratchFull}
-		}
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC) == 0 {
+		return sh.scratch.OpenFile(rel, flag, perm)
 	}
-	return sh.scratch.OpenFile(rel, flag, perm)
+	_, statErr := sh.scratch.Lstat(rel)
+	if !sh.quota.open(errors.Is(statErr, fs.ErrNotExist)) {
+		return nil, &os.PathError{Op: "open", Path: path, Err: errScratchFull}
+	}
+	f, err := sh.scratch.OpenFile(rel, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &quotaFile{f: f, quota: sh.quota}, nil
+}
+
+// scratchQuota is what one line may still add to the scratch directory:
+// bytes, counted as they are written, and files, as they are made. It is
+// taken at the line's start, so writes that began together (background
+// jobs) share it.
+type scratchQuota struct {
+	mu    sync.Mutex
+	bytes int64
+	files int
+}
+
+func newScratchQuota(used int64, files int) *scratchQuota {
+	return &scratchQuota{bytes: scratchBytes - used, files: scratchFiles - files}
+}
+
+// open says whether a write may begin; a new file takes one of the files.
+func (q *scratchQuota) open(newFile bool) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.bytes <= 0 || (newFile && q.files <= 0) {
+		return false
+	}
+	if newFile {
+		q.files--
+	}
+	return true
+}
+
+// take takes n bytes, or says there is no room for them.
+func (q *scratchQuota) take(n int) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if int64(n) > q.bytes {
+		return false
+	}
+	q.bytes -= int64(n)
+	return true
+}
+
+// quotaFile is a scratch file open for writing, within the line's quota.
+// It does not embed the file: *os.File's ReadFrom would let io.Copy
+// write past Write.
+type quotaFile struct {
+	f     *os.File
+	quota *scratchQuota
+}
+
+func (q *quotaFile) Read(p []byte) (int, error) { return q.f.Read(p) }
+func (q *quotaFile) Close() error               { return q.f.Close() }
+
+func (q *quotaFile) Write(p []byte) (int, error) {
+	if !q.quota.take(len(p)) {
+		return 0, &os.PathError{Op: "write", Path: q.f.Name(), Err: errScratchFull}
+	}
+	return q.f.Write(p)
 }
 
 // scratchUse is what the scratch directory holds: its files' bytes, and

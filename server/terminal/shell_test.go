@@ -3,6 +3,7 @@ package terminal_test
 import (
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,7 +106,7 @@ func TestHostileShell(t *testing.T) {
 	if r := other.run("cat notes.txt", ""); r.Code == 0 || strings.Contains(r.Out, "mine") {
 		t.Errorf("another session read the file: %+v", r)
 	}
-	if r := tm.run("seq 1 5000000 > big.txt", ""); r.Code == 0 || !strings.Contains(r.Err, "file too large") {
+	if r := tm.run("seq 1 5000000 > big.txt", ""); r.Code == 0 || !strings.Contains(r.Err, "the scratch directory is full") {
 		t.Errorf("a file past 16 MiB: %+v", r)
 	}
 	if r := tm.run("rm big.txt && ls", ""); r.Code != 0 || r.Out != "notes.txt\n" {
@@ -122,6 +123,43 @@ func TestHostileShell(t *testing.T) {
 	}
 	if r := tm.run("rm /etc/hostname ..", ""); r.Code == 0 || !strings.Contains(r.Err, "permission denied") {
 		t.Errorf("rm outside the scratch directory: %+v", r)
+	}
+	// Writes that began together share the directory's room: four
+	// background jobs of 9 MB each leave it within 16 MiB. (Many more
+	// blocked jobs can end the line's own process, once their threads'
+	// stacks no longer fit its address space: a line's own loss.)
+	r = tm.run("rm -f *; seq 150000 > a; for i in $(seq 4); do (cat a a a a a a a a a a) > f$i & done; wait; cat * | wc -c", "")
+	if n, err := strconv.Atoi(strings.TrimSpace(r.Out)); err != nil || n > 16<<20 || !strings.Contains(r.Err, "the scratch directory is full") {
+		t.Errorf("four writers at once: %+v", r)
+	}
+	tm.run("rm -f *", "")
+}
+
+// TestHostileShellInterpreter: what the interpreter itself does past the
+// shell's handlers is refused, or finds nothing of the server's.
+func TestHostileShellInterpreter(t *testing.T) {
+	t.Parallel()
+	tm := open(t, startTerminal(t, processes), nil)
+	wd, _ := os.Getwd()
+	for line, check := range map[string]func(result) bool{
+		// Its own temporary files, opened past the open handler.
+		"echo x > $TMPDIR/sh-interp-1": func(r result) bool { return r.Code != 0 },
+		"echo x > /tmp/sh-interp-1":    func(r result) bool { return r.Code != 0 && strings.Contains(r.Err, "permission denied") },
+		"eval 'cat <(echo hi)'": func(r result) bool {
+			return !strings.Contains(r.Out, "hi") && strings.Contains(r.Err, "cannot create fifo")
+		},
+		// Lookups of the server's files.
+		"builtin type -P ls":      func(r result) bool { return r.Code != 0 && strings.Contains(r.Err, "server's files") },
+		"PATH=/etc source passwd": func(r result) bool { return r.Code != 0 && strings.Contains(r.Err, "readonly") },
+		// pwd says what $PWD says, and never resolves it.
+		"PWD=/proc/$PPID/cwd pwd -P": func(r result) bool { return r.Code == 0 && !strings.Contains(r.Out, wd) },
+	} {
+		if r := tm.run(line, ""); !check(r) {
+			t.Errorf("%s: %+v", line, r)
+		}
+	}
+	if _, err := os.Stat("/tmp/sh-interp-1"); err == nil {
+		t.Error("a line wrote /tmp/sh-interp-1")
 	}
 }
 
