@@ -93,6 +93,15 @@ type Config struct {
 	// while the rest of the terminal's isolation is built.
 	TerminalProcesses bool
 
+	// APIServer chooses the core that serves the Kubernetes API:
+	// APIServerKubelab (kubelab's own, the default) or APIServerKube
+	// (kube-apiserver's own code in-process, new, see kubecore.go).
+	APIServer string
+	// StartKubeCore starts the kube core. cmd/kubelab sets it, so that
+	// only the binary links k8s.io/kubernetes; without it,
+	// --apiserver=kube is refused.
+	StartKubeCore StartKubeCore
+
 	// SimulatedNode runs a simulated node, scheduler and kubelet: pods are
 	// bound to node kubelab-node and reported Running after PodStartDelay.
 	SimulatedNode bool
@@ -148,6 +157,8 @@ func DefaultConfig() Config {
 
 		SimulatedNode: true,
 		PodStartDelay: 2 * time.Second,
+
+		APIServer: APIServerKubelab,
 	}
 }
 
@@ -161,6 +172,9 @@ func (c Config) Validate() error {
 		return errors.New("--data-dir must not be empty: it holds etcd's data and the admin kubeconfig")
 	}
 	if err := c.validateEtcd(); err != nil {
+		return err
+	}
+	if err := c.validateAPIServer(); err != nil {
 		return err
 	}
 	if c.CompactionInterval < 0 {

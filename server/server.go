@@ -203,6 +203,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		close(s.stopped)
 		return nil
 	})
+	if err := claimCore(ctx, s.etcd.Client(), cfg.APIServer); err != nil {
+		return nil, err
+	}
 	s.metrics = metrics.New()
 	s.metrics.InstrumentEtcd(s.etcd.Client())
 	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
@@ -212,8 +215,10 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.stops.push(func(context.Context) error { s.ln.Close(); return nil })
 	// The CA exists in every mode: the root-CA publisher gives it to every
 	// namespace, and classroom mode also serves HTTPS with it.
-	if s.pki, err = pki.Load(ctx, s.etcd.Client()); err != nil {
-		return nil, err
+	if !cfg.kubeCore() {
+		if s.pki, err = pki.Load(ctx, s.etcd.Client()); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Classroom {
 		if s.tlsLn, err = net.Listen("tcp", cfg.SecureListen); err != nil {
@@ -223,8 +228,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		s.secureAddr = s.tlsLn.Addr().String()
 		s.secureURL = "https" + strings.TrimPrefix(serverURL(cfg.SecureListen, s.tlsLn.Addr()), "http")
 	}
-	s.etcdCompactor = etcd3.NewCompactor(s.etcd.Client(), s.log)
-	s.compactor = s.etcdCompactor
+	if !cfg.kubeCore() {
+		// The kube core compacts etcd itself, as kube-apiserver does.
+		s.etcdCompactor = etcd3.NewCompactor(s.etcd.Client(), s.log)
+		s.compactor = s.etcdCompactor
+	}
 	s.url = serverURL(cfg.Listen, s.ln.Addr())
 	s.kubeconfig = filepath.Join(cfg.DataDir, kubeconfigFile)
 	adminURL, caPEM := s.url, []byte(nil)
@@ -240,7 +248,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// The servers Start serves with stop after the shutdown hooks, pushed
 	// later and so run earlier, have ended the long-running requests.
 	s.stops.push(s.stopServing)
-	if err := s.installAPI(ctx); err != nil {
+	install := s.installAPI
+	if cfg.kubeCore() {
+		install = s.installKubeCore
+	}
+	if err := install(ctx); err != nil {
 		return nil, err
 	}
 	// Building the OpenAPI documents and seeding leave a lot of garbage;
@@ -386,7 +398,10 @@ func (s *Server) newEcho() {
 	e.Use(bodyDeadline(s.cfg.RequestTimeout))
 	e.Use(compressPages())
 	s.echo = e
-	s.installHealth()
+	if !s.cfg.kubeCore() {
+		// The kube core serves kube's own health endpoints.
+		s.installHealth()
+	}
 	if s.cfg.Profiling {
 		// net/http/pprof's handlers, on the API port as in kube-apiserver.
 		e.Any("/debug/pprof/*", echo.WrapHandler(http.HandlerFunc(pprofHandler)))

@@ -18,6 +18,7 @@ import (
 	"github.com/peterbourgon/ff/v3"
 
 	"github.com/kubelab/kubelab/server"
+	"github.com/kubelab/kubelab/server/kubeapiserver"
 	"github.com/kubelab/kubelab/server/terminal"
 )
 
@@ -48,6 +49,8 @@ func main() {
 // given, over server.DefaultConfig, and validates the result.
 func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	cfg := server.DefaultConfig()
+	// Only this binary links kube-apiserver's code (--apiserver=kube).
+	cfg.StartKubeCore = kubeapiserver.Start
 	fs := flag.NewFlagSet("kubelab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "host:port the API server listens on")
@@ -67,6 +70,7 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.BoolVar(&cfg.AdaptiveInflightLimit, "adaptive-inflight-limit", cfg.AdaptiveInflightLimit, "lower the in-flight limits below those maxima while admitted requests' latency rises past its no-load baseline, refusing the excess with 429")
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", cfg.RequestTimeout, "time limit of every request but watches; past it the client gets 504")
 	fs.BoolVar(&cfg.TerminalProcesses, "terminal-processes", cfg.TerminalProcesses, "run each of the web terminal's kubectl commands in a process of its own, with memory and CPU limits, rather than in the server")
+	fs.StringVar(&cfg.APIServer, "apiserver", cfg.APIServer, "the core that serves the Kubernetes API: kubelab (kubelab's own, with the lesson's pages) or kube (new: kube-apiserver's own code, in-process; the API only, not yet the pages or classroom mode)")
 	fs.BoolVar(&cfg.SimulatedNode, "simulated-node", cfg.SimulatedNode, "run a simulated node (kubelab-node) on which pods are scheduled and reported Running; no container runs")
 	fs.DurationVar(&cfg.PodStartDelay, "pod-start-delay", cfg.PodStartDelay, "how long the simulated node keeps a new pod Pending before it reports it Running")
 	fs.BoolVar(&cfg.Classroom, "classroom", cfg.Classroom, "classroom mode: students sign in and each gets a namespace; anonymous requests are no longer cluster-admin")

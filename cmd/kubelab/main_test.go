@@ -47,6 +47,11 @@ func TestParseConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if cfg.StartKubeCore == nil {
+			t.Fatal("the binary gives kubelab no kube core")
+		}
+		// Funcs do not compare: the rest must be the defaults.
+		cfg.StartKubeCore = nil
 		if !reflect.DeepEqual(cfg, server.DefaultConfig()) {
 			t.Fatalf("got %+v, want the defaults %+v", cfg, server.DefaultConfig())
 		}
@@ -113,6 +118,27 @@ func TestParseConfig(t *testing.T) {
 		for _, args := range [][]string{{"--quiz-reveal", "sometimes"}, {"--quiz-attempts", "-1"}} {
 			if _, err := parseConfig(args, io.Discard); err == nil || !strings.Contains(err.Error(), args[0]) {
 				t.Errorf("%q: got %v, want an error naming the flag", args, err)
+			}
+		}
+	})
+	t.Run("the kube core", func(t *testing.T) {
+		if cfg, err := parseConfig(nil, io.Discard); err != nil || cfg.APIServer != "kubelab" {
+			t.Fatalf("default core %q (%v), want kubelab", cfg.APIServer, err)
+		}
+		cfg, err := parseConfig([]string{"--apiserver=kube"}, io.Discard)
+		if err != nil || cfg.APIServer != "kube" || cfg.StartKubeCore == nil {
+			t.Fatalf("--apiserver=kube: core %q, started by %v (%v); want kube, and this binary's kube core", cfg.APIServer, cfg.StartKubeCore != nil, err)
+		}
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--apiserver=kube", "--classroom=true", "--listen=:8080"}, "--apiserver=kube does not run a class yet"},
+			{[]string{"--apiserver=kube", "--etcd-listen-client="}, "--etcd-listen-client must not be empty"},
+			{[]string{"--apiserver=kubernetes"}, `--apiserver must be kubelab (kubelab's own core) or kube`},
+		} {
+			if _, err := parseConfig(c.args, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%q: got %v, want an error saying %q", c.args, err, c.want)
 			}
 		}
 	})
