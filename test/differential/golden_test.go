@@ -1,0 +1,231 @@
+package differential
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Golden rows: answers recorded once from the real kube-apiserver v1.37.2
+// and kept in goldenFile, so that CI compares kubelab with kube without
+// building and starting the reference. TestGolden checks kubelab's kube
+// core (--apiserver=kube) against them, and reports kubelab's own core.
+//
+// To record them again, outside CI, with the reference running
+// (cluster.sh start, which prints REF_DIR):
+//
+//	REF_DIR=... go test -run TestGolden -update .
+var update = flag.Bool("update", false, "record the golden rows from the reference kube-apiserver (REF_DIR) instead of checking kubelab")
+
+const goldenFile = "testdata/golden.json"
+
+// goldenRow is one question asked of an API server, and what it answered,
+// one observation per line ("label: value"), with nothing in it that
+// differs between two correct servers (no resourceVersions, no times).
+type goldenRow struct {
+	name string
+	run  func(t *testing.T, c *client) []string
+}
+
+var goldenRows = []goldenRow{
+	{"limit is ignored when resourceVersion=0", func(t *testing.T, c *client) []string {
+		code, o := c.call(t, "GET", "/api/v1/namespaces?limit=1&resourceVersion=0", "")
+		return []string{
+			fmt.Sprintf("code: %d", code),
+			fmt.Sprintf("more items than the limit: %t", len(o.Items) > 1),
+			fmt.Sprintf("continue token: %t", o.Metadata.Continue != ""),
+		}
+	}},
+	{"a watch from a future resourceVersion", func(t *testing.T, c *client) []string {
+		_, list := c.call(t, "GET", "/api/v1/namespaces/default/configmaps", "")
+		future := list.rv(t) + 1_000_000
+		code, first := c.firstEvent(t, fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=%d&timeoutSeconds=%d", future, futureWatchSeconds))
+		return []string{fmt.Sprintf("code: %d", code), "first event: " + first}
+	}},
+	{"resourceVersionMatch without resourceVersion", func(t *testing.T, c *client) []string {
+		return c.answer(t, "GET", "/api/v1/namespaces?resourceVersionMatch=NotOlderThan")
+	}},
+	{"DELETE of the namespaces collection", func(t *testing.T, c *client) []string {
+		return c.answer(t, "DELETE", "/api/v1/namespaces")
+	}},
+}
+
+// futureWatchSeconds is the watch's own timeout: long past kube's wait for
+// a resourceVersion its cache has not seen (3 s), so that what kube does
+// then is what is recorded.
+const futureWatchSeconds = 15
+
+// differsOnKubelabCore are the rows kubelab's own core answers unlike
+// kube, and why. They are not fixed there: the kube core replaces it.
+var differsOnKubelabCore = map[string]string{
+	"limit is ignored when resourceVersion=0":      "kubelab's core pages a list at resourceVersion=0 (limit and continue), where kube's watch cache serves it whole",
+	"a watch from a future resourceVersion":        "kubelab's core refuses a watch from a resourceVersion its cache has not reached with 504, where kube accepts it and waits",
+	"resourceVersionMatch without resourceVersion": "kubelab's core answers 400 BadRequest, where kube's validation of ListOptions answers 422 Invalid",
+	"DELETE of the namespaces collection":          "kubelab's core serves deletecollection of namespaces, where kube's namespace storage has no such verb (405)",
+}
+
+func TestGolden(t *testing.T) {
+	if *update {
+		recordGolden(t)
+		return
+	}
+	want := readGolden(t)
+	bin := os.Getenv("KUBELAB_BINARY")
+	if bin == "" {
+		t.Fatal("KUBELAB_BINARY is not set: build ./cmd/kubelab and name it there")
+	}
+	for _, core := range []string{"kube", "kubelab"} {
+		t.Run(core, func(t *testing.T) {
+			c := startCore(t, bin, core)
+			for _, row := range goldenRows {
+				got := strings.Join(row.run(t, c), "\n")
+				w := strings.Join(want[row.name], "\n")
+				switch {
+				case got == w:
+				case core == "kube":
+					t.Errorf("%s:\nkube-apiserver v1.37.2 answered:\n%s\nthe kube core answered:\n%s", row.name, w, got)
+				case differsOnKubelabCore[row.name] != "":
+					t.Logf("%s: differs on kubelab's own core, as known (%s):\n%s", row.name, differsOnKubelabCore[row.name], got)
+				default:
+					t.Errorf("%s: kubelab's own core answers unlike kube-apiserver v1.37.2, and differsOnKubelabCore does not say why:\nkube:\n%s\nkubelab:\n%s", row.name, w, got)
+				}
+			}
+		})
+	}
+}
+
+func readGolden(t *testing.T) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile(goldenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows map[string][]string
+	if err := json.Unmarshal(data, &rows); err != nil {
+		t.Fatalf("%s: %v", goldenFile, err)
+	}
+	for _, row := range goldenRows {
+		if _, ok := rows[row.name]; !ok {
+			t.Fatalf("%s has no answer for %q: record it with -update", goldenFile, row.name)
+		}
+	}
+	return rows
+}
+
+// recordGolden asks the reference every row and writes its answers.
+func recordGolden(t *testing.T) {
+	if os.Getenv("CI") != "" {
+		t.Fatal("-update records from the reference kube-apiserver, which CI does not run")
+	}
+	dir := os.Getenv("REF_DIR")
+	if dir == "" {
+		t.Fatal("-update needs REF_DIR, the reference's state directory (cluster.sh start prints it)")
+	}
+	c := newClient(t, filepath.Join(dir, "kubeconfig"))
+	rows := map[string][]string{}
+	for _, row := range goldenRows {
+		rows[row.name] = row.run(t, c)
+	}
+	data, err := json.MarshalIndent(rows, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(goldenFile, append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("recorded %d rows into %s", len(rows), goldenFile)
+}
+
+// startCore runs kubelab with the given core over its embedded etcd, and
+// returns a client of its admin kubeconfig; the test's cleanup stops it.
+func startCore(t *testing.T, bin, core string) *client {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePort(t)
+	cmd := exec.Command(bin, "--apiserver="+core, "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data-dir", dir,
+		"--etcd-listen-client", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--log-level", "warn", "--simulated-node=false")
+	log, err := os.Create(filepath.Join(dir, "kubelab.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			out, _ := os.ReadFile(filepath.Join(dir, "kubelab.log"))
+			t.Logf("kubelab --apiserver=%s's output:\n%s", core, out)
+		}
+	})
+	waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", port), http.DefaultClient)
+	return newClient(t, filepath.Join(dir, "kubeconfig"))
+}
+
+// answer is a request's status code, and the reason and message of the
+// Status it answered with (or its body, if it is not one).
+func (c *client) answer(t *testing.T, method, path string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := c.do(ctx, method, path, "")
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var o object
+	if err := json.Unmarshal(data, &o); err != nil || o.Kind != "Status" {
+		return []string{fmt.Sprintf("code: %d", resp.StatusCode), "body: " + strings.TrimSpace(string(data))}
+	}
+	return []string{fmt.Sprintf("code: %d", resp.StatusCode), "reason: " + o.Reason, "message: " + withoutNumbers(o.Message)}
+}
+
+// withoutNumbers replaces each number of three digits or more in a message
+// with N: a message may name resourceVersions, which differ between two
+// servers.
+func withoutNumbers(msg string) string { return digits.ReplaceAllString(msg, "N") }
+
+var digits = regexp.MustCompile(`[0-9]{3,}`)
+
+// firstEvent opens a watch and describes what came first: an event's type
+// (and an error's code, reason and message), or the end of the stream.
+func (c *client) firstEvent(t *testing.T, path string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(futureWatchSeconds+30)*time.Second)
+	defer cancel()
+	resp, err := c.do(ctx, "GET", path, "")
+	if err != nil {
+		t.Fatalf("watch %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	var ev event
+	if err := dec.Decode(&ev); err != nil {
+		if err == io.EOF {
+			return resp.StatusCode, "none: the stream ended"
+		}
+		return resp.StatusCode, "unreadable: " + err.Error()
+	}
+	if resp.StatusCode != http.StatusOK {
+		// Not a stream: the answer is a Status.
+		return resp.StatusCode, "none"
+	}
+	if ev.Type == "ERROR" {
+		return resp.StatusCode, fmt.Sprintf("ERROR %d %s: %s", ev.Object.Code, ev.Object.Reason, withoutNumbers(ev.Object.Message))
+	}
+	return resp.StatusCode, ev.Type
+}

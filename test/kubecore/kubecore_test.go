@@ -1,0 +1,262 @@
+// Package kubecore checks kubelab --apiserver=kube: kube-apiserver's own
+// code in kubelab's process, reached through kubelab's port with the real
+// kubectl and client-go. It runs the kubelab binary, so that this test
+// binary does not link k8s.io/kubernetes.
+package kubecore
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/kubelabproc"
+)
+
+// TestMain removes the binary kubelabproc built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	kubelabproc.RemoveBinary()
+	os.Exit(code)
+}
+
+// startKubeCore runs kubelab --apiserver=kube on a fresh data dir.
+func startKubeCore(t *testing.T) *kubelabproc.Server {
+	t.Helper()
+	s := kubelabproc.New(t, "kube", "--apiserver=kube", "--etcd-listen-client", kubelabproc.FreeAddr(t))
+	s.Start(t)
+	if err := s.Ready(t); err != nil {
+		t.Fatalf("%v\n%s", err, s.Output())
+	}
+	return s
+}
+
+func kubectl(t *testing.T, s *kubelabproc.Server, args ...string) string {
+	t.Helper()
+	out, errOut, err := clitest.Run(t, clitest.Kubectl(t), append([]string{"--kubeconfig", filepath.Join(s.DataDir, "kubeconfig")}, args...)...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+	}
+	return out
+}
+
+func TestKubeCore(t *testing.T) {
+	s := startKubeCore(t)
+	ctx := t.Context()
+
+	t.Run("VersionIsKubes", func(t *testing.T) {
+		var v struct {
+			ServerVersion struct{ GitVersion, Major, Minor string }
+		}
+		if err := json.Unmarshal([]byte(kubectl(t, s, "version", "-o", "json")), &v); err != nil {
+			t.Fatal(err)
+		}
+		if got := v.ServerVersion; got.GitVersion != "v1.37.2" || got.Major != "1" || got.Minor != "37" {
+			t.Errorf("server version %+v, want v1.37.2 (1, 37)", got)
+		}
+	})
+
+	t.Run("KubectlCreateGetWatch", func(t *testing.T) {
+		kubectl(t, s, "create", "namespace", "core")
+		kubectl(t, s, "-n", "core", "create", "configmap", "first", "--from-literal=lesson=watch")
+		if got := kubectl(t, s, "-n", "core", "get", "configmap", "first", "-o", "jsonpath={.data.lesson}"); got != "watch" {
+			t.Errorf("kubectl get: data.lesson %q, want watch", got)
+		}
+		lines := watchLines(t, s, "-n", "core", "get", "configmaps", "--watch", "-o", "name")
+		lines.await(t, "configmap/first")
+		kubectl(t, s, "-n", "core", "create", "configmap", "second")
+		lines.await(t, "configmap/second")
+	})
+
+	t.Run("LocalUserIsAnonymousAndAdmin", func(t *testing.T) {
+		if got := kubectl(t, s, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); got != "system:anonymous" {
+			t.Errorf("kubectl auth whoami: %q, want system:anonymous (local mode, as kind)", got)
+		}
+		if got := strings.TrimSpace(kubectl(t, s, "auth", "can-i", "*", "*")); got != "yes" {
+			t.Errorf("kubectl auth can-i '*' '*': %q, want yes", got)
+		}
+	})
+
+	t.Run("FlowSchemasAreServed", func(t *testing.T) {
+		schemas, err := s.Client.FlowcontrolV1().FlowSchemas().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, fs := range schemas.Items {
+			names = append(names, fs.Name)
+		}
+		// kube's mandatory and suggested configuration, made by its
+		// priority-and-fairness post-start hook.
+		for _, want := range []string{"exempt", "catch-all", "system-leader-election", "global-default"} {
+			if !slices.Contains(names, want) {
+				t.Errorf("FlowSchemas %v: no %s", names, want)
+			}
+		}
+	})
+
+	t.Run("KubelabsPagesSayNotYet", func(t *testing.T) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", s.URL()+"/lesson/", nil)
+		req.Header.Set("Accept", "text/html")
+		code, body := do(t, req)
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "Not yet on the kube core") {
+			t.Errorf("GET /lesson/ from a browser: %d\n%s", code, body)
+		}
+		req, _ = http.NewRequestWithContext(ctx, "GET", s.URL()+"/kubelab/v1/traces", nil)
+		code, body = do(t, req)
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, `"reason":"ServiceUnavailable"`) || !strings.Contains(body, "not yet on the kube core") {
+			t.Errorf("GET /kubelab/v1/traces: %d\n%s", code, body)
+		}
+	})
+
+	t.Run("CrossOriginWritesAreRefused", func(t *testing.T) {
+		// Any web page the local user opens may post to localhost; in local
+		// mode, a request without credentials is cluster-admin.
+		req, _ := http.NewRequestWithContext(ctx, "POST", s.URL()+"/api/v1/namespaces", strings.NewReader(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"from-a-page"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		req.Header.Set("Origin", "https://evil.example")
+		if code, body := do(t, req); code != http.StatusForbidden {
+			t.Errorf("cross-site POST: %d, want 403\n%s", code, body)
+		}
+		if _, err := s.Client.CoreV1().Namespaces().Get(ctx, "from-a-page", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the cross-site POST's namespace: %v, want NotFound", err)
+		}
+	})
+}
+
+// TestTheCoresDoNotShareAnEtcd: a data dir last served by one core is
+// refused by the other, with a message that says what to do, and nothing
+// of it is changed.
+func TestTheCoresDoNotShareAnEtcd(t *testing.T) {
+	for _, c := range []struct{ first, second string }{{"kubelab", "kube"}, {"kube", "kubelab"}} {
+		t.Run(c.first+"Then"+c.second, func(t *testing.T) {
+			s := kubelabproc.New(t, c.first, "--apiserver="+c.first, "--etcd-listen-client", kubelabproc.FreeAddr(t))
+			s.Start(t)
+			if err := s.Ready(t); err != nil {
+				t.Fatalf("%v\n%s", err, s.Output())
+			}
+			if _, err := s.Client.CoreV1().Namespaces().Create(t.Context(), namespace("kept"), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			s.Stop(t)
+
+			s.Args = []string{"--apiserver=" + c.second, "--etcd-listen-client", kubelabproc.FreeAddr(t)}
+			s.Start(t)
+			err := s.Ready(t)
+			if err == nil {
+				t.Fatalf("--apiserver=%s started on the data of --apiserver=%s", c.second, c.first)
+			}
+			want := "last served by --apiserver=" + c.first + ", and --apiserver=" + c.second + " cannot share it"
+			if out := s.Output(); !strings.Contains(out, want) {
+				t.Errorf("the refusal says:\n%s\nwant it to say %q", out, want)
+			}
+
+			s.Args = []string{"--apiserver=" + c.first, "--etcd-listen-client", kubelabproc.FreeAddr(t)}
+			s.Start(t)
+			if err := s.Ready(t); err != nil {
+				t.Fatalf("the first core again: %v\n%s", err, s.Output())
+			}
+			if _, err := s.Client.CoreV1().Namespaces().Get(t.Context(), "kept", metav1.GetOptions{}); err != nil {
+				t.Errorf("after the refusal, the first core's namespace: %v", err)
+			}
+			s.Stop(t)
+		})
+	}
+}
+
+func namespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+func do(t *testing.T, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// lines is what a running kubectl printed so far.
+type lines struct {
+	mu   sync.Mutex
+	seen []string
+	more chan struct{}
+}
+
+// watchLines runs kubectl with args until the test ends, collecting its
+// output's lines.
+func watchLines(t *testing.T, s *kubelabproc.Server, args ...string) *lines {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, clitest.Kubectl(t), append([]string{"--kubeconfig", filepath.Join(s.DataDir, "kubeconfig")}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	l := &lines{more: make(chan struct{}, 1)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			l.mu.Lock()
+			l.seen = append(l.seen, sc.Text())
+			l.mu.Unlock()
+			select {
+			case l.more <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		_ = cmd.Wait()
+	})
+	return l
+}
+
+// watchBound is how long a watch may take to print an event: far more than
+// it takes, on a machine busy with the other suites.
+const watchBound = 60 * time.Second
+
+func (l *lines) await(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(watchBound)
+	for {
+		l.mu.Lock()
+		found := slices.Contains(l.seen, want)
+		seen := slices.Clone(l.seen)
+		l.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-l.more:
+		case <-deadline:
+			t.Fatalf("kubectl --watch printed %q within %s, not %q", seen, watchBound, want)
+		}
+	}
+}
