@@ -59,8 +59,8 @@ func (s *Server) startControllers(ctx context.Context, api *kubeapi.API, quotas 
 		{registry.Controller("resourcequota-controller"), resourcequota.New(reg.NamespacedStores(), quotas.Unindexed(), frontdoor.Usage{API: api}, s.log).Run},
 	}
 	if s.cfg.SimulatedNode {
-		node := kubelet.New(kubelet.Config{Nodes: store(core.WithResource("nodes")), Pods: store(core.WithResource("pods")),
-			Leases: store(coordinationv1.SchemeGroupVersion.WithResource("leases")), StartDelay: s.cfg.PodStartDelay, Logger: s.log})
+		node := kubelet.New(kubelet.Config{Cluster: kubelet.OnRegistry(store(core.WithResource("nodes")), store(core.WithResource("pods")),
+			store(coordinationv1.SchemeGroupVersion.WithResource("leases"))), StartDelay: s.cfg.PodStartDelay, Logger: s.log})
 		controllers = append(controllers, struct {
 			as  pipeline.User
 			run run

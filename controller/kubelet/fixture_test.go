@@ -56,7 +56,7 @@ func runNode(t *testing.T, reg *registry.Registry, startDelay time.Duration) *la
 		leases: registrytest.Store(t, reg, coordinationv1.SchemeGroupVersion.WithResource("leases")),
 		traces: registrytest.Traced(reg),
 	}
-	node := kubelet.New(kubelet.Config{Nodes: l.nodes, Pods: l.pods, Leases: l.leases, StartDelay: startDelay,
+	node := kubelet.New(kubelet.Config{Cluster: kubelet.OnRegistry(l.nodes, l.pods, l.leases), StartDelay: startDelay,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	// The node's loop, queue, informer, heartbeats and delayed starts.
 	registrytest.Run(t, registry.Node(kubelet.NodeName), node.Run, "github.com/kubelab/kubelab/controller",

@@ -26,8 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubelab/kubelab/controller"
-	"github.com/kubelab/kubelab/registry"
-	"github.com/kubelab/kubelab/storage"
 )
 
 // NodeName is the simulated node's name.
@@ -55,9 +53,9 @@ const (
 
 // Config is the simulated node's settings.
 type Config struct {
-	Nodes, Pods *registry.Store
-	// Leases, if set, holds the node's heartbeat Lease in kube-node-lease.
-	Leases *registry.Store
+	// Cluster is where the node lives: kubelab's own core (OnRegistry),
+	// or any API server through client-go (OnClient).
+	Cluster Cluster
 	// StartDelay is how long a bound pod stays Pending before it runs.
 	StartDelay time.Duration
 	Logger     *slog.Logger
@@ -69,7 +67,6 @@ type Config struct {
 type Node struct {
 	cfg  Config
 	loop *controller.Loop
-	feed interface{ Run(context.Context) }
 	// running is what Run started beside its loop (heartbeats, the feed,
 	// pods' delayed starts): Run returns once it has all stopped, since
 	// whoever runs the node stops the stores it writes after that.
@@ -86,7 +83,6 @@ func New(cfg Config) *Node {
 	}
 	n := &Node{cfg: cfg}
 	n.loop = controller.New("kubelet", n.sync, cfg.Logger)
-	n.feed = controller.Feed("pods", cfg.Pods, podKey, n.loop)
 	return n
 }
 
@@ -112,10 +108,10 @@ func podKey(obj runtime.Object) (string, bool) {
 // Run registers the node, keeps it alive and handles pods until ctx ends.
 func (n *Node) Run(ctx context.Context) {
 	n.running.Go(func() { n.heartbeat(ctx) })
-	if n.cfg.Leases != nil {
+	if n.cfg.Cluster.HasLeases() {
 		n.running.Go(func() { n.renewLease(ctx) })
 	}
-	n.running.Go(func() { n.feed.Run(ctx) })
+	n.running.Go(func() { n.cfg.Cluster.FeedPods(ctx, podKey, n.loop) })
 	n.loop.Run(ctx)
 	n.running.Wait()
 }
@@ -167,16 +163,11 @@ func (n *Node) renewLease(ctx context.Context) {
 
 func (n *Node) renew(ctx context.Context) error {
 	now := metav1.NewMicroTime(n.cfg.Now())
-	key := storage.Key{Namespace: LeaseNamespace, Name: NodeName}
-	_, err := n.cfg.Leases.Update(ctx, key, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
-		lease := cur.(*coordinationv1.Lease).DeepCopy()
-		lease.Spec.RenewTime = &now
-		return lease, nil
-	}), registry.UpdateOptions{FieldManager: FieldManager})
+	err := n.cfg.Cluster.UpdateLease(ctx, LeaseNamespace, NodeName, func(lease *coordinationv1.Lease) { lease.Spec.RenewTime = &now })
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
-	node, err := n.cfg.Nodes.Get(ctx, storage.Key{Name: NodeName}, "")
+	node, err := n.cfg.Cluster.Node(ctx, NodeName)
 	if err != nil {
 		return err // registered first, on the other heartbeat
 	}
@@ -185,11 +176,11 @@ func (n *Node) renew(ctx context.Context) error {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: NodeName, Namespace: LeaseNamespace,
 			// Owned by the node, so it goes with it.
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: NodeName, UID: node.(*corev1.Node).UID}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: NodeName, UID: node.UID}},
 		},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &now},
 	}
-	_, err = n.cfg.Leases.Create(ctx, lease, registry.CreateOptions{FieldManager: FieldManager})
+	err = n.cfg.Cluster.CreateLease(ctx, lease)
 	if apierrors.IsAlreadyExists(err) {
 		return nil // another replica made it
 	}
@@ -199,16 +190,13 @@ func (n *Node) renew(ctx context.Context) error {
 // register creates the node, or renews its Ready condition's heartbeat.
 func (n *Node) register(ctx context.Context) error {
 	now := metav1.NewTime(n.cfg.Now().Truncate(time.Second))
-	key := storage.Key{Name: NodeName}
-	_, err := n.cfg.Nodes.Update(ctx, key, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
-		node := cur.(*corev1.Node).DeepCopy()
+	err := n.cfg.Cluster.UpdateNodeStatus(ctx, NodeName, func(node *corev1.Node) {
 		node.Status.Conditions = conditions(now, node.Status.Conditions)
-		return node, nil
-	}), registry.UpdateOptions{Subresource: "status", FieldManager: FieldManager})
+	})
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
-	_, err = n.cfg.Nodes.Create(ctx, newNode(now), registry.CreateOptions{FieldManager: FieldManager})
+	err = n.cfg.Cluster.CreateNode(ctx, newNode(now))
 	if apierrors.IsAlreadyExists(err) {
 		return nil // another replica registered it
 	}
@@ -273,15 +261,13 @@ func conditions(now metav1.Time, old []corev1.NodeCondition) []corev1.NodeCondit
 // StartDelay since it was created, starts it.
 func (n *Node) sync(ctx context.Context, key string) error {
 	ns, name, _ := strings.Cut(key, "/")
-	k := storage.Key{Namespace: ns, Name: name}
-	obj, err := n.cfg.Pods.Get(ctx, k, "")
+	pod, err := n.cfg.Cluster.Pod(ctx, ns, name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	pod := obj.(*corev1.Pod)
 	if pod.DeletionTimestamp != nil {
 		return n.stop(ctx, pod)
 	}
@@ -290,7 +276,7 @@ func (n *Node) sync(ctx context.Context, key string) error {
 			return nil
 		}
 		// As the scheduler does, by the pod's binding.
-		_, err := n.cfg.Pods.Bind(ctx, k, pod.UID, NodeName)
+		err := n.cfg.Cluster.Bind(ctx, pod, NodeName)
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 			return nil // deleted meanwhile, or bound elsewhere
 		}
@@ -320,9 +306,7 @@ func (n *Node) stop(ctx context.Context, pod *corev1.Pod) error {
 	if pod.Spec.NodeName != NodeName || (pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0) {
 		return nil
 	}
-	zero := int64(0)
-	_, _, err := n.cfg.Pods.Delete(ctx, storage.Key{Namespace: pod.Namespace, Name: pod.Name},
-		registry.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &storage.Preconditions{UID: &pod.UID}})
+	err := n.cfg.Cluster.DeleteNow(ctx, pod)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // gone already, or a new pod of the same name
 	}
@@ -331,11 +315,7 @@ func (n *Node) stop(ctx context.Context, pod *corev1.Pod) error {
 
 func (n *Node) update(ctx context.Context, pod *corev1.Pod, change func(*corev1.Pod, metav1.Time)) error {
 	now := metav1.NewTime(n.cfg.Now().Truncate(time.Second))
-	_, err := n.cfg.Pods.Update(ctx, storage.Key{Namespace: pod.Namespace, Name: pod.Name}, registry.UpdateFunc(func(_ context.Context, cur runtime.Object) (runtime.Object, error) {
-		p := cur.(*corev1.Pod).DeepCopy()
-		change(p, now)
-		return p, nil
-	}), registry.UpdateOptions{Subresource: "status", FieldManager: FieldManager, Preconditions: &storage.Preconditions{UID: &pod.UID}})
+	err := n.cfg.Cluster.UpdatePodStatus(ctx, pod, func(p *corev1.Pod) { change(p, now) })
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // deleted meanwhile
 	}
