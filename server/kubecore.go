@@ -57,7 +57,11 @@ type KubeCoreConfig struct {
 	RequestTimeout                                   time.Duration
 	MaxRequestsInflight, MaxMutatingRequestsInflight int
 	Profiling                                        bool
-	Logger                                           *slog.Logger
+	// SimulatedNode runs kubelab's simulated node, scheduler and kubelet
+	// against the kube core; a pod runs PodStartDelay after its creation.
+	SimulatedNode bool
+	PodStartDelay time.Duration
+	Logger        *slog.Logger
 }
 
 // StartKubeCore starts the kube core and returns once it is ready.
@@ -148,7 +152,7 @@ func (s *Server) installKubeCore(ctx context.Context) error {
 		EtcdServers: servers, Dir: filepath.Join(s.cfg.DataDir, "kube-apiserver"),
 		IsAdminToken: s.IsAdminToken, Local: !s.cfg.Classroom,
 		RequestTimeout: s.cfg.RequestTimeout, MaxRequestsInflight: s.cfg.MaxRequestsInflight, MaxMutatingRequestsInflight: s.cfg.MaxMutatingRequestsInflight,
-		Profiling: s.cfg.Profiling, Logger: s.log,
+		Profiling: s.cfg.Profiling, SimulatedNode: s.cfg.SimulatedNode, PodStartDelay: s.cfg.PodStartDelay, Logger: s.log,
 	})
 	if err != nil {
 		return err

@@ -13,10 +13,10 @@ import (
 // that starts kube-apiserver. Any other test binary linking it would
 // compile and link kube's code too, and CI's time would grow with each.
 var mayLinkKubernetes = map[string]bool{
-	"github.com/kubelab/kubelab/cmd/kubelab":               true,
-	"github.com/kubelab/kubelab/server/kubeapiserver":      true,
-	"github.com/kubelab/kubelab/cmd/kubelab.test":          true,
-	"github.com/kubelab/kubelab/server/kubeapiserver.test": true,
+	"github.com/kubelab/kubelab/cmd/kubelab":              true,
+	"github.com/kubelab/kubelab/server/controlplane":      true,
+	"github.com/kubelab/kubelab/cmd/kubelab.test":         true,
+	"github.com/kubelab/kubelab/server/controlplane.test": true,
 }
 
 func TestOnlyTheBinaryLinksKubernetes(t *testing.T) {
@@ -36,7 +36,7 @@ func TestOnlyTheBinaryLinksKubernetes(t *testing.T) {
 		}
 		linkers++
 		if !mayLinkKubernetes[pkg] {
-			t.Errorf("%s links k8s.io/kubernetes: only cmd/kubelab and server/kubeapiserver may (a test that needs the kube core runs the kubelab binary)", pkg)
+			t.Errorf("%s links k8s.io/kubernetes: only cmd/kubelab and server/controlplane may (a test that needs the kube core runs the kubelab binary)", pkg)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/peterbourgon/ff/v3"
 
 	"github.com/kubelab/kubelab/server"
-	"github.com/kubelab/kubelab/server/kubeapiserver"
+	"github.com/kubelab/kubelab/server/controlplane"
 	"github.com/kubelab/kubelab/server/terminal"
 )
 
@@ -50,7 +50,7 @@ func main() {
 func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	cfg := server.DefaultConfig()
 	// Only this binary links kube-apiserver's code (--apiserver=kube).
-	cfg.StartKubeCore = kubeapiserver.Start
+	cfg.StartKubeCore = controlplane.Start
 	fs := flag.NewFlagSet("kubelab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "host:port the API server listens on")

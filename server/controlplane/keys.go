@@ -1,4 +1,4 @@
-package kubeapiserver
+package controlplane
 
 import (
 	"crypto/ecdsa"
@@ -39,4 +39,39 @@ func serviceAccountKey(path string) (string, error) {
 		return "", fmt.Errorf("kube core: service-account key: %w", err)
 	}
 	return path, nil
+}
+
+// servingCA writes to caFile the CA certificates of certFile, kube-apiserver's
+// self-signed serving certificate followed by the CA it made to sign it:
+// the root CA that every namespace's kube-root-ca.crt carries must be the
+// CA alone (a serving certificate there is refused as a trust bundle).
+func servingCA(certFile, caFile string) error {
+	data, err := os.ReadFile(certFile)
+	if err != nil {
+		return fmt.Errorf("kube core: serving certificate: %w", err)
+	}
+	var cas []byte
+	for block, rest := pem.Decode(data); block != nil; block, rest = pem.Decode(rest) {
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return fmt.Errorf("kube core: serving certificate: %w", err)
+		}
+		if cert.IsCA {
+			cas = append(cas, pem.EncodeToMemory(block)...)
+		}
+	}
+	if len(cas) == 0 {
+		return fmt.Errorf("kube core: %s holds no CA certificate", certFile)
+	}
+	tmp := caFile + ".new"
+	if err := os.WriteFile(tmp, cas, 0o644); err != nil {
+		return fmt.Errorf("kube core: serving CA: %w", err)
+	}
+	if err := os.Rename(tmp, caFile); err != nil {
+		return fmt.Errorf("kube core: serving CA: %w", err)
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package kubeapiserver
+package controlplane
 
 import (
 	"context"
