@@ -12,7 +12,14 @@ import (
 // what was awaited and cond's last error.
 func Holds(t testing.TB, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	HoldsWithin(t, 20*time.Second, what, cond)
+}
+
+// HoldsWithin is Holds with a bound of the caller's: for work that takes
+// longer on a busy machine, such as a whole control plane's.
+func HoldsWithin(t testing.TB, bound time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
 	for {
 		ok, err := cond()
 		if ok {

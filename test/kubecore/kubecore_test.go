@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -24,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabproc"
 )
 
@@ -37,7 +39,8 @@ func TestMain(m *testing.M) {
 // startKubeCore runs kubelab --apiserver=kube on a fresh data dir.
 func startKubeCore(t *testing.T) *kubelabproc.Server {
 	t.Helper()
-	s := kubelabproc.New(t, "kube", "--apiserver=kube", "--etcd-listen-client", kubelabproc.FreeAddr(t))
+	// With the simulated node, which kubelabproc leaves out by default.
+	s := kubelabproc.New(t, "kube", "--apiserver=kube", "--etcd-listen-client", kubelabproc.FreeAddr(t), "--simulated-node=true")
 	s.Start(t)
 	if err := s.Ready(t); err != nil {
 		t.Fatalf("%v\n%s", err, s.Output())
@@ -80,6 +83,42 @@ func TestKubeCore(t *testing.T) {
 		lines.await(t, "configmap/first")
 		kubectl(t, s, "-n", "core", "create", "configmap", "second")
 		lines.await(t, "configmap/second")
+	})
+
+	t.Run("ControllersAndTheNodeRunADeployment", func(t *testing.T) {
+		kubectl(t, s, "create", "namespace", "apps")
+		// The service-account and root-CA controllers fill a new namespace.
+		eventually.HoldsWithin(t, controlBound, "the default service account and kube-root-ca.crt in namespace apps", func() (bool, error) {
+			if _, err := s.Client.CoreV1().ServiceAccounts("apps").Get(ctx, "default", metav1.GetOptions{}); err != nil {
+				return false, err
+			}
+			_, err := s.Client.CoreV1().ConfigMaps("apps").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+			return err == nil, err
+		})
+		kubectl(t, s, "-n", "apps", "create", "deployment", "web", "--image=nginx:1.27", "--replicas=2")
+		eventually.HoldsWithin(t, controlBound, "2 pods of deployment web Running on kubelab-node", func() (bool, error) {
+			pods, err := s.Client.CoreV1().Pods("apps").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+			if err != nil {
+				return false, err
+			}
+			running := 0
+			for _, p := range pods.Items {
+				if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName == "kubelab-node" {
+					running++
+				}
+			}
+			return running == 2, fmt.Errorf("%d of %d pods running", running, len(pods.Items))
+		})
+		if got := kubectl(t, s, "-n", "apps", "get", "deployment", "web", "-o", "jsonpath={.status.availableReplicas}"); got != "2" {
+			t.Errorf("deployment web: %q replicas available, want 2", got)
+		}
+		// The namespace controller empties a namespace being deleted, and
+		// the garbage collector's and the node's work lets it go.
+		kubectl(t, s, "delete", "namespace", "apps", "--wait=false")
+		eventually.HoldsWithin(t, controlBound, "namespace apps gone", func() (bool, error) {
+			_, err := s.Client.CoreV1().Namespaces().Get(ctx, "apps", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), err
+		})
 	})
 
 	t.Run("LocalUserIsAnonymousAndAdmin", func(t *testing.T) {
@@ -193,6 +232,10 @@ func do(t *testing.T, req *http.Request) (int, string) {
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
 }
+
+// controlBound is how long the controllers and the node may take to act:
+// far more than they take (seconds), on a machine busy with other suites.
+const controlBound = 90 * time.Second
 
 // lines is what a running kubectl printed so far.
 type lines struct {
