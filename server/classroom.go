@@ -368,19 +368,29 @@ func (s *Server) listTraces(c echo.Context) error {
 		}
 		who = other
 	}
-	n := maxTraces
-	if l := c.QueryParam("limit"); l != "" {
-		v, err := strconv.Atoi(l)
-		if err != nil || v < 1 {
-			return apierrors.NewBadRequest(fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxTraces))
-		}
-		n = min(v, maxTraces)
+	n, err := traceLimit(c)
+	if err != nil {
+		return err
 	}
 	traces := s.traces.Recent(who, n)
 	if traces == nil {
 		traces = []pipeline.Trace{}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"user": who, "traces": traces})
+}
+
+// traceLimit is how many traces a request for them asks for: ?limit,
+// at most maxTraces, which is also the default.
+func traceLimit(c echo.Context) (int, error) {
+	l := c.QueryParam("limit")
+	if l == "" {
+		return maxTraces, nil
+	}
+	v, err := strconv.Atoi(l)
+	if err != nil || v < 1 {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxTraces))
+	}
+	return min(v, maxTraces), nil
 }
 
 // signinLimits rate-limits sign-in per client address, remembering at most

@@ -14,7 +14,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/user"
 
+	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/server/frontdoor"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/embedetcd"
@@ -61,7 +64,10 @@ type KubeCoreConfig struct {
 	// against the kube core; a pod runs PodStartDelay after its creation.
 	SimulatedNode bool
 	PodStartDelay time.Duration
-	Logger        *slog.Logger
+	// Traces receives a trace of each request through kubelab's front
+	// door, in the shape of kubelab's own core's.
+	Traces func(pipeline.Trace)
+	Logger *slog.Logger
 }
 
 // StartKubeCore starts the kube core and returns once it is ready.
@@ -148,11 +154,12 @@ func (s *Server) installKubeCore(ctx context.Context) error {
 	if m, ok := s.etcd.(*embedetcd.Member); ok {
 		servers = []string{m.ClientURL()}
 	}
+	s.traces = trace.NewBus(trace.Config{})
 	core, err := s.cfg.StartKubeCore(ctx, KubeCoreConfig{
 		EtcdServers: servers, Dir: filepath.Join(s.cfg.DataDir, "kube-apiserver"),
 		IsAdminToken: s.IsAdminToken, Local: !s.cfg.Classroom,
 		RequestTimeout: s.cfg.RequestTimeout, MaxRequestsInflight: s.cfg.MaxRequestsInflight, MaxMutatingRequestsInflight: s.cfg.MaxMutatingRequestsInflight,
-		Profiling: s.cfg.Profiling, SimulatedNode: s.cfg.SimulatedNode, PodStartDelay: s.cfg.PodStartDelay, Logger: s.log,
+		Profiling: s.cfg.Profiling, SimulatedNode: s.cfg.SimulatedNode, PodStartDelay: s.cfg.PodStartDelay, Traces: s.traces.Publish, Logger: s.log,
 	})
 	if err != nil {
 		return err
@@ -165,6 +172,7 @@ func (s *Server) installKubeCore(ctx context.Context) error {
 	s.OnShutdown(func(context.Context) { endRequests() })
 	crossOrigin := http.NewCrossOriginProtection()
 	s.echo.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServerFS(web.Static))))
+	s.echo.GET("/kubelab/v1/traces", s.kubeCoreTraces)
 	route := func(c echo.Context) error {
 		r := c.Request()
 		switch {
@@ -190,6 +198,26 @@ func (s *Server) installKubeCore(ctx context.Context) error {
 	s.echo.Any("/", route)
 	s.echo.Any("/*", route)
 	return nil
+}
+
+// kubeCoreTraces lists a user's latest traces on the kube core, which runs
+// in local mode only: whoever reaches kubelab's port is the local user,
+// cluster-admin, and may read anyone's. By default, the local user's own
+// (kubectl's requests, anonymous over plain HTTP).
+func (s *Server) kubeCoreTraces(c echo.Context) error {
+	who := c.QueryParam("user")
+	if who == "" {
+		who = user.Anonymous
+	}
+	n, err := traceLimit(c)
+	if err != nil {
+		return err
+	}
+	traces := s.traces.Recent(who, n)
+	if traces == nil {
+		traces = []pipeline.Trace{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"user": who, "traces": traces})
 }
 
 // notOnKubeCore is the Status of kubelab's own endpoints on the kube core.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
@@ -72,8 +73,17 @@ func newAPIServer(ctx context.Context, cfg server.KubeCoreConfig) (_ *apiServer,
 	// loopback client's token, service-account tokens). Each of the three
 	// servers keeps its own copy of the generic config: the aggregator's
 	// serves requests, and the others get the same for consistency.
-	for _, generic := range []*genericapiserver.Config{config.KubeAPIs.ControlPlane.Generic, &config.ApiExtensions.GenericConfig.Config, &config.Aggregator.GenericConfig.Config} {
+	generics := []*genericapiserver.Config{config.KubeAPIs.ControlPlane.Generic, &config.ApiExtensions.GenericConfig.Config, &config.Aggregator.GenericConfig.Config}
+	for _, generic := range generics {
 		generic.Authentication.Authenticator = union.New(frontDoorAuthenticator{isAdmin: cfg.IsAdminToken}, generic.Authentication.Authenticator)
+	}
+	// kubelab's traces, from kube's hooks (traces.go); the aggregator's
+	// configuration comes last: its handler chain serves every request.
+	if cfg.Traces != nil {
+		traceServers(cfg.Traces, generics...)
+		if crds := &config.ApiExtensions.ExtraConfig.CRDRESTOptionsGetter; *crds != nil {
+			*crds = tracedRESTOptions{*crds}
+		}
 	}
 	completedConfig, err := config.Complete()
 	if err != nil {
@@ -142,6 +152,11 @@ func apiServerOptions(cfg server.KubeCoreConfig, api *apiServer, listener net.Li
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("kube core: options: %w", err)
+	}
+	// Each admission plugin's part in kubelab's traces: the tracing
+	// decorator wraps the plugin itself, before kube's metrics.
+	if cfg.Traces != nil {
+		opts.Admission.GenericAdmission.Decorators = append(admission.Decorators{tracedAdmission}, opts.Admission.GenericAdmission.Decorators...)
 	}
 	opts.SecureServing.Listener = listener
 	opts.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
