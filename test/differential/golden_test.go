@@ -54,11 +54,50 @@ var goldenRows = []goldenRow{
 		return []string{fmt.Sprintf("code: %d", code), "first event: " + first}
 	}},
 	{"resourceVersionMatch without resourceVersion", func(t *testing.T, c *client) []string {
-		return c.answer(t, "GET", "/api/v1/namespaces?resourceVersionMatch=NotOlderThan")
+		return c.answer(t, "GET", "/api/v1/namespaces?resourceVersionMatch=NotOlderThan", "")
 	}},
 	{"DELETE of the namespaces collection", func(t *testing.T, c *client) []string {
-		return c.answer(t, "DELETE", "/api/v1/namespaces")
+		return c.answer(t, "DELETE", "/api/v1/namespaces", "")
 	}},
+	{"a ValidatingAdmissionPolicy denies a create", deniedByPolicy},
+}
+
+// deniedByPolicy makes a ValidatingAdmissionPolicy that refuses config
+// maps labelled golden=deny, and its binding, and creates one such config
+// map until the policy takes effect (kube compiles it in the background):
+// the answer is the denial.
+func deniedByPolicy(t *testing.T, c *client) []string {
+	const vap = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+	const bindings = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+	policy := `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"golden-deny"},
+		"spec":{"failurePolicy":"Fail","matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},
+		"validations":[{"expression":"!has(object.metadata.labels) || object.metadata.labels[?'golden'].orValue('') != 'deny'","message":"config maps labelled golden=deny are refused"}]}}`
+	binding := `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"golden-deny-binding"},
+		"spec":{"policyName":"golden-deny","validationActions":["Deny"]}}`
+	for _, o := range []struct{ path, body string }{{vap, policy}, {bindings, binding}} {
+		if code, st := c.call(t, "POST", o.path, o.body); code != http.StatusCreated {
+			// Not served, say: that is the answer.
+			return []string{fmt.Sprintf("POST %s: %d %s", o.path, code, st.Message)}
+		}
+	}
+	t.Cleanup(func() {
+		c.call(t, "DELETE", bindings+"/golden-deny-binding", "")
+		c.call(t, "DELETE", vap+"/golden-deny", "")
+	})
+	const cm = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"golden-denied","labels":{"golden":"deny"}}}`
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		answer := c.answer(t, "POST", "/api/v1/namespaces/default/configmaps", cm)
+		if answer[0] != "code: 201" {
+			return answer
+		}
+		// Created before the policy took effect: undo, and try again.
+		c.call(t, "DELETE", "/api/v1/namespaces/default/configmaps/golden-denied", "")
+		if time.Now().After(deadline) {
+			t.Fatal("the policy denied nothing within 60 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // futureWatchSeconds is the watch's own timeout: long past kube's wait for
@@ -73,6 +112,7 @@ var differsOnKubelabCore = map[string]string{
 	"a watch from a future resourceVersion":        "kubelab's core refuses a watch from a resourceVersion its cache has not reached with 504, where kube accepts it and waits",
 	"resourceVersionMatch without resourceVersion": "kubelab's core answers 400 BadRequest, where kube's validation of ListOptions answers 422 Invalid",
 	"DELETE of the namespaces collection":          "kubelab's core serves deletecollection of namespaces, where kube's namespace storage has no such verb (405)",
+	"a ValidatingAdmissionPolicy denies a create":  "kubelab's core does not serve ValidatingAdmissionPolicies (404)",
 }
 
 func TestGolden(t *testing.T) {
@@ -176,17 +216,21 @@ func startCore(t *testing.T, bin, core string) *client {
 }
 
 // answer is a request's status code, and the reason and message of the
-// Status it answered with (or its body, if it is not one).
-func (c *client) answer(t *testing.T, method, path string) []string {
+// Status it answered with (or its body, if it is not one, or only the code
+// if it created something).
+func (c *client) answer(t *testing.T, method, path, body string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := c.do(ctx, method, path, "")
+	resp, err := c.do(ctx, method, path, body)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusCreated {
+		return []string{"code: 201"}
+	}
 	var o object
 	if err := json.Unmarshal(data, &o); err != nil || o.Kind != "Status" {
 		return []string{fmt.Sprintf("code: %d", resp.StatusCode), "body: " + strings.TrimSpace(string(data))}

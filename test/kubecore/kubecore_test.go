@@ -121,6 +121,64 @@ func TestKubeCore(t *testing.T) {
 		})
 	})
 
+	t.Run("TheTraceOfACreateShowsKubesStages", func(t *testing.T) {
+		kubectl(t, s, "create", "namespace", "traced")
+		cm, err := s.Client.CoreV1().ConfigMaps("traced").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "lesson"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequestWithContext(ctx, "GET", s.URL()+"/kubelab/v1/traces", nil)
+		code, body := do(t, req)
+		if code != http.StatusOK {
+			t.Fatalf("GET /kubelab/v1/traces: %d\n%s", code, body)
+		}
+		var list struct {
+			User   string
+			Traces []struct {
+				ID, User, Verb, Resource, Namespace, Name string
+				Code                                      int
+				Records                                   []struct{ Stage, Plugin, Decision, ResourceVersion string }
+			}
+		}
+		if err := json.Unmarshal([]byte(body), &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range list.Traces {
+			if tr.Verb != "create" || tr.Resource != "configmaps" || tr.Namespace != "traced" || tr.Name != "lesson" {
+				continue
+			}
+			if tr.Code != http.StatusCreated || tr.User != "system:anonymous" {
+				t.Errorf("the create's trace: code %d, user %q; want 201, system:anonymous", tr.Code, tr.User)
+			}
+			stages := map[string]bool{}
+			plugins := map[string]bool{}
+			written := ""
+			for _, r := range tr.Records {
+				stages[r.Stage+"/"+r.Decision] = true
+				plugins[r.Plugin] = true
+				if r.Stage == "storage" {
+					written = r.ResourceVersion
+				}
+			}
+			for _, want := range []string{"authentication/allow", "authorization/allow", "mutating-admission/allow", "validating-admission/allow", "storage/allow"} {
+				if !stages[want] {
+					t.Errorf("the create's trace has no %s record: %+v", want, tr.Records)
+				}
+			}
+			// kube's own plugins, by kube's names.
+			for _, want := range []string{"NamespaceLifecycle", "ValidatingAdmissionPolicy", "ResourceQuota"} {
+				if !plugins[want] {
+					t.Errorf("the create's trace has no record of admission plugin %s: %+v", want, tr.Records)
+				}
+			}
+			if written != cm.ResourceVersion {
+				t.Errorf("the trace's etcd write made resourceVersion %q, the config map has %q", written, cm.ResourceVersion)
+			}
+			return
+		}
+		t.Errorf("no trace of the config map's create among %d traces of %s", len(list.Traces), list.User)
+	})
+
 	t.Run("LocalUserIsAnonymousAndAdmin", func(t *testing.T) {
 		if got := kubectl(t, s, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); got != "system:anonymous" {
 			t.Errorf("kubectl auth whoami: %q, want system:anonymous (local mode, as kind)", got)
@@ -155,10 +213,10 @@ func TestKubeCore(t *testing.T) {
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, "Not yet on the kube core") {
 			t.Errorf("GET /lesson/ from a browser: %d\n%s", code, body)
 		}
-		req, _ = http.NewRequestWithContext(ctx, "GET", s.URL()+"/kubelab/v1/traces", nil)
+		req, _ = http.NewRequestWithContext(ctx, "GET", s.URL()+"/kubelab/v1/labs", nil)
 		code, body = do(t, req)
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, `"reason":"ServiceUnavailable"`) || !strings.Contains(body, "not yet on the kube core") {
-			t.Errorf("GET /kubelab/v1/traces: %d\n%s", code, body)
+			t.Errorf("GET /kubelab/v1/labs: %d\n%s", code, body)
 		}
 	})
 
