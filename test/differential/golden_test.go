@@ -1,6 +1,7 @@
 package differential
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,6 +62,107 @@ var goldenRows = []goldenRow{
 		return c.answer(t, "DELETE", "/api/v1/namespaces", "")
 	}},
 	{"a ValidatingAdmissionPolicy denies a create", deniedByPolicy},
+	{"a Pod watch's BOOKMARK", func(t *testing.T, c *client) []string {
+		return c.bookmark(t, "/api/v1/namespaces/default/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=30")
+	}},
+	{"a CRD as etcd stores it", func(t *testing.T, c *client) []string {
+		return c.stored(t, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "goldens.lab.example.com",
+			`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"goldens.lab.example.com"},
+			"spec":{"group":"lab.example.com","names":{"kind":"Golden","plural":"goldens","singular":"golden"},"scope":"Namespaced",
+			"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`,
+			"/registry/apiextensions.k8s.io/customresourcedefinitions/goldens.lab.example.com")
+	}},
+	{"an APIService as etcd stores it", func(t *testing.T, c *client) []string {
+		return c.stored(t, "/apis/apiregistration.k8s.io/v1/apiservices", "v1alpha1.golden.example.com",
+			`{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"v1alpha1.golden.example.com"},
+			"spec":{"group":"golden.example.com","version":"v1alpha1","groupPriorityMinimum":1000,"versionPriority":15,
+			"service":{"namespace":"default","name":"golden","port":443},"insecureSkipTLSVerify":true}}`,
+			"/registry/apiregistration.k8s.io/apiservices/v1alpha1.golden.example.com")
+	}},
+	{"metrics.k8s.io with no metrics server", func(t *testing.T, c *client) []string {
+		return append(c.answer(t, "GET", "/apis/metrics.k8s.io/v1beta1", ""), c.answer(t, "GET", "/apis/metrics.k8s.io/v1beta1/pods", "")...)
+	}},
+}
+
+// bookmark opens a watch and describes its first BOOKMARK: the fields of
+// its object, with the spec and status it carries.
+func (c *client) bookmark(t *testing.T, path string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	resp, err := c.do(ctx, "GET", path, "")
+	if err != nil {
+		t.Fatalf("watch %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(resp.Body)
+		return []string{fmt.Sprintf("code: %d", resp.StatusCode), "body: " + withoutNumbers(strings.TrimSpace(string(data)))}
+	}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var ev struct {
+			Type   string
+			Object map[string]json.RawMessage
+		}
+		if err := dec.Decode(&ev); err != nil {
+			return []string{"code: 200", "no BOOKMARK: " + err.Error()}
+		}
+		if ev.Type != "BOOKMARK" {
+			continue
+		}
+		var fields []string
+		for k := range ev.Object {
+			fields = append(fields, k)
+		}
+		slices.Sort(fields)
+		var meta struct {
+			Annotations map[string]string
+		}
+		_ = json.Unmarshal(ev.Object["metadata"], &meta)
+		return []string{
+			"code: 200",
+			"fields: " + strings.Join(fields, " "),
+			"spec: " + string(ev.Object["spec"]),
+			"status: " + string(ev.Object["status"]),
+			"annotations: " + fmt.Sprint(meta.Annotations),
+		}
+	}
+}
+
+// stored creates an object, and says how etcd stores it: as JSON or as
+// protobuf (kube's "k8s\x00" envelope). The object is deleted after.
+func (c *client) stored(t *testing.T, collection, name, body, key string) []string {
+	t.Helper()
+	if code, st := c.call(t, "POST", collection, body); code != http.StatusCreated {
+		return []string{fmt.Sprintf("POST %s: %d %s", collection, code, st.Message)}
+	}
+	t.Cleanup(func() { c.call(t, "DELETE", collection+"/"+name, "") })
+	out, err := exec.Command(etcdctlBinary(t), "--endpoints", c.etcd, "get", key, "--print-value-only").Output()
+	if err != nil {
+		t.Fatalf("etcdctl get %s: %v", key, err)
+	}
+	switch {
+	case bytes.HasPrefix(out, []byte("k8s\x00")):
+		return []string{"stored as: protobuf"}
+	case bytes.HasPrefix(out, []byte("{")):
+		return []string{"stored as: JSON"}
+	case len(out) == 0:
+		return []string{"stored as: nothing under " + key}
+	}
+	return []string{fmt.Sprintf("stored as: %q...", out[:min(len(out), 8)])}
+}
+
+// etcdctlBinary is the real etcdctl: the reference's (ETCDCTL), or the
+// one .ci/run builds (KUBELAB_ETCDCTL).
+func etcdctlBinary(t *testing.T) string {
+	for _, v := range []string{"ETCDCTL", "KUBELAB_ETCDCTL"} {
+		if p := os.Getenv(v); p != "" {
+			return p
+		}
+	}
+	t.Fatal("neither ETCDCTL nor KUBELAB_ETCDCTL names an etcdctl")
+	return ""
 }
 
 // deniedByPolicy makes a ValidatingAdmissionPolicy that refuses config
@@ -113,6 +216,10 @@ var differsOnKubelabCore = map[string]string{
 	"resourceVersionMatch without resourceVersion": "kubelab's core answers 400 BadRequest, where kube's validation of ListOptions answers 422 Invalid",
 	"DELETE of the namespaces collection":          "kubelab's core serves deletecollection of namespaces, where kube's namespace storage has no such verb (405)",
 	"a ValidatingAdmissionPolicy denies a create":  "kubelab's core does not serve ValidatingAdmissionPolicies (404)",
+	"a Pod watch's BOOKMARK":                       "kubelab's core sends a bookmark with metadata only, where kube's encodes an empty Pod, spec and status included",
+	"a CRD as etcd stores it":                      "kubelab's core stores CRDs as protobuf, where kube stores them as JSON (apiextensions has no protobuf)",
+	"an APIService as etcd stores it":              "kubelab's core stores APIServices as protobuf, where kube stores them as JSON",
+	"metrics.k8s.io with no metrics server":        "kubelab's core serves a metrics API of its own (namespacemetrics), where kube serves none without a metrics server",
 }
 
 func TestGolden(t *testing.T) {
@@ -173,6 +280,7 @@ func recordGolden(t *testing.T) {
 		t.Fatal("-update needs REF_DIR, the reference's state directory (cluster.sh start prints it)")
 	}
 	c := newClient(t, filepath.Join(dir, "kubeconfig"))
+	c.etcd = (&kubeServer{}).Etcd()
 	rows := map[string][]string{}
 	for _, row := range goldenRows {
 		rows[row.name] = row.run(t, c)
@@ -192,9 +300,9 @@ func recordGolden(t *testing.T) {
 func startCore(t *testing.T, bin, core string) *client {
 	t.Helper()
 	dir := t.TempDir()
-	port := freePort(t)
+	port, etcd := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	cmd := exec.Command(bin, "--apiserver="+core, "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data-dir", dir,
-		"--etcd-listen-client", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--log-level", "warn", "--simulated-node=false")
+		"--etcd-listen-client", etcd, "--log-level", "warn", "--simulated-node=false")
 	log, err := os.Create(filepath.Join(dir, "kubelab.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +320,9 @@ func startCore(t *testing.T, bin, core string) *client {
 		}
 	})
 	waitReady(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", port), http.DefaultClient)
-	return newClient(t, filepath.Join(dir, "kubeconfig"))
+	c := newClient(t, filepath.Join(dir, "kubeconfig"))
+	c.etcd = "http://" + etcd
+	return c
 }
 
 // answer is a request's status code, and the reason and message of the

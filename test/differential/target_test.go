@@ -145,6 +145,8 @@ func (k *kubeServer) Client(t *testing.T) *client {
 type client struct {
 	cfg  *rest.Config
 	http *http.Client
+	// etcd is the client URL of the server's etcd, for etcdctl.
+	etcd string
 }
 
 func newClient(t *testing.T, kubeconfig string) *client {
