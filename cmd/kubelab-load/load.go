@@ -38,6 +38,11 @@ type child struct {
 	url     string
 	etcdURL string
 	dataDir string
+	// kubeconfig is the admin kubeconfig the load connects with.
+	kubeconfig string
+	// pids are the server's processes, whose memory and CPU are
+	// measured together: kubelab's one, or the reference's three.
+	pids []int
 }
 
 // startChild runs the kubelab binary (built from ./cmd/kubelab when none
@@ -87,7 +92,8 @@ func startPinnedChild(ctx context.Context, bin string, pin *pinning, args ...str
 	if err != nil {
 		return nil, err
 	}
-	c := &child{cmd: cmd, url: "http://" + listen, etcdURL: "http://" + etcd, dataDir: dir}
+	c := &child{cmd: cmd, url: "http://" + listen, etcdURL: "http://" + etcd, dataDir: dir,
+		kubeconfig: filepath.Join(dir, "data", "kubeconfig"), pids: []int{cmd.Process.Pid}}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := http.Get(c.url + "/readyz")
@@ -106,6 +112,9 @@ func startPinnedChild(ctx context.Context, bin string, pin *pinning, args ...str
 }
 
 func (c *child) stop() {
+	if c.cmd == nil {
+		return // the reference: cluster.sh stops it
+	}
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	c.cmd.Wait()
 	os.RemoveAll(c.dataDir)
@@ -123,19 +132,31 @@ func cpuSeconds(pid int) float64 {
 	return (utime + stime) / 100 // USER_HZ
 }
 
-// rssMB is the child's resident memory, from /proc.
-func (c *child) rssMB() float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
-	if err != nil {
-		return -1
+// cpuSeconds is the CPU time the server's processes have used.
+func (c *child) cpuSeconds() float64 {
+	total := 0.0
+	for _, pid := range c.pids {
+		total += cpuSeconds(pid)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
+	return total
+}
+
+// rssMB is the server's resident memory, its processes' together, from /proc.
+func (c *child) rssMB() float64 {
+	total := 0.0
+	for _, pid := range c.pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return -1
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+				total += kb / 1024
+			}
 		}
 	}
-	return -1
+	return total
 }
 
 func freeAddr() string {
@@ -146,17 +167,41 @@ func freeAddr() string {
 	return addr
 }
 
+// waitForDefaultServiceAccount waits, at most a minute, for the service
+// account pods of ns run as.
+func waitForDefaultServiceAccount(ctx context.Context, client kubernetes.Interface, ns string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		_, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("namespace %s has no default service account: %w", ns, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 func run(ctx context.Context, cfg loadConfig, out io.Writer) error {
 	// As the reference was measured: an API server and etcd, with no
 	// scheduler or kubelet. With the simulated node, every pod created
 	// would be bound and reported Running, two more writes and two more
 	// events per pod for every watcher.
-	c, err := startChild(ctx, cfg.Kubelab, "--simulated-node=false")
+	var c *child
+	var err error
+	if cfg.Reference != "" {
+		c, err = referenceServer(cfg.Reference)
+	} else {
+		c, err = startChild(ctx, cfg.Kubelab, "--simulated-node=false", "--apiserver="+cfg.APIServer)
+	}
 	if err != nil {
 		return err
 	}
 	defer c.stop()
-	restCfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(c.dataDir, "data", "kubeconfig"))
+	restCfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -173,6 +218,13 @@ func run(ctx context.Context, cfg loadConfig, out io.Writer) error {
 	}
 	for _, ns := range namespaces {
 		if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	// Pods need their namespace's default service account, which a
+	// controller makes once the namespace exists.
+	for _, ns := range namespaces {
+		if err := waitForDefaultServiceAccount(ctx, client, ns); err != nil {
 			return err
 		}
 	}
@@ -202,7 +254,7 @@ func run(ctx context.Context, cfg loadConfig, out io.Writer) error {
 
 	fmt.Fprintf(out, "| watchers | writes | p50 ms | p99 ms | max ms | server RSS MB | server CPU s | client CPU s |\n|---|---|---|---|---|---|---|---|\n")
 	for _, n := range cfg.Watchers {
-		serverCPU, clientCPU := cpuSeconds(c.cmd.Process.Pid), cpuSeconds(os.Getpid())
+		serverCPU, clientCPU := c.cpuSeconds(), cpuSeconds(os.Getpid())
 		if cfg.ProfileDir != "" {
 			go saveProfile(c.url, filepath.Join(cfg.ProfileDir, fmt.Sprintf("server-%d-watchers.pprof", n)), cfg.Events/cfg.Rate)
 		}
@@ -210,7 +262,7 @@ func run(ctx context.Context, cfg loadConfig, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		serverCPU, clientCPU = cpuSeconds(c.cmd.Process.Pid)-serverCPU, cpuSeconds(os.Getpid())-clientCPU
+		serverCPU, clientCPU = c.cpuSeconds()-serverCPU, cpuSeconds(os.Getpid())-clientCPU
 		fmt.Fprintf(out, "| %d | %d at %d/s | %.1f | %.1f | %.1f | %.0f | %.1f | %.1f |\n", n, cfg.Events, cfg.Rate, res.p50, res.p99, res.max, res.rss, serverCPU, clientCPU)
 	}
 	return nil

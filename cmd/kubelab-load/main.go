@@ -36,8 +36,10 @@ func main() {
 	rate := flag.Int("rate", 50, "writes per second during the watch benchmarks")
 	kubelabBin := flag.String("kubelab", "", "the kubelab binary to measure; empty builds ./cmd/kubelab")
 	profileDir := flag.String("profile-dir", "", "if set, save a CPU profile of the server during each watch benchmark here")
+	apiserver := flag.String("apiserver", "kubelab", "the core the server runs (kubelab's --apiserver): kubelab or kube")
+	reference := flag.String("reference", "", "measure the reference control plane started by its cluster.sh, whose state directory (REF_DIR) this is, instead of kubelab")
 	flag.Parse()
-	cfg := loadConfig{Writers: *writers, Creates: *creates, Events: *events, Rate: *rate, Watchers: []int{100, 1000}, Kubelab: *kubelabBin, ProfileDir: *profileDir}
+	cfg := loadConfig{Writers: *writers, Creates: *creates, Events: *events, Rate: *rate, Watchers: []int{100, 1000}, Kubelab: *kubelabBin, ProfileDir: *profileDir, APIServer: *apiserver, Reference: *reference}
 	if err := run(context.Background(), cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "kubelab-load:", err)
 		os.Exit(1)
@@ -49,4 +51,9 @@ type loadConfig struct {
 	Watchers                       []int
 	Kubelab                        string
 	ProfileDir                     string
+	// APIServer is the core the server runs: kubelab or kube.
+	APIServer string
+	// Reference, if set, is the reference's state directory: it is
+	// measured instead of a kubelab.
+	Reference string
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +52,7 @@ func overload(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.stop()
-	restCfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(c.dataDir, "data", "kubeconfig"))
+	restCfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,7 +42,7 @@ func soak(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.stop()
-	restCfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(c.dataDir, "data", "kubeconfig"))
+	restCfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
 	if err != nil {
 		return err
 	}
