@@ -368,6 +368,12 @@ func (s *Server) listTraces(c echo.Context) error {
 		}
 		who = other
 	}
+	return s.writeTraces(c, who)
+}
+
+// writeTraces answers with the latest traces of who, as many as ?limit
+// asks (at most maxTraces).
+func (s *Server) writeTraces(c echo.Context, who string) error {
 	n, err := traceLimit(c)
 	if err != nil {
 		return err

@@ -209,15 +209,7 @@ func (s *Server) kubeCoreTraces(c echo.Context) error {
 	if who == "" {
 		who = user.Anonymous
 	}
-	n, err := traceLimit(c)
-	if err != nil {
-		return err
-	}
-	traces := s.traces.Recent(who, n)
-	if traces == nil {
-		traces = []pipeline.Trace{}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"user": who, "traces": traces})
+	return s.writeTraces(c, who)
 }
 
 // notOnKubeCore is the Status of kubelab's own endpoints on the kube core.

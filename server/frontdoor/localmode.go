@@ -24,6 +24,18 @@ import (
 // requests cluster-admin. A token's user is authorized by its own bindings.
 const LocalModeBinding = "kubelab-local-mode"
 
+// NewLocalModeBinding is the local-mode binding, as both cores make it.
+func NewLocalModeBinding() *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        LocalModeBinding,
+			Annotations: map[string]string{"kubelab.io/why": "local mode: kubectl sends no credentials over plain HTTP, so the local user arrives as system:anonymous and is made cluster-admin here, as on a kind cluster"},
+		},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: pipeline.AllUnauthenticated}},
+	}
+}
+
 // setLocalModeBinding creates the local-mode binding, or, for classroom
 // mode, removes it: a data directory first used locally must not leave
 // anonymous requests cluster-admin in a class. It writes as ctx's user.
@@ -39,15 +51,7 @@ func setLocalModeBinding(ctx context.Context, reg *registry.Registry, local bool
 		}
 		return err
 	}
-	b := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        LocalModeBinding,
-			Annotations: map[string]string{"kubelab.io/why": "local mode: kubectl sends no credentials over plain HTTP, so the local user arrives as system:anonymous and is made cluster-admin here, as on a kind cluster"},
-		},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: pipeline.AllUnauthenticated}},
-	}
-	_, err := bindings.Create(ctx, b, registry.CreateOptions{FieldManager: registry.APIServerFieldManager})
+	_, err := bindings.Create(ctx, NewLocalModeBinding(), registry.CreateOptions{FieldManager: registry.APIServerFieldManager})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
