@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -82,6 +83,8 @@ func childMain() int {
 		_, _ = io.Copy(io.Discard, lifeline)
 		os.Exit(1)
 	}()
+	cpuCap := time.Duration(spec.CPUSeconds) * time.Second
+	sayOverCPU(i18n.Lang(spec.Lang), cpuCap)
 	if err := limitSelf(spec.Memory, spec.CPUSeconds, maxScratchFile); err != nil {
 		fmt.Fprintf(os.Stderr, "kubelab: the command's limits: %v\n", err)
 		return 1
@@ -113,11 +116,31 @@ const (
 	maxThreads     = 200
 )
 
+// sayOverCPU makes the process end, saying why, when the kernel signals
+// SIGXCPU: its processor time has reached the soft limit. The server
+// cannot tell this afterwards from the time the process used: the kernel
+// counts that limit in scheduler ticks, and wait4 reports the exact
+// time, which on a busy machine was below nine tenths of the limit.
+func sayOverCPU(lang i18n.Lang, limit time.Duration) {
+	over := make(chan os.Signal, 1)
+	signal.Notify(over, syscall.SIGXCPU)
+	go func() {
+		<-over
+		fmt.Fprintln(os.Stderr, say(lang, refuse("cap.cpu", limit.String())))
+		os.Exit(cpuCapExit)
+	}()
+}
+
+// cpuCapExit is the status of a command stopped at its CPU limit, as a
+// shell reports a command killed by SIGKILL.
+const cpuCapExit = 137
+
 // limitSelf bounds the process's address space to what it maps now plus
 // memory, its processor time to cpuSeconds and the files it writes to
 // fileBytes: past the first, an allocation fails and the runtime ends the
-// process; past the second, the kernel kills it; past the third, a write
-// fails (Go ignores SIGXFSZ).
+// process; at the second, the kernel sends SIGXCPU (sayOverCPU), and a
+// second later SIGKILL; past the third, a write fails (Go ignores
+// SIGXFSZ).
 func limitSelf(memory int64, cpuSeconds int, fileBytes uint64) error {
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
@@ -141,7 +164,7 @@ func limitSelf(memory int64, cpuSeconds int, fileBytes uint64) error {
 		return err
 	}
 	cpu := uint64(cpuSeconds)
-	if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: cpu, Max: cpu}); err != nil {
+	if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: cpu, Max: cpu + 1}); err != nil {
 		return err
 	}
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: fileBytes, Max: fileBytes}); err != nil {
@@ -227,11 +250,11 @@ func runChild(ctx context.Context, id identity, lang i18n.Lang, limits Limits, s
 	ws, _ := exit.Sys().(syscall.WaitStatus)
 	fatal := stderr.fatalError()
 	switch {
-	case ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU) &&
-		exit.UserTime()+exit.SystemTime() >= limits.CPU*9/10:
-		// The kernel ends a process at its CPU limit; a SIGKILL from
+	case ws.Signaled() && ws.Signal() == syscall.SIGKILL && exit.UserTime()+exit.SystemTime() >= limits.CPU:
+		// A child that did not end at SIGXCPU: the kernel kills it at
+		// the hard limit, a second of its time later. A SIGKILL from
 		// elsewhere (the OOM killer) is not the student's to be told.
-		return 137, errCPUCap
+		return cpuCapExit, errCPUCap
 	case strings.Contains(fatal, "out of memory"):
 		return 137, errMemoryCap
 	case fatal != "" && id.logger != nil:
