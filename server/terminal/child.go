@@ -85,6 +85,10 @@ func childMain() int {
 	}()
 	cpuCap := time.Duration(spec.CPUSeconds) * time.Second
 	sayOverCPU(i18n.Lang(spec.Lang), cpuCap)
+	if err := setThreadStacks(commandThreadStack); err != nil {
+		fmt.Fprintf(os.Stderr, "kubelab: the command's threads: %v\n", err)
+		return 1
+	}
 	if err := limitSelf(spec.Memory, spec.CPUSeconds, maxScratchFile); err != nil {
 		fmt.Fprintf(os.Stderr, "kubelab: the command's limits: %v\n", err)
 		return 1
@@ -105,6 +109,22 @@ func childMain() int {
 		fmt.Fprintln(os.Stderr, say(lang, r))
 	})
 }
+
+// commandEnvironment is a command's whole environment, with home as its
+// HOME. Nothing of the server's: no PATH (kubectl runs no program), no
+// KUBECONFIG. One malloc arena: glibc gives each thread that mallocs an
+// arena of its own, 64 MiB of address space, up to 8 for each core,
+// which the command's RLIMIT_AS would count as its memory; the C that a
+// command runs (the runtime starting a thread) needs no more than one.
+func commandEnvironment(home string) []string {
+	return []string{"HOME=" + home, "PATH=/nonexistent", "GOTRACEBACK=none", "MALLOC_ARENA_MAX=1"}
+}
+
+// commandThreadStack is the stack of each thread a command's process
+// starts once it runs (setThreadStacks): the Go runtime's own threads
+// need little (without cgo it gives them 16 KiB), and 200 of them then
+// take 50 MiB of address space at most, not 1.6 GiB.
+const commandThreadStack = 256 << 10
 
 // maxScratchFile is the largest file a command may write in the scratch
 // directory (RLIMIT_FSIZE: a write past it fails); maxFiles bounds its
@@ -218,9 +238,7 @@ func runChild(ctx context.Context, id identity, lang i18n.Lang, limits Limits, s
 	go specW.Write(encoded)
 
 	cmd := exec.Command(self)
-	// Nothing of the server's environment: no PATH (kubectl runs no
-	// program), no KUBECONFIG, a HOME of the command's own.
-	cmd.Env = []string{childEnv + "=1", "HOME=" + dir, "PATH=/nonexistent", "GOTRACEBACK=none"}
+	cmd.Env = append([]string{childEnv + "=1"}, commandEnvironment(dir)...)
 	cmd.Dir = dir
 	cmd.Stdin = streams.In
 	stderr := &childStderr{w: streams.ErrOut}
