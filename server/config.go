@@ -41,6 +41,11 @@ type Config struct {
 	// nothing either way; a lost machine would). cmd/kubelab has no flag
 	// for it.
 	EtcdUnsafeNoFsync bool
+	// EtcdQuotaBackendBytes is the embedded member's space quota, as etcd's
+	// --quota-backend-bytes; 0 is etcd's default (2 GiB). Past it etcd
+	// refuses every write until kubelab has compacted, defragmented and
+	// disarmed it (storage/etcdspace).
+	EtcdQuotaBackendBytes int64
 	// EtcdEndpoints, when set, points at an external etcd cluster, and no
 	// embedded member is started.
 	EtcdEndpoints []string
@@ -244,11 +249,17 @@ func (c Config) validateEtcd() error {
 		if c.EtcdListenClient != "" {
 			return errors.New("--etcd-listen-client configures the embedded etcd; it cannot be combined with --etcd-endpoints, which uses an external etcd cluster instead")
 		}
+		if c.EtcdQuotaBackendBytes != 0 {
+			return errors.New("--etcd-quota-backend-bytes configures the embedded etcd; an external cluster's quota is its own --quota-backend-bytes")
+		}
 		for _, ep := range c.EtcdEndpoints {
 			if _, err := etcdURL(ep); err != nil {
 				return fmt.Errorf("--etcd-endpoints: %w", err)
 			}
 		}
+	}
+	if c.EtcdQuotaBackendBytes < 0 {
+		return fmt.Errorf("--etcd-quota-backend-bytes must not be negative (0 is etcd's default, 2 GiB), got %d", c.EtcdQuotaBackendBytes)
 	}
 	if c.EtcdListenClient != "" {
 		if strings.HasPrefix(strings.TrimSpace(c.EtcdListenClient), "https://") {

@@ -80,6 +80,7 @@ func startEtcd(ctx context.Context, cfg Config, log *slog.Logger, stopping *atom
 		ProgressNotifyInterval: progressNotifyInterval,
 		StartTimeout:           etcdStartTimeout,
 		UnsafeNoFsync:          cfg.EtcdUnsafeNoFsync,
+		QuotaBackendBytes:      cfg.EtcdQuotaBackendBytes,
 		Logger:                 etcdLogger(log, stopping),
 	})
 }

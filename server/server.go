@@ -51,6 +51,7 @@ import (
 	"github.com/kubelab/kubelab/server/wshub"
 	"github.com/kubelab/kubelab/storage/embedetcd"
 	"github.com/kubelab/kubelab/storage/etcd3"
+	"github.com/kubelab/kubelab/storage/etcdspace"
 	"github.com/kubelab/kubelab/web"
 )
 
@@ -85,9 +86,11 @@ type Server struct {
 	// etcdCompactor is the real compactor: stores register their watch
 	// caches with it, and labs call its CompactNow.
 	etcdCompactor *etcd3.Compactor
-	api           *kubeapi.API
-	extensions    *extensions
-	keepers       []*keeper
+	// etcdSpace recovers etcd from its NOSPACE alarm, whichever core runs.
+	etcdSpace  *etcdspace.Guard
+	api        *kubeapi.API
+	extensions *extensions
+	keepers    []*keeper
 	// pipelineReady is set once the request pipeline (authentication,
 	// RBAC, admission) is installed; storageInitialized once every watch
 	// cache has read etcd.
@@ -208,6 +211,16 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.metrics = metrics.New()
 	s.metrics.InstrumentEtcd(s.etcd.Client())
+	s.etcdSpace = etcdspace.New(s.etcd.Client(), s.log)
+	s.metrics.Gauge("kubelab_etcd_out_of_space", "1 while etcd's NOSPACE alarm is raised and it refuses every write.", func() float64 {
+		if s.etcdSpace.State().Full {
+			return 1
+		}
+		return 0
+	})
+	s.metrics.Counter("kubelab_etcd_space_recoveries_total", "NOSPACE alarms this server compacted, defragmented and disarmed.", func() float64 {
+		return float64(s.etcdSpace.State().Recoveries)
+	})
 	if s.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("--listen: %w", err)
 	}
@@ -358,7 +371,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	labs, err := labhttp.Install(s.echo, labhttp.Config{Pods: labPods{store: podStore, cache: podsCache}, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
 		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.mintDashboardSession, SessionCookie: authn.NewSessionCookie,
 		RequireSignIn: s.cfg.Classroom, Websockets: websockets, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), RoomLayout: web.SectionPage("room"), Logger: s.log,
-		Class: s.class})
+		Class: s.class, EtcdSpace: s.etcdSpace})
 	if err != nil {
 		return err
 	}
@@ -451,6 +464,7 @@ func (s *Server) Start() {
 		}
 	}()
 	s.startCompactor()
+	s.background.Go(func() { s.etcdSpace.Run(s.backgroundCtx, etcdspace.DefaultInterval) })
 }
 
 // Compactor compacts etcd's history every interval until ctx is done, as

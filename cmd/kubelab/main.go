@@ -57,6 +57,7 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for etcd's data, the admin kubeconfig and the admin token's hash")
 	fs.BoolVar(&cfg.LocalModeAdminOnNetwork, "local-mode-admin-on-network", cfg.LocalModeAdminOnNetwork, "let local mode listen beyond loopback, where every request without a token is cluster-admin: anyone who reaches the port owns the lab")
 	fs.StringVar(&cfg.EtcdListenClient, "etcd-listen-client", cfg.EtcdListenClient, "host:port where the embedded etcd serves clients such as etcdctl; empty for none. In classroom mode none unless given, and then TLS with client certificates only")
+	fs.Int64Var(&cfg.EtcdQuotaBackendBytes, "etcd-quota-backend-bytes", cfg.EtcdQuotaBackendBytes, "the embedded etcd's space quota in bytes, as etcd's --quota-backend-bytes; 0 is etcd's default, 2 GiB. When it is reached, kubelab compacts and defragments etcd and disarms its alarm")
 	endpoints := fs.String("etcd-endpoints", "", "comma-separated endpoints of an external etcd cluster to use instead of the embedded one")
 	fs.DurationVar(&cfg.CompactionInterval, "compaction-interval", cfg.CompactionInterval, "how often etcd's history is compacted; 0 disables compaction")
 	fs.BoolVar(&cfg.WatchCache, "watch-cache", cfg.WatchCache, "serve watches from a watch cache per resource, as kube-apiserver's --watch-cache; false serves each watch from etcd")

@@ -99,6 +99,20 @@ func TestParseConfig(t *testing.T) {
 			t.Fatalf("got %v, want a conflict error", err)
 		}
 	})
+	t.Run("the embedded etcd's space quota", func(t *testing.T) {
+		t.Setenv("KUBELAB_ETCD_QUOTA_BACKEND_BYTES", "67108864")
+		if cfg, err := parseConfig(nil, io.Discard); err != nil || cfg.EtcdQuotaBackendBytes != 64<<20 {
+			t.Fatalf("got %d (%v), want 64 MiB", cfg.EtcdQuotaBackendBytes, err)
+		}
+		for args, want := range map[string]string{
+			"--etcd-quota-backend-bytes=-1":                                     "must not be negative",
+			"--etcd-quota-backend-bytes=1048576 --etcd-endpoints=10.0.0.1:2379": "an external cluster's quota is its own",
+		} {
+			if _, err := parseConfig(strings.Fields(args), io.Discard); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: got %v, want an error saying %q", args, err, want)
+			}
+		}
+	})
 	t.Run("adaptive in-flight limit on", func(t *testing.T) {
 		t.Setenv("KUBELAB_ADAPTIVE_INFLIGHT_LIMIT", "true")
 		cfg, err := parseConfig(nil, io.Discard)

@@ -15,6 +15,7 @@ import (
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/storage/etcdspace"
 	"github.com/kubelab/kubelab/web/i18n"
 )
 
@@ -38,6 +39,9 @@ type ClassView struct {
 	StuckAfter string       `json:"stuckAfter"`
 	Labs       []LabSummary `json:"labs"`
 	Students   []StudentRow `json:"students"`
+	// Etcd is what kubelab knows of etcd's space: while it is full,
+	// every write of the class is refused. Absent without a guard.
+	Etcd *etcdspace.State `json:"etcd,omitempty"`
 	// nextStuck is when the next student becomes stuck if nothing
 	// changes: the dashboards are refreshed then, not a tick later.
 	nextStuck time.Time
@@ -99,6 +103,10 @@ func (h *handlers) classSnapshot(ctx context.Context) (*ClassView, error) {
 	}
 	now := h.cfg.Now()
 	v := &ClassView{Generated: now, StuckAfter: h.cfg.StuckAfter.String(), Labs: listView(h.svc.labs, labs.NewProgress("", "", ""), i18n.English).Items}
+	if h.cfg.EtcdSpace != nil {
+		state := h.cfg.EtcdSpace.State()
+		v.Etcd = &state
+	}
 	rows := map[string]*StudentRow{}
 	rowOf := func(user, class string) *StudentRow {
 		r, ok := rows[user]
@@ -170,13 +178,30 @@ func (h *handlers) addProgress(v *ClassView, r *StudentRow, p *labs.Progress, no
 	}
 }
 
-// dashboardRowsHTML draws the class table's rows in lang, as the page does.
-func (h *handlers) dashboardRowsHTML(ctx context.Context, v *ClassView, lang i18n.Lang) string {
-	var b strings.Builder
-	if err := dashboardRows(v, ui(lang), titlesIn(lang, h.svc.labs)).Render(ctx, &b); err != nil {
+// dashboardHTML is what a snapshot redraws of the dashboard: the class
+// table's rows and the notice above it.
+type dashboardHTML struct{ rows, notice string }
+
+// dashboardParts draws a snapshot's parts of the dashboard in lang, as
+// the page does.
+func (h *handlers) dashboardParts(ctx context.Context, v *ClassView, lang i18n.Lang) dashboardHTML {
+	s := ui(lang)
+	var rows, notice strings.Builder
+	if err := dashboardRows(v, s, titlesIn(lang, h.svc.labs)).Render(ctx, &rows); err != nil {
 		h.cfg.Logger.Warn("drawing the dashboard", "error", err)
 	}
-	return b.String()
+	if err := etcdSpaceNotice(v, s).Render(ctx, &notice); err != nil {
+		h.cfg.Logger.Warn("drawing the dashboard", "error", err)
+	}
+	return dashboardHTML{rows: rows.String(), notice: notice.String()}
+}
+
+// etcdSince says since when etcd has been full, as the rows say times.
+func etcdSince(now time.Time, e *etcdspace.State, s uiText) string {
+	if e.Since == nil {
+		return s.JustNow
+	}
+	return ago(now, *e.Since, s)
 }
 
 // mayWatchClass refuses everyone but instructors and admins: 401 without
@@ -231,7 +256,7 @@ func (h *handlers) ws(c echo.Context) error {
 	ctx := c.Request().Context()
 	if cl.instructor {
 		if v, err := h.classSnapshot(ctx); err == nil {
-			cl.Send(classMsg{T: "class", Class: v, HTML: h.dashboardRowsHTML(ctx, v, cl.lang)})
+			cl.Send(newClassMsg(v, h.dashboardParts(ctx, v, cl.lang)))
 		}
 	} else if p, err := h.svc.progress(ctx, u); err == nil {
 		cl.Send(progressMsg{T: "lab", Lab: labView(h.svc.labs, cl.lab, p, cl.lang)})

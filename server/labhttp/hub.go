@@ -37,10 +37,10 @@ type hub struct {
 	mu      sync.Mutex
 	clients map[*client]struct{}
 	labs    []*labs.Lab
-	// snapshot builds the dashboard's view of the class; rows draws its
-	// table's rows in a language, as the dashboard page does.
+	// snapshot builds the dashboard's view of the class; draw draws its
+	// table's rows and notice in a language, as the dashboard page does.
 	snapshot func(ctx context.Context) (*ClassView, error)
-	rows     func(ctx context.Context, v *ClassView, lang i18n.Lang) string
+	draw     func(ctx context.Context, v *ClassView, lang i18n.Lang) dashboardHTML
 	// dirty coalesces dashboard updates: one snapshot per burst.
 	dirty chan struct{}
 }
@@ -122,7 +122,7 @@ func (h *hub) runDashboards(ctx context.Context, tick time.Duration, log func(er
 	}
 }
 
-// refreshDashboards sends every dashboard a snapshot, its rows drawn in
+// refreshDashboards sends every dashboard a snapshot, its parts drawn in
 // the dashboard's language, and says how long until the next is due.
 func (h *hub) refreshDashboards(ctx context.Context, tick time.Duration, log func(error)) time.Duration {
 	h.mu.Lock()
@@ -143,12 +143,12 @@ func (h *hub) refreshDashboards(ctx context.Context, tick time.Duration, log fun
 		}
 		return tick
 	}
-	html := map[i18n.Lang]string{}
+	html := map[i18n.Lang]dashboardHTML{}
 	for _, cl := range boards {
 		if _, ok := html[cl.lang]; !ok {
-			html[cl.lang] = h.rows(ctx, snap, cl.lang)
+			html[cl.lang] = h.draw(ctx, snap, cl.lang)
 		}
-		cl.Send(classMsg{T: "class", Class: snap, HTML: html[cl.lang]})
+		cl.Send(newClassMsg(snap, html[cl.lang]))
 	}
 	if !snap.nextStuck.IsZero() {
 		// A moment after, so that the student is stuck by then.
@@ -169,4 +169,10 @@ type classMsg struct {
 	T     string     `json:"t"`
 	Class *ClassView `json:"class"`
 	HTML  string     `json:"html"`
+	// Notice is the notice above the table, empty when there is none.
+	Notice string `json:"notice"`
+}
+
+func newClassMsg(v *ClassView, html dashboardHTML) classMsg {
+	return classMsg{T: "class", Class: v, HTML: html.rows, Notice: html.notice}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server/wshub"
+	"github.com/kubelab/kubelab/storage/etcdspace"
 	"github.com/kubelab/kubelab/web/i18n"
 )
 
@@ -57,6 +58,9 @@ type Config struct {
 	Store labs.Store
 	// Quizzes is where quiz attempts are, for the dashboard's scores.
 	Quizzes quiz.Store
+	// EtcdSpace, if set, says whether etcd is out of space: the dashboard
+	// shows it, and is redrawn when it changes.
+	EtcdSpace *etcdspace.Guard
 	// Class is who joined (classroom mode; nil in local mode): the
 	// dashboard lists them, with the names they typed, for attendance.
 	Class *classroom.Class
@@ -141,8 +145,11 @@ func Install(e *echo.Echo, cfg Config) (*Labs, error) {
 	go svc.run(ctx)
 	go hb.runDashboards(ctx, dashboardTick, func(err error) { cfg.Logger.Warn("lab dashboard", "error", err) })
 	h := &handlers{cfg: cfg, svc: svc, hub: hb}
-	hb.snapshot, hb.rows = h.classSnapshot, h.dashboardRowsHTML
+	hb.snapshot, hb.draw = h.classSnapshot, h.dashboardParts
 	followClass(ctx, cfg.Etcd, hb.classChanged)
+	if cfg.EtcdSpace != nil {
+		cfg.EtcdSpace.OnChange(hb.classChanged)
+	}
 	e.Use(svc.watches.observe)
 	h.routeAPI(e)
 	h.routePages(e)

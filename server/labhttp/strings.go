@@ -11,6 +11,7 @@ type uiText struct {
 	Tries, Reset, ResetHelp, ResetDone, Prev, Next, AllLabs       string
 	Dashboard, DashboardIntro, Student, Where, Quizzes, Stuck     string
 	Updated, NoStudents, StuckAfter, SigninTitle, SigninHelp      string
+	EtcdFull, EtcdReclaiming, EtcdLiveData                        string
 	Token, SignIn, TokenMissing, TokenWrong, TokenNotInstructor   string
 	Forbidden, ForbiddenBody, Back, LabsDone, Finished, Evidence  string
 	Live, NotStarted                                              string
@@ -38,7 +39,11 @@ var texts = i18n.Catalog[uiText]{
 		ResetDone: "Your namespace is as kubelab made it.", Prev: "Previous lab", Next: "Next lab", AllLabs: "All labs",
 		Dashboard: "Class dashboard", DashboardIntro: "Live progress of the class: who is on which lab step, quiz scores, and who has made no progress for a while.",
 		Student: "Student", Where: "Lab step", Quizzes: "Quizzes", Stuck: "stuck", Updated: "Last progress", NoStudents: "No student has joined or started a lab yet.",
-		StuckAfter: "Stuck means no progress for %s.", SigninTitle: "Instructor sign-in", SigninHelp: "Paste the instructor token (KUBELAB_INSTRUCTOR_TOKEN) to open the dashboard in this browser.",
+		StuckAfter:     "Stuck means no progress for %s.",
+		EtcdFull:       "etcd is out of space (%s): it refuses every write in the class, students' and yours.",
+		EtcdReclaiming: "kubelab is compacting and defragmenting it; writes work again within a minute.",
+		EtcdLiveData:   "What the class stores now takes nearly all of etcd's quota (%s of %s), so compaction frees nothing: delete objects (kubectl delete, or a student's Reset) and kubelab lets writes in again as soon as there is room.",
+		SigninTitle:    "Instructor sign-in", SigninHelp: "Paste the instructor token (KUBELAB_INSTRUCTOR_TOKEN) to open the dashboard in this browser.",
 		Token: "Instructor token", SignIn: "Open the dashboard", TokenMissing: "Paste a token first.", TokenWrong: "That token is not valid.", TokenNotInstructor: "That token is not an instructor's or an admin's.",
 		Forbidden: "For instructors only", ForbiddenBody: "The class dashboard shows every student's progress, so only instructors and admins may open it. Your own progress is on the labs page.",
 		Back: "Back", LabsDone: "labs done", Finished: "finished", Evidence: "What the server saw", Live: "live", NotStarted: "not started",
@@ -65,7 +70,11 @@ var texts = i18n.Catalog[uiText]{
 		ResetDone: "namespace ของคุณกลับเป็นแบบที่ kubelab สร้างไว้แล้ว", Prev: "แล็บก่อนหน้า", Next: "แล็บถัดไป", AllLabs: "แล็บทั้งหมด",
 		Dashboard: "แดชบอร์ดของชั้นเรียน", DashboardIntro: "ความคืบหน้าสดของชั้นเรียน: ใครอยู่แล็บไหนขั้นไหน คะแนนแบบทดสอบ และใครไม่มีความคืบหน้ามาสักพัก",
 		Student: "นักเรียน", Where: "ขั้นของแล็บ", Quizzes: "แบบทดสอบ", Stuck: "ติดอยู่", Updated: "ความคืบหน้าล่าสุด", NoStudents: "ยังไม่มีนักเรียนเข้าร่วมหรือเริ่มแล็บ",
-		StuckAfter: "ติดอยู่ หมายถึงไม่มีความคืบหน้ามา %s", SigninTitle: "เข้าสู่ระบบสำหรับผู้สอน", SigninHelp: "วาง token ของผู้สอน (KUBELAB_INSTRUCTOR_TOKEN) เพื่อเปิดแดชบอร์ดในเบราว์เซอร์นี้",
+		StuckAfter:     "ติดอยู่ หมายถึงไม่มีความคืบหน้ามา %s",
+		EtcdFull:       "etcd เต็มแล้ว (%s): ทุกการเขียนในชั้นเรียนถูกปฏิเสธ ทั้งของนักเรียนและของคุณ",
+		EtcdReclaiming: "kubelab กำลัง compact และ defragment อยู่ การเขียนจะกลับมาใช้ได้ภายในหนึ่งนาที",
+		EtcdLiveData:   "ข้อมูลที่ชั้นเรียนเก็บอยู่ตอนนี้ใช้โควตาของ etcd เกือบหมด (%s จาก %s) การ compact จึงไม่คืนพื้นที่ ให้ลบอ็อบเจกต์ (kubectl delete หรือปุ่มรีเซ็ตของนักเรียน) แล้ว kubelab จะให้เขียนได้อีกทันทีที่มีที่ว่าง",
+		SigninTitle:    "เข้าสู่ระบบสำหรับผู้สอน", SigninHelp: "วาง token ของผู้สอน (KUBELAB_INSTRUCTOR_TOKEN) เพื่อเปิดแดชบอร์ดในเบราว์เซอร์นี้",
 		Token: "token ของผู้สอน", SignIn: "เปิดแดชบอร์ด", TokenMissing: "วาง token ก่อน", TokenWrong: "token นี้ใช้ไม่ได้", TokenNotInstructor: "token นี้ไม่ใช่ของผู้สอนหรือผู้ดูแล",
 		Forbidden: "สำหรับผู้สอนเท่านั้น", ForbiddenBody: "แดชบอร์ดแสดงความคืบหน้าของนักเรียนทุกคน จึงเปิดได้เฉพาะผู้สอนและผู้ดูแล ความคืบหน้าของคุณเองอยู่ที่หน้าแล็บ",
 		Back: "กลับ", LabsDone: "แล็บที่เสร็จ", Finished: "เสร็จแล้ว", Evidence: "สิ่งที่ server เห็น", Live: "สด", NotStarted: "ยังไม่เริ่ม",

@@ -50,6 +50,10 @@ type Config struct {
 	// ProgressNotifyInterval makes etcd tell watchers its revision this often
 	// even when nothing they watch changes; kube-apiserver's etcd runs with 5s.
 	ProgressNotifyInterval time.Duration
+	// QuotaBackendBytes is the member's space quota, as etcd's
+	// --quota-backend-bytes: past it etcd raises the NOSPACE alarm and
+	// refuses writes. 0 is etcd's default, 2 GiB.
+	QuotaBackendBytes int64
 	// StartTimeout bounds how long Start waits for the member to become ready.
 	StartTimeout time.Duration
 	// Logger receives etcd's own logs; nil logs etcd's errors to stderr,
@@ -153,6 +157,7 @@ func etcdConfig(cfg Config) (*embed.Config, error) {
 	ecfg.SnapshotCount = snapshotCount
 	ecfg.SnapshotCatchUpEntries = snapshotCatchUpEntries
 	ecfg.WatchProgressNotifyInterval = cfg.ProgressNotifyInterval
+	ecfg.QuotaBackendBytes = cfg.QuotaBackendBytes
 	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(cfg.Logger)
 	// Stopping the member must wait for its watch streams' handlers: a
 	// watch's send loop that still reads the backend after it is closed

@@ -26,14 +26,19 @@ func StartEtcd(t testing.TB) *embedetcd.Member {
 // the data a previous member left behind. The caller stops it (Cleanup also does).
 func StartEtcdIn(t testing.TB, dataDir string) *embedetcd.Member {
 	t.Helper()
-	m, err := embedetcd.Start(embedetcd.Config{
-		DataDir:                dataDir,
-		ClientURL:              "http://" + FreeAddr(t),
-		PeerURL:                "http://" + FreeAddr(t),
-		UnsafeNoFsync:          true,
-		ProgressNotifyInterval: time.Second,
-		Logger:                 zap.NewNop(),
-	})
+	return StartEtcdWith(t, embedetcd.Config{DataDir: dataDir})
+}
+
+// StartEtcdWith starts a single-member etcd as cfg says, in a fresh temp
+// dir unless cfg names one, with StartEtcd's listeners, fsync and logger.
+func StartEtcdWith(t testing.TB, cfg embedetcd.Config) *embedetcd.Member {
+	t.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	cfg.ClientURL, cfg.PeerURL = "http://"+FreeAddr(t), "http://"+FreeAddr(t)
+	cfg.UnsafeNoFsync, cfg.ProgressNotifyInterval, cfg.Logger = true, time.Second, zap.NewNop()
+	m, err := embedetcd.Start(cfg)
 	if err != nil {
 		t.Fatalf("start etcd: %v", err)
 	}

@@ -73,13 +73,17 @@ function showDone(el, done) {
 export function initDashboard(el) {
   const rows = el.querySelector("[data-rows]");
   const empty = el.querySelector("[data-empty]");
+  const notice = el.querySelector("[data-etcd-space]");
   let drawn = "";
+  let noticeDrawn = notice.innerHTML.trim();
   connect("/kubelab/v1/labs/ws", {
     params: () => ({ dashboard: "1", lang: el.dataset.lang }),
     badge: el.querySelector("[data-conn]"),
     onMessage: (m) => {
       if (m.t !== "class") return;
       empty.hidden = (m.class.students || []).length > 0;
+      // Redrawn only when it changed: the region is read out when it is.
+      if (m.notice.trim() !== noticeDrawn) notice.innerHTML = noticeDrawn = m.notice.trim();
       if (m.html === drawn) return;
       drawn = m.html;
       // A keyboard user on a student's link keeps their place.
