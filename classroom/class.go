@@ -62,6 +62,10 @@ type Config struct {
 	Provision func(ctx context.Context, s Student) error
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// MaxStudents, if not 0, is how many students may join: each gets a
+	// namespace and a quota, so a shared join code must not give a
+	// stranger, or a student's throwaway accounts, without end.
+	MaxStudents int
 }
 
 // Class is the set of students, kept in etcd so that every replica
@@ -83,6 +87,9 @@ var (
 	// ErrNameTaken is what Provision returns for a name that is someone
 	// else's outside the class (an existing namespace, a user RBAC names).
 	ErrNameTaken = errors.New("the name belongs to someone else")
+	// ErrNoSeatLeft is returned, wrapped with the class's size, when
+	// MaxStudents have joined.
+	ErrNoSeatLeft = errors.New("the class is full: ask your instructor")
 )
 
 // Join signs a student in: it checks the join code and display name,
@@ -144,6 +151,9 @@ func (c *Class) claim(ctx context.Context, display string) (Student, error) {
 
 // reserve claims name for display with a create-only transaction, so two
 // students (on two replicas) never share one; ok is false if it is taken.
+// With MaxStudents, the same transaction holds a seat: it is refused if
+// the class changed since it was counted, and then counted again, so that
+// sign-ins at once on any replica never pass the cap.
 func (c *Class) reserve(ctx context.Context, name, display string) (s Student, ok bool, err error) {
 	s = Student{Name: name, DisplayName: display, Joined: c.cfg.Now().UTC().Truncate(time.Second), Class: c.cfg.ClassName}
 	data, err := json.Marshal(s)
@@ -151,14 +161,36 @@ func (c *Class) reserve(ctx context.Context, name, display string) (s Student, o
 		return Student{}, false, err
 	}
 	key := StudentPrefix + name
-	resp, err := c.cfg.Client.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(data))).
-		Commit()
-	if err != nil {
-		return Student{}, false, fmt.Errorf("storing the student: %w", err)
+	for {
+		conds := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)}
+		if c.cfg.MaxStudents > 0 {
+			seats, err := c.cfg.Client.Get(ctx, StudentPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+			if err != nil {
+				return Student{}, false, fmt.Errorf("counting the class: %w", err)
+			}
+			if seats.Count >= int64(c.cfg.MaxStudents) {
+				return Student{}, false, fmt.Errorf("%w (%d students have joined)", ErrNoSeatLeft, seats.Count)
+			}
+			// No student joined since the count (a name given back
+			// leaves the count high, which errs on the safe side).
+			conds = append(conds, clientv3.Compare(clientv3.ModRevision(StudentPrefix).WithPrefix(), "<", seats.Header.Revision+1))
+		}
+		resp, err := c.cfg.Client.Txn(ctx).
+			If(conds...).
+			Then(clientv3.OpPut(key, string(data))).
+			Else(clientv3.OpGet(key, clientv3.WithCountOnly())).
+			Commit()
+		if err != nil {
+			return Student{}, false, fmt.Errorf("storing the student: %w", err)
+		}
+		if resp.Succeeded {
+			return s, true, nil
+		}
+		if resp.Responses[0].GetResponseRange().Count > 0 {
+			return Student{}, false, nil // the name is someone else's
+		}
+		// Another student joined meanwhile: count again.
 	}
-	return s, resp.Succeeded, nil
 }
 
 // Get returns the student called name.

@@ -198,3 +198,43 @@ func TestJoin(t *testing.T) {
 		}
 	})
 }
+
+// TestMaxStudents: a join code is shared, so each of its sign-ins, a
+// stranger's or a student's throwaway, used to get a namespace and a
+// quota without end. With MaxStudents the class holds that many: joins at
+// once never pass it, and the one past it is told so.
+func TestMaxStudents(t *testing.T) {
+	ctx := context.Background()
+	c := newClass(t, "", nil)
+	c.cfg.MaxStudents = 5
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	joined, refused := 0, 0
+	for i := range 12 {
+		wg.Go(func() {
+			_, _, err := c.Join(ctx, fmt.Sprintf("student %d", i), "")
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				joined++
+			case errors.Is(err, ErrNoSeatLeft):
+				refused++
+			default:
+				t.Errorf("join %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	list, err := c.Students(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if joined != 5 || refused != 7 || len(list) != 5 {
+		t.Fatalf("12 joins at once into a class of 5: %d joined, %d refused, %d students kept; want 5, 7 and 5", joined, refused, len(list))
+	}
+	_, _, err = c.Join(ctx, "one more", "")
+	if !errors.Is(err, ErrNoSeatLeft) || !strings.Contains(err.Error(), "5 students have joined") {
+		t.Errorf("a sixth join: %v, want ErrNoSeatLeft saying how many joined", err)
+	}
+}

@@ -53,10 +53,11 @@ const maxTraces = 200
 // namespace with the lesson's pods and an edit RoleBinding there.
 func (s *Server) newClass() *classroom.Class {
 	return classroom.New(classroom.Config{
-		Client:    s.etcd.Client(),
-		JoinCode:  s.cfg.JoinCode,
-		ClassName: s.cfg.ClassName,
-		Tokens:    s.authn,
+		Client:      s.etcd.Client(),
+		JoinCode:    s.cfg.JoinCode,
+		ClassName:   s.cfg.ClassName,
+		MaxStudents: s.cfg.MaxStudents,
+		Tokens:      s.authn,
 		Provision: func(ctx context.Context, st classroom.Student) error {
 			// The RBAC check comes first, so a name that is someone
 			// else's leaves no namespace behind.
@@ -215,6 +216,8 @@ func (s *Server) signin(c echo.Context, limits *signinLimits) error {
 	switch {
 	case errors.Is(err, classroom.ErrWrongJoinCode):
 		return s.signinFailed(c, http.StatusForbidden, apierrors.NewForbidden(schemaless("signin"), "", err), "wrongCode")
+	case errors.Is(err, classroom.ErrNoSeatLeft):
+		return s.signinFailed(c, http.StatusForbidden, apierrors.NewForbidden(schemaless("signin"), "", err), "noSeatLeft")
 	case errors.Is(err, classroom.ErrInvalidDisplayName), errors.Is(err, classroom.ErrClassFull):
 		return s.signinFailed(c, http.StatusUnprocessableEntity, &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid, Message: err.Error(),

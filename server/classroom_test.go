@@ -31,14 +31,14 @@ import (
 
 const joinCode = "k8s-101"
 
-func classroomLab(t *testing.T) *kubelabtest.Lab {
-	return kubelabtest.Start(t, func(c *server.Config) {
+func classroomLab(t *testing.T, options ...func(*server.Config)) *kubelabtest.Lab {
+	return kubelabtest.Start(t, append([]func(*server.Config){func(c *server.Config) {
 		c.Classroom = true
 		c.JoinCode = joinCode
 		c.ClassName = "k8s-101"
 		c.SecureListen = "127.0.0.1:0"
 		c.GraderToken = "grader-token-0123456789"
-	})
+	}}, options...)...)
 }
 
 // student is a browser that joined the class: its cookie jar holds the session.
@@ -256,6 +256,44 @@ func TestClassroomCanIAgreesWithEnforcement(t *testing.T) {
 				t.Fatalf("can-i says %v, the request got %v; want allowed=%v", review.Status.Allowed, err, tc.allowed)
 			}
 		})
+	}
+}
+
+// TestClassroomSignInPastMaxStudents: a join code is shared, so a
+// stranger who learnt it, or a student's throwaway accounts, got a new
+// namespace and quota at each sign-in without end (128 of them hold 2 GiB
+// of quota). Past --max-students the sign-in is refused, in the page's
+// language, and nothing is made.
+func TestClassroomSignInPastMaxStudents(t *testing.T) {
+	t.Parallel()
+	lab := classroomLab(t, func(c *server.Config) { c.MaxStudents = 2 })
+	signin := func(name string, header ...string) (int, string) {
+		req, _ := http.NewRequest("POST", lab.URL()+"/signin?lang=th", strings.NewReader(url.Values{"name": {name}, "code": {joinCode}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, name := range []string{"Ann", "Ben"} {
+		if code, body := signin(name); code != http.StatusSeeOther {
+			t.Fatalf("%s's sign-in: %d %s", name, code, body)
+		}
+	}
+	if code, body := signin("Zz helper", "Accept", "application/json"); code != http.StatusForbidden || !strings.Contains(body, "the class is full") || !strings.Contains(body, "2 students have joined") {
+		t.Errorf("a third sign-in by script: %d %s", code, body)
+	}
+	if code, body := signin("Zz helper"); code != http.StatusForbidden || !strings.Contains(body, "ชั้นเรียนเต็มแล้ว") {
+		t.Errorf("a third sign-in in a Thai browser: %d %s", code, body)
+	}
+	if _, err := lab.Clientset(t).CoreV1().Namespaces().Get(context.Background(), "zz-helper", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused student's namespace: %v, want none", err)
 	}
 }
 

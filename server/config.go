@@ -129,6 +129,11 @@ type Config struct {
 	// results endpoint). They are kept only as hashes.
 	InstructorToken string
 	GraderToken     string
+	// MaxStudents is how many students may join the class (classroom
+	// mode); 0 is no limit. Each gets a namespace and a quota
+	// (studentQuotaHard): 100 of them can hold 1.6 GiB, within etcd's
+	// default 2 GiB quota.
+	MaxStudents int
 	// StuckAfter is how long without lab progress the instructor's
 	// dashboard marks a student as stuck.
 	StuckAfter time.Duration
@@ -149,6 +154,7 @@ func DefaultConfig() Config {
 		CompactionInterval: 5 * time.Minute,
 		WatchCache:         true,
 		StuckAfter:         10 * time.Minute,
+		MaxStudents:        100,
 		QuizAttempts:       3,
 		QuizReveal:         string(quiz.RevealAfterLastAttempt),
 		ShutdownTimeout:    10 * time.Second,

@@ -25,16 +25,18 @@ var signinText = i18n.Catalog[map[string]string]{
 	i18n.English: {
 		"title": "Join the class", "lead": "Sign in with the name your instructor will see. You get a namespace of your own, with the lesson's pods in it, and a kubeconfig for your own kubectl.",
 		"name": "Your name", "code": "Join code", "submit": "Join",
-		"nameHelp":  "Up to 64 characters, any language.",
-		"wrongCode": "That join code is not this class's. Ask your instructor for it.",
-		"tooMany":   "Too many sign-in attempts from your network. Wait a few seconds and try again.",
+		"nameHelp":   "Up to 64 characters, any language.",
+		"wrongCode":  "That join code is not this class's. Ask your instructor for it.",
+		"tooMany":    "Too many sign-in attempts from your network. Wait a few seconds and try again.",
+		"noSeatLeft": "The class is full: as many students as your instructor allowed have joined. Ask your instructor.",
 	},
 	i18n.Thai: {
 		"title": "เข้าร่วมชั้นเรียน", "lead": "ลงชื่อเข้าใช้ด้วยชื่อที่ผู้สอนจะเห็น คุณจะได้ namespace ของตัวเองพร้อม pod ของบทเรียน และ kubeconfig สำหรับ kubectl ของคุณเอง",
 		"name": "ชื่อของคุณ", "code": "รหัสเข้าร่วม", "submit": "เข้าร่วม",
-		"nameHelp":  "ไม่เกิน 64 ตัวอักษร ภาษาใดก็ได้",
-		"wrongCode": "รหัสเข้าร่วมนี้ไม่ใช่ของชั้นเรียนนี้ โปรดขอรหัสจากผู้สอน",
-		"tooMany":   "มีการลงชื่อเข้าใช้จากเครือข่ายของคุณมากเกินไป โปรดรอสักครู่แล้วลองใหม่",
+		"nameHelp":   "ไม่เกิน 64 ตัวอักษร ภาษาใดก็ได้",
+		"wrongCode":  "รหัสเข้าร่วมนี้ไม่ใช่ของชั้นเรียนนี้ โปรดขอรหัสจากผู้สอน",
+		"tooMany":    "มีการลงชื่อเข้าใช้จากเครือข่ายของคุณมากเกินไป โปรดรอสักครู่แล้วลองใหม่",
+		"noSeatLeft": "ชั้นเรียนเต็มแล้ว: มีนักเรียนเข้าร่วมครบตามจำนวนที่ผู้สอนกำหนด โปรดติดต่อผู้สอน",
 	},
 }
 
@@ -65,7 +67,7 @@ func signinForm(v signinView) templ.Component {
 		var templ_7745c5c3_Var2 string
 		templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinStringErrs(v.t("title"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 37, Col: 20}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 39, Col: 20}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
 		if templ_7745c5c3_Err != nil {
@@ -78,7 +80,7 @@ func signinForm(v signinView) templ.Component {
 		var templ_7745c5c3_Var3 string
 		templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(v.t("lead"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 38, Col: 31}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 40, Col: 31}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 		if templ_7745c5c3_Err != nil {
@@ -96,7 +98,7 @@ func signinForm(v signinView) templ.Component {
 			var templ_7745c5c3_Var4 string
 			templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(v.Error)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 40, Col: 67}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 42, Col: 67}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 			if templ_7745c5c3_Err != nil {
@@ -114,7 +116,7 @@ func signinForm(v signinView) templ.Component {
 		var templ_7745c5c3_Var5 string
 		templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Next).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 43, Col: 50}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 45, Col: 50}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 		if templ_7745c5c3_Err != nil {
@@ -127,7 +129,7 @@ func signinForm(v signinView) templ.Component {
 		var templ_7745c5c3_Var6 string
 		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(v.t("name"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 44, Col: 34}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 46, Col: 34}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 		if templ_7745c5c3_Err != nil {
@@ -140,7 +142,7 @@ func signinForm(v signinView) templ.Component {
 		var templ_7745c5c3_Var7 string
 		templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Name).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 45, Col: 106}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 47, Col: 106}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
 		if templ_7745c5c3_Err != nil {
@@ -153,7 +155,7 @@ func signinForm(v signinView) templ.Component {
 		var templ_7745c5c3_Var8 string
 		templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(v.t("nameHelp"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 46, Col: 51}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 48, Col: 51}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 		if templ_7745c5c3_Err != nil {
@@ -171,7 +173,7 @@ func signinForm(v signinView) templ.Component {
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(v.t("code"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 48, Col: 35}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 50, Col: 35}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 			if templ_7745c5c3_Err != nil {
@@ -189,7 +191,7 @@ func signinForm(v signinView) templ.Component {
 		var templ_7745c5c3_Var10 string
 		templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(v.t("submit"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 51, Col: 40}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/signin.templ`, Line: 53, Col: 40}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 		if templ_7745c5c3_Err != nil {

@@ -63,6 +63,7 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.BoolVar(&cfg.WatchCache, "watch-cache", cfg.WatchCache, "serve watches from a watch cache per resource, as kube-apiserver's --watch-cache; false serves each watch from etcd")
 	fs.Int("default-watch-cache-size", 100, "deprecated and ignored, as in kube-apiserver 1.37: watch caches are sized automatically (100 to 102,400 events)")
 	fs.BoolVar(&cfg.WatchCacheReplayEtcdHistory, "watch-cache-replay-etcd-history", cfg.WatchCacheReplayEtcdHistory, "beyond kube-apiserver: start each watch cache with the history etcd still holds, so clients resume across a restart instead of getting 410 Gone")
+	fs.IntVar(&cfg.MaxStudents, "max-students", cfg.MaxStudents, "how many students may join the class (classroom mode); each gets a namespace and a quota. 0 for no limit")
 	fs.DurationVar(&cfg.StuckAfter, "stuck-after", cfg.StuckAfter, "how long without lab progress the instructor's dashboard marks a student as stuck")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "minimum level logged: debug, info, warn or error")
 	fs.BoolVar(&cfg.Profiling, "profiling", cfg.Profiling, "serve Go's profiler at /debug/pprof/, as kube-apiserver's --profiling does")
