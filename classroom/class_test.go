@@ -33,6 +33,14 @@ func TestCleanDisplayName(t *testing.T) {
 		{"ErrIdeographicSpaceOnly", "\u3000\u3000", "", false},
 		{"OKDigitsOnly", "42", "42", true},
 		{"OKThaiCombiningMarks", "ณัฐพงษ์", "ณัฐพงษ์", true},
+		{"ErrLatinWithACyrillicO", "bоb", "", false},
+		{"ErrLatinWithAGreekOmicron", "BΟB", "", false},
+		{"ErrThaiWithCyrillic", "สมชาย в", "", false},
+		{"OKCyrillicOnly", "Иван Петров", "Иван Петров", true},
+		{"OKThaiWithLatin", "สมชาย Smith", "สมชาย Smith", true},
+		{"OKJapanese", "山田 はなこ カタカナ", "山田 はなこ カタカナ", true},
+		{"OKKoreanWithLatin", "김민준 Kim", "김민준 Kim", true},
+		{"OKAccentsAreLatin", "José Müller-Łukasz", "José Müller-Łukasz", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := CleanDisplayName(tc.in)

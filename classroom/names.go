@@ -3,6 +3,7 @@ package classroom
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -48,7 +49,59 @@ func CleanDisplayName(s string) (string, error) {
 	if !seen {
 		return "", fmt.Errorf("%w: it has no letter or digit", ErrInvalidDisplayName)
 	}
+	if a, b, mixed := mixedScripts(s); mixed {
+		return "", fmt.Errorf("%w: it mixes %s and %s letters, as a name made to look like another's does; write it in one script", ErrInvalidDisplayName, a, b)
+	}
 	return s, nil
+}
+
+// mixedScripts reports two scripts that s mixes as Unicode's
+// "moderately restrictive" identifier profile (UTS #39, 5.2) refuses
+// them: Latin "bob" and "bоb" with a Cyrillic "о" look the same, so Latin
+// goes with Cyrillic or Greek in no name. Allowed are one script (with
+// the characters all scripts share: spaces, digits, punctuation, marks),
+// Latin with one other, and the scripts Japanese, Chinese and Korean
+// write together, with Latin or not.
+func mixedScripts(s string) (a, b string, mixed bool) {
+	var found []string
+	for _, r := range s {
+		if unicode.In(r, unicode.Common, unicode.Inherited) {
+			continue
+		}
+		for name, table := range unicode.Scripts {
+			if name != "Common" && name != "Inherited" && unicode.Is(table, r) {
+				if !slices.Contains(found, name) {
+					found = append(found, name)
+				}
+				break
+			}
+		}
+	}
+	others := slices.DeleteFunc(slices.Clone(found), func(n string) bool { return n == "Latin" })
+	switch {
+	case len(found) <= 1:
+		return "", "", false
+	case len(others) == 1 && len(found) == 2 && others[0] != "Cyrillic" && others[0] != "Greek":
+		return "", "", false
+	case eastAsian(others):
+		return "", "", false
+	}
+	if len(others) == len(found) {
+		return found[0], found[1], true
+	}
+	return "Latin", others[0], true
+}
+
+// eastAsian reports whether scripts are all of one of the sets UTS #39
+// lets mix: Han with Hiragana and Katakana (Japanese), with Bopomofo
+// (Chinese), or with Hangul (Korean).
+func eastAsian(scripts []string) bool {
+	for _, set := range [][]string{{"Han", "Hiragana", "Katakana"}, {"Han", "Bopomofo"}, {"Han", "Hangul"}} {
+		if !slices.ContainsFunc(scripts, func(s string) bool { return !slices.Contains(set, s) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // slug turns a display name into the start of a user and namespace name:

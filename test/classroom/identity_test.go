@@ -93,7 +93,8 @@ func TestStudentCannotImpersonateAMalformedServiceAccount(t *testing.T) {
 
 // TestInvisibleAndBlankDisplayNamesAreRefused: a name an instructor cannot
 // read on the room's page (a Hangul filler draws nothing, and dots name
-// no one) is refused at sign-in with the reason, as a Status for a script
+// no one), or one made to look like another's (Latin "bob" with a
+// Cyrillic "о"), is refused at sign-in with the reason, as a Status for a script
 // and on the page for a browser, and leaves no namespace or user behind.
 func TestInvisibleAndBlankDisplayNamesAreRefused(t *testing.T) {
 	t.Parallel()
@@ -108,6 +109,7 @@ func TestInvisibleAndBlankDisplayNamesAreRefused(t *testing.T) {
 		"Bob\uFFA0":    "invisible character U+FFA0",
 		"...":          "no letter or digit",
 		"\u3000\u3000": "it is empty",
+		"b\u043eb":     "it mixes Latin and Cyrillic letters",
 	} {
 		form := url.Values{"name": {display}, "code": {joinCode}}.Encode()
 		jar, _ := cookiejar.New(nil)
