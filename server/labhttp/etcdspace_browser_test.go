@@ -3,14 +3,12 @@ package labhttp_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kubelab/kubelab/internal/browsertest"
@@ -18,6 +16,7 @@ import (
 	"github.com/kubelab/kubelab/internal/kubelabtest"
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/server/labhttp"
+	"github.com/kubelab/kubelab/storage/storagetest"
 )
 
 // spaceQuota is the class's etcd quota in this test: small, so that a few
@@ -28,18 +27,7 @@ const spaceQuota = 48 << 20
 // write with NOSPACE, and returns how many it wrote.
 func fillEtcd(t *testing.T, c *clientv3.Client, key func(i int) string) int {
 	t.Helper()
-	value := strings.Repeat("x", 1<<20)
-	for i := 0; i < 1000; i++ {
-		_, err := c.Put(context.Background(), key(i), value)
-		switch {
-		case errors.Is(err, rpctypes.ErrNoSpace):
-			return i
-		case err != nil:
-			t.Fatalf("write %d: %v", i, err)
-		}
-	}
-	t.Fatal("1,000 writes of a MiB and etcd was not out of space")
-	return 0
+	return storagetest.FillUntilNoSpace(t, c, key, strings.Repeat("x", 1<<20))
 }
 
 func (u user) dashboard() labhttp.ClassView {
@@ -98,11 +86,7 @@ func TestRoomSaysEtcdIsFull(t *testing.T) {
 	// Live data: distinct keys, which compaction cannot free. The room
 	// says so, live, and what to do.
 	ctx := browsertest.Start(t)
-	browsertest.Do(t, ctx, "open the dashboard", chromedp.Navigate(lab.URL()+"/labs/dashboard"))
-	browsertest.WaitJS(t, ctx, "the sign-in form", `document.querySelector('input[name=token]') !== null`)
-	browsertest.Submit(t, ctx, "sign in with the instructor's token", "/labs/dashboard",
-		chromedp.SetValue(chromedp.CSS(`input[name=token]`), instructorToken),
-		browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
+	signInToDashboard(t, ctx, lab)
 	browsertest.WaitJS(t, ctx, "the class, live, with no notice", `document.querySelector(".dashboard .conn.live") !== null && document.querySelector("[data-etcd-full]") === null`)
 	browsertest.Eval[bool](t, ctx, `(window.sameDashboard = true)`)
 	// etcd counts its file, free pages and all, against the quota: the

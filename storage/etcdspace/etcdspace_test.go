@@ -30,17 +30,7 @@ var value = strings.Repeat("x", 256<<10)
 // raised).
 func fill(t *testing.T, c *clientv3.Client, key func(i int) string) int {
 	t.Helper()
-	for i := 0; i < 10_000; i++ {
-		_, err := c.Put(context.Background(), key(i), value)
-		switch {
-		case errors.Is(err, rpctypes.ErrNoSpace):
-			return i
-		case err != nil:
-			t.Fatalf("write %d: %v", i, err)
-		}
-	}
-	t.Fatal("10,000 writes of 256 KiB and etcd was not out of space")
-	return 0
+	return storagetest.FillUntilNoSpace(t, c, key, value)
 }
 
 func noSpaceAlarms(t *testing.T, c *clientv3.Client) int {

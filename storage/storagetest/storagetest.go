@@ -3,11 +3,14 @@
 package storagetest
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -147,4 +150,22 @@ func FreeAddr(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return addr
+}
+
+// FillUntilNoSpace writes value under key(i), i = 0, 1, ..., until etcd
+// refuses a write with NOSPACE (its space quota is reached), and returns
+// how many writes it took: 0 if the alarm was raised already.
+func FillUntilNoSpace(t testing.TB, c *clientv3.Client, key func(i int) string, value string) int {
+	t.Helper()
+	for i := 0; i < 10_000; i++ {
+		_, err := c.Put(context.Background(), key(i), value)
+		switch {
+		case errors.Is(err, rpctypes.ErrNoSpace):
+			return i
+		case err != nil:
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	t.Fatalf("10,000 writes of %d bytes and etcd was not out of space", len(value))
+	return 0
 }
