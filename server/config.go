@@ -124,6 +124,12 @@ type Config struct {
 	// SecureListen is the host:port of the HTTPS listener that classroom
 	// mode adds for kubectl (which sends tokens only over TLS).
 	SecureListen string
+	// PublishedSecurePort is the port students reach the HTTPS listener
+	// at when Docker or a proxy publishes it on another than
+	// SecureListen's (26443:6443, say): the kubeconfigs, the admin's
+	// included, and the redirect from plain HTTP name it. 0 is
+	// SecureListen's own port.
+	PublishedSecurePort int
 	// InstructorToken and GraderToken, if set, are bearer tokens for the
 	// instructor (class progress and results) and for a grader (the
 	// results endpoint). They are kept only as hashes.
@@ -230,6 +236,9 @@ func (c Config) Validate() error {
 		}
 		if sameAddr(c.SecureListen, c.Listen) {
 			return fmt.Errorf("--secure-listen %q and --listen %q are the same address", c.SecureListen, c.Listen)
+		}
+		if c.PublishedSecurePort < 0 || c.PublishedSecurePort > 65535 {
+			return fmt.Errorf("--published-secure-port %d is not a port (1 to 65535, or 0 for --secure-listen's own)", c.PublishedSecurePort)
 		}
 	}
 	for _, t := range []struct{ flag, token string }{{"--instructor-token", c.InstructorToken}, {"--grader-token", c.GraderToken}} {

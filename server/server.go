@@ -240,6 +240,10 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		s.stops.push(func(context.Context) error { s.tlsLn.Close(); return nil })
 		s.secureAddr = s.tlsLn.Addr().String()
 		s.secureURL = "https" + strings.TrimPrefix(serverURL(cfg.SecureListen, s.tlsLn.Addr()), "http")
+		if cfg.PublishedSecurePort != 0 {
+			host, _, _ := net.SplitHostPort(strings.TrimPrefix(s.secureURL, "https://"))
+			s.secureURL = "https://" + net.JoinHostPort(host, s.securePort())
+		}
 	}
 	if !cfg.kubeCore() {
 		// The kube core compacts etcd itself, as kube-apiserver does.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -63,8 +64,12 @@ func isHealthPath(path string) bool {
 	return false
 }
 
-// securePort is the HTTPS listener's port.
+// securePort is the HTTPS listener's port as students reach it: the
+// published one, if Docker or a proxy publishes it on another.
 func (s *Server) securePort() string {
+	if s.cfg.PublishedSecurePort != 0 {
+		return strconv.Itoa(s.cfg.PublishedSecurePort)
+	}
 	_, port, _ := net.SplitHostPort(s.secureAddr)
 	return port
 }

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/kubelab/kubelab/pipeline/authn"
+	"github.com/kubelab/kubelab/server"
 )
 
 // In classroom mode a plain-HTTP request from another machine is sent to
@@ -67,5 +70,44 @@ func TestTransportPlainHTTPFromTheNetworkIsRedirected(t *testing.T) {
 	rec := serve("POST", "/signin", "127.0.0.1:40001", url.Values{"name": {"Lou"}, "code": {joinCode}}.Encode())
 	if c := rec.Header().Get("Set-Cookie"); !strings.HasPrefix(c, authn.SessionCookie+"=") {
 		t.Fatalf("sign-in from loopback: %d, cookie %q", rec.Code, c)
+	}
+}
+
+// When Docker or a proxy publishes the HTTPS listener on another port
+// (26443:6443), everything that sends a student there names the published
+// port: the redirect from plain HTTP, a kubeconfig downloaded over HTTPS,
+// and the admin kubeconfig.
+func TestTransportPublishedSecurePort(t *testing.T) {
+	t.Parallel()
+	lab := classroomLab(t, func(c *server.Config) { c.PublishedSecurePort = 26443 })
+	req := httptest.NewRequest("GET", "/lesson/", nil)
+	req.Host = "lab.example:8080"
+	req.RemoteAddr = "192.0.2.50:40000"
+	rec := httptest.NewRecorder()
+	lab.Echo().ServeHTTP(rec, req)
+	if got := rec.Header().Get("Location"); rec.Code != http.StatusTemporaryRedirect || got != "https://lab.example:26443/lesson/" {
+		t.Fatalf("plain HTTP: %d to %q, want 307 to the published port", rec.Code, got)
+	}
+	if !strings.HasSuffix(lab.SecureURL(), ":26443") {
+		t.Fatalf("the secure URL (the admin kubeconfig's server) is %s, want the published port", lab.SecureURL())
+	}
+	admin, err := clientcmd.LoadFromFile(lab.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range admin.Clusters {
+		if !strings.HasSuffix(c.Server, ":26443") {
+			t.Fatalf("the admin kubeconfig names %s, want the published port", c.Server)
+		}
+	}
+	s := join(t, lab, "Pia")
+	raw, err := clientcmd.LoadFromFile(s.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range raw.Clusters {
+		if !strings.HasSuffix(c.Server, ":26443") {
+			t.Fatalf("a student's kubeconfig names %s, want the published port", c.Server)
+		}
 	}
 }

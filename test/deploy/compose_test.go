@@ -300,8 +300,13 @@ func TestComposeKubelab(t *testing.T) {
 	if cfg.Listen != ":8080" {
 		t.Errorf("kubelab: --listen=%q, want :8080 (every interface of the container, the port the image exposes)", cfg.Listen)
 	}
-	if !slices.Contains(s.Ports, "8080:8080") {
-		t.Errorf("kubelab: ports %q, want 8080:8080", s.Ports)
+	// The host's ports may be moved in .env; kubelab is told the HTTPS
+	// one, which its kubeconfigs and redirects name.
+	if !slices.Contains(s.Ports, "${KUBELAB_PUBLISHED_PORT:-8080}:8080") || !slices.Contains(s.Ports, "${KUBELAB_PUBLISHED_SECURE_PORT:-6443}:6443") {
+		t.Errorf("kubelab: ports %q, want 8080 and 6443, published where .env says", s.Ports)
+	}
+	if flags["published-secure-port"] != "${KUBELAB_PUBLISHED_SECURE_PORT:-6443}" {
+		t.Errorf("kubelab: --published-secure-port=%q, want the port 6443 is published at", flags["published-secure-port"])
 	}
 	if s.Restart != "unless-stopped" {
 		t.Errorf("kubelab: restart %q, want unless-stopped", s.Restart)
