@@ -1,5 +1,3 @@
-# syntax=docker/dockerfile:1
-#
 # kubelab's container image: the official Go image builds a static binary, and
 # a distroless image with no shell and no package manager runs it as a
 # non-root user.
