@@ -1,6 +1,6 @@
 // Package deploy checks the files that ship kubelab (docker-compose.yml, the
-// Dockerfile, .dockerignore, .env.example) by parsing them, since the machines
-// that run the tests have no Docker engine to run them with.
+// Dockerfile, .dockerignore, .env.example) by parsing them: in a second, and
+// on a machine with no Docker engine. test/compose builds and runs them.
 package deploy
 
 import (
