@@ -130,6 +130,11 @@ type Config struct {
 	// included, and the redirect from plain HTTP name it. 0 is
 	// SecureListen's own port.
 	PublishedSecurePort int
+	// AdminToken, if set, is the admin kubeconfig's token, instead of one
+	// kubelab makes and keeps in its data directory: replicas given the
+	// same one all accept it, so the admin kubeconfig works through a
+	// proxy whichever replica answers.
+	AdminToken string
 	// InstructorToken and GraderToken, if set, are bearer tokens for the
 	// instructor (class progress and results) and for a grader (the
 	// results endpoint). They are kept only as hashes.
@@ -241,7 +246,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--published-secure-port %d is not a port (1 to 65535, or 0 for --secure-listen's own)", c.PublishedSecurePort)
 		}
 	}
-	for _, t := range []struct{ flag, token string }{{"--instructor-token", c.InstructorToken}, {"--grader-token", c.GraderToken}} {
+	for _, t := range []struct{ flag, token string }{{"--admin-token", c.AdminToken}, {"--instructor-token", c.InstructorToken}, {"--grader-token", c.GraderToken}} {
 		if t.token != "" {
 			if err := checkToken(t.flag, t.token); err != nil {
 				return err
@@ -253,6 +258,9 @@ func (c Config) Validate() error {
 	}
 	if c.InstructorToken != "" && c.InstructorToken == c.GraderToken {
 		return errors.New("--instructor-token and --grader-token must differ: they are different roles")
+	}
+	if c.AdminToken != "" && (c.AdminToken == c.InstructorToken || c.AdminToken == c.GraderToken) {
+		return errors.New("--admin-token must differ from --instructor-token and --grader-token: the admin may do anything")
 	}
 	return nil
 }

@@ -70,19 +70,24 @@ type kubeContext struct {
 // minted afresh otherwise. Only the hash is kept apart from the kubeconfig, so
 // that deleting the kubeconfig revokes the token it held.
 //
+// A given token (--admin-token) is written instead, and nothing minted:
+// replicas given the same one write the same kubeconfig.
+//
 // In classroom mode serverURL is the HTTPS port and caPEM its CA: kubectl
 // sends the token only over TLS, and anonymous requests are no longer
 // cluster-admin there.
-func adminKubeconfig(dataDir, serverURL string, caPEM []byte) (tokenHash [sha256.Size]byte, err error) {
+func adminKubeconfig(dataDir, serverURL string, caPEM []byte, given string) (tokenHash [sha256.Size]byte, err error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return tokenHash, err
 	}
 	path := filepath.Join(dataDir, kubeconfigFile)
 	hashPath := filepath.Join(dataDir, adminTokenHashFile)
 
-	token, err := existingAdminToken(path, hashPath)
-	if err != nil {
-		return tokenHash, err
+	token := given
+	if token == "" {
+		if token, err = existingAdminToken(path, hashPath); err != nil {
+			return tokenHash, err
+		}
 	}
 	if token == "" {
 		if token, err = newToken(); err != nil {

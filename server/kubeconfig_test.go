@@ -37,7 +37,7 @@ func adminToken(t *testing.T, dir string) string {
 func TestAdminKubeconfig(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
-	hash, err := adminKubeconfig(dir, "http://127.0.0.1:8080", nil)
+	hash, err := adminKubeconfig(dir, "http://127.0.0.1:8080", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestAdminKubeconfig(t *testing.T) {
 	}
 
 	t.Run("restart keeps the token and follows the address", func(t *testing.T) {
-		if _, err := adminKubeconfig(dir, "http://127.0.0.1:9090", nil); err != nil {
+		if _, err := adminKubeconfig(dir, "http://127.0.0.1:9090", nil, ""); err != nil {
 			t.Fatal(err)
 		}
 		if got := adminToken(t, dir); got != token {
@@ -92,7 +92,7 @@ func TestAdminKubeconfig(t *testing.T) {
 		if err := os.WriteFile(path, []byte(forged), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := adminKubeconfig(dir, "http://127.0.0.1:8080", nil); err != nil {
+		if _, err := adminKubeconfig(dir, "http://127.0.0.1:8080", nil, ""); err != nil {
 			t.Fatal(err)
 		}
 		if got := adminToken(t, dir); got == token || got == strings.Repeat("ab", 32) {
@@ -104,11 +104,21 @@ func TestAdminKubeconfig(t *testing.T) {
 		if err := os.Remove(filepath.Join(dir, kubeconfigFile)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := adminKubeconfig(dir, "http://127.0.0.1:8080", nil); err != nil {
+		if _, err := adminKubeconfig(dir, "http://127.0.0.1:8080", nil, ""); err != nil {
 			t.Fatal(err)
 		}
 		if got := adminToken(t, dir); got == token {
 			t.Fatal("token survived the deletion of its kubeconfig")
+		}
+	})
+	t.Run("a given token is the one written, replacing a minted one", func(t *testing.T) {
+		given := "a5f0c93e1b7d24e86f3a0b9c7d1e2f40"
+		hash, err := adminKubeconfig(dir, "http://127.0.0.1:8080", nil, given)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := adminToken(t, dir); got != given || hash != sha256.Sum256([]byte(given)) {
+			t.Fatalf("the kubeconfig holds %q, want the given token", got)
 		}
 	})
 	t.Run("no temp files left behind", func(t *testing.T) {

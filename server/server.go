@@ -256,7 +256,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.Classroom {
 		adminURL, caPEM = s.secureURL, s.pki.CertPEM()
 	}
-	if s.adminTokenHash, err = adminKubeconfig(cfg.DataDir, adminURL, caPEM); err != nil {
+	if s.adminTokenHash, err = adminKubeconfig(cfg.DataDir, adminURL, caPEM, cfg.AdminToken); err != nil {
 		return nil, fmt.Errorf("admin kubeconfig: %w", err)
 	}
 	s.newEcho()

@@ -80,6 +80,7 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.ClassName, "class-name", cfg.ClassName, "in classroom mode, the class's name (e.g. k8s-101), which graders filter results by")
 	fs.StringVar(&cfg.SecureListen, "secure-listen", cfg.SecureListen, "in classroom mode, host:port of the HTTPS listener students' kubectl uses")
 	fs.IntVar(&cfg.PublishedSecurePort, "published-secure-port", cfg.PublishedSecurePort, "in classroom mode, the port students reach --secure-listen at, when Docker or a proxy publishes it on another (kubeconfigs and the redirect from plain HTTP name it); 0 for --secure-listen's own")
+	fs.StringVar(&cfg.AdminToken, "admin-token", cfg.AdminToken, "the admin kubeconfig's token (e.g. openssl rand -hex 16; prefer the environment variable), instead of one kubelab makes; replicas given the same one all accept the same admin kubeconfig")
 	fs.StringVar(&cfg.InstructorToken, "instructor-token", cfg.InstructorToken, "bearer token of the instructor (e.g. openssl rand -hex 16; prefer the environment variable)")
 	fs.StringVar(&cfg.GraderToken, "grader-token", cfg.GraderToken, "bearer token of the grader endpoint's client (e.g. openssl rand -hex 16; prefer the environment variable)")
 	fs.IntVar(&cfg.QuizAttempts, "quiz-attempts", cfg.QuizAttempts, "how many attempts each student may submit at each quiz; 0 for no limit")
