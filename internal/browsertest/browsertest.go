@@ -5,6 +5,7 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -102,6 +103,21 @@ func Submit(t *testing.T, ctx context.Context, what, path string, steps ...chrom
 // a Submit waits for a page that never comes.
 func Press(selector string) chromedp.Action[chromedp.Void] {
 	expr := `(() => { const e = document.querySelector(` + strconv.Quote(selector) + `); if (!e || e.disabled) return false; e.click(); return true })()`
+	return func(ctx context.Context, _ *chromedp.Target) (chromedp.Void, error) {
+		return chromedp.Void{}, until(ctx, expr, pressWithin)
+	}
+}
+
+// Fill sets the value of the first form field the selector finds, by
+// script, once it is there and enabled, and tells the page's scripts with
+// input and change events. chromedp's SetValue acts on a node of its copy
+// of the DOM: just after a form's answer replaced the page (a refused
+// sign-in shown again), that copy can still be the page before, and the
+// node is gone ("No node with given id found").
+func Fill(selector, value string) chromedp.Action[chromedp.Void] {
+	v, _ := json.Marshal(value)
+	expr := `(() => { const e = document.querySelector(` + strconv.Quote(selector) + `); if (!e || e.disabled) return false; ` +
+		`e.value = ` + string(v) + `; e.dispatchEvent(new Event("input", {bubbles: true})); e.dispatchEvent(new Event("change", {bubbles: true})); return true })()`
 	return func(ctx context.Context, _ *chromedp.Target) (chromedp.Void, error) {
 		return chromedp.Void{}, until(ctx, expr, pressWithin)
 	}

@@ -115,7 +115,7 @@ func (w *walk) join(name string) {
 	t, ctx := w.t, w.ctx
 	browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(w.lb.URL()+"/lesson/request-path"))
 	browsertest.Submit(t, ctx, "join", "/lesson/request-path",
-		chromedp.SetValue(chromedp.CSS(`#name`), name),
+		browsertest.Fill(`#name`, name),
 		browsertest.Press(`form[action="/signin"] button`))
 	browsertest.WaitJS(t, ctx, "signed in", `location.pathname === "/lesson/request-path" && document.querySelector("[data-account]")?.hidden === false`)
 	res, err := chromedp.Run(ctx, func(ctx context.Context, tg *chromedp.Target) (network.GetCookiesResult, error) {

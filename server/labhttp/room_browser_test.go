@@ -27,7 +27,7 @@ func signInToDashboard(t *testing.T, ctx context.Context, lab *kubelabtest.Lab) 
 	browsertest.Do(t, ctx, "open the dashboard", chromedp.Navigate(lab.URL()+"/labs/dashboard"))
 	browsertest.WaitJS(t, ctx, "the sign-in form", `document.querySelector('input[name=token]') !== null`)
 	browsertest.Submit(t, ctx, "sign in with the instructor's token", "/labs/dashboard",
-		chromedp.SetValue(chromedp.CSS(`input[name=token]`), instructorToken),
+		browsertest.Fill(`input[name=token]`, instructorToken),
 		browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
 }
 
@@ -52,7 +52,7 @@ func TestInstructorsRoomInTheBrowser(t *testing.T) {
 	defer cancel()
 	browsertest.Do(t, sctx, "open the sign-in page", chromedp.Navigate(lab.URL()+"/signin"))
 	browsertest.Do(t, sctx, "join with a Thai name",
-		chromedp.SetValue(chromedp.CSS(`#name`), thaiName),
+		browsertest.Fill(`#name`, thaiName),
 		browsertest.Press(`form[action="/signin"] button`))
 	browsertest.WaitJS(t, sctx, "signed in", `!location.pathname.startsWith("/signin") && document.querySelector("[data-account]")?.hidden === false`)
 

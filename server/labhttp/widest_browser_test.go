@@ -53,7 +53,7 @@ func TestInstructorsRoomHoldsItsWidestContent(t *testing.T) {
 	ctx := browsertest.Start(t)
 	browsertest.Do(t, ctx, "open the dashboard", chromedp.Navigate(lab.URL()+"/labs/dashboard"))
 	browsertest.Submit(t, ctx, "sign in with the instructor's token", "/labs/dashboard",
-		chromedp.SetValue(chromedp.CSS(`input[name=token]`), instructorToken),
+		browsertest.Fill(`input[name=token]`, instructorToken),
 		browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
 
 	// Each language on each screen, the themes taken in turn: a theme

@@ -72,8 +72,8 @@ func TestBrowserWatchesAndInterrupts(t *testing.T) {
 	browsertest.Do(t, ctx, "open the terminal", chromedp.Navigate(lab.URL()+"/terminal"))
 	browsertest.WaitJS(t, ctx, "the sign-in page", `location.pathname === "/signin"`)
 	browsertest.Submit(t, ctx, "join", "/terminal",
-		chromedp.SetValue(chromedp.CSS(`#name`), "Ada"),
-		chromedp.SetValue(chromedp.CSS(`#code`), "k8s-101"),
+		browsertest.Fill(`#name`, "Ada"),
+		browsertest.Fill(`#code`, "k8s-101"),
 		browsertest.Press(`form[action="/signin"] button`))
 	waitReady(t, ctx)
 	who := browsertest.Eval[string](t, ctx, `document.querySelector("[data-who]").textContent`)

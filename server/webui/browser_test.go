@@ -118,7 +118,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("OK XSS through a label and an annotation is inert", func(t *testing.T) {
 		browsertest.Do(t, ctx, "open the watch page", chromedp.Navigate(lab.URL()+"/lesson/resource-version"))
 		evil := `<img src=x onerror="document.title='pwned'">`
-		browsertest.Do(t, ctx, "type a label value", chromedp.SetValue(chromedp.CSS(`figure[data-cmd="label-pod"] input`), evil))
+		browsertest.Do(t, ctx, "type a label value", browsertest.Fill(`figure[data-cmd="label-pod"] input`, evil))
 		browsertest.Do(t, ctx, "run it", browsertest.Press(`figure[data-cmd="label-pod"] [data-run]`))
 		browsertest.WaitJS(t, ctx, "the 422", `document.querySelector('figure[data-cmd="label-pod"]').dataset.code === "422" && document.querySelector('figure[data-cmd="label-pod"]').dataset.state === "done"`)
 		text := browsertest.Eval[string](t, ctx, `document.querySelector('figure[data-cmd="label-pod"] .live-resp').textContent`)
@@ -233,7 +233,7 @@ func TestBrowserWatchTimeline(t *testing.T) {
 	}
 	browsertest.Shot(t, ctx, "timeline-etcd-compacted")
 	// B starts again as client-go 1.35+ does: a streaming list.
-	browsertest.Do(t, ctx, "B starts with a streaming list", chromedp.SetValue(chromedp.CSS(`.lane-ctl[data-lane="B"] [data-mode]`), "stream"))
+	browsertest.Do(t, ctx, "B starts with a streaming list", browsertest.Fill(`.lane-ctl[data-lane="B"] [data-mode]`, "stream"))
 	browsertest.Eval[bool](t, ctx, `(document.querySelector('.lane-ctl[data-lane="B"] [data-mode]').dispatchEvent(new Event("change")), true)`)
 	browsertest.WaitJS(t, ctx, "the streamed list", `[...document.querySelectorAll(".event-log li")].some(l => l.textContent.startsWith("[B]STREAMED LIST") && l.textContent.includes("initial-events-end"))`)
 	browsertest.Shot(t, ctx, "timeline-streaming-list")

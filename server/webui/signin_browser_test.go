@@ -25,8 +25,8 @@ func TestBrowserJoinsAClass(t *testing.T) {
 	browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(lab.URL()+"/lesson/request-path"))
 	browsertest.WaitJS(t, ctx, "the sign-in page", `location.pathname === "/signin" && document.querySelector("form[action='/signin']") !== null`)
 	browsertest.Submit(t, ctx, "a wrong join code", "/signin",
-		chromedp.SetValue(chromedp.CSS(`#name`), `Ada <b>Lovelace</b>`),
-		chromedp.SetValue(chromedp.CSS(`#code`), "guess"),
+		browsertest.Fill(`#name`, `Ada <b>Lovelace</b>`),
+		browsertest.Fill(`#code`, "guess"),
 		browsertest.Press(`form[action="/signin"] button`))
 	browsertest.WaitJS(t, ctx, "the join code refused", `document.querySelector("#signin-error") !== null`)
 	browsertest.Shot(t, ctx, "signin-refused")
@@ -34,7 +34,7 @@ func TestBrowserJoinsAClass(t *testing.T) {
 		t.Fatalf("the name typed was not kept: %q", v)
 	}
 	browsertest.Submit(t, ctx, "join", "/lesson/request-path",
-		chromedp.SetValue(chromedp.CSS(`#code`), "k8s-101"),
+		browsertest.Fill(`#code`, "k8s-101"),
 		browsertest.Press(`form[action="/signin"] button`))
 	browsertest.WaitJS(t, ctx, "back on the lesson, signed in", `location.pathname === "/lesson/request-path" && document.querySelector("[data-account]")?.hidden === false`)
 	account := browsertest.Eval[string](t, ctx, `document.querySelector("[data-account]").textContent`)

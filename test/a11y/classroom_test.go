@@ -59,7 +59,7 @@ func TestClassroomPages(t *testing.T) {
 	}
 	browsertest.Do(t, instructor, "open the dashboard", chromedp.Navigate(base+"/labs/dashboard"))
 	browsertest.Submit(t, instructor, "sign in with the instructor's token", "/labs/dashboard",
-		chromedp.SetValue(chromedp.CSS(`input[name=token]`), instructorToken),
+		browsertest.Fill(`input[name=token]`, instructorToken),
 		browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
 	row := `[...document.querySelectorAll("tr[data-user]")].find(r => r.querySelector("[data-display-name]")?.textContent === "` + thaiName + `")`
 	browsertest.WaitJS(t, instructor, "her row, stuck, with her score", row+`?.classList.contains("stuck") && `+row+`.querySelector("[data-quiz]") !== null`)
@@ -78,14 +78,14 @@ func TestClassroomPages(t *testing.T) {
 		browsertest.WaitJS(t, anon, "the sign-in form", `document.querySelector("form[action='/signin'] #code") !== null`)
 		check(anon, "/signin")
 		browsertest.Submit(t, anon, "a wrong join code", "/signin",
-			chromedp.SetValue(chromedp.CSS(`#name`), thaiName),
-			chromedp.SetValue(chromedp.CSS(`#code`), "guess"),
+			browsertest.Fill(`#name`, thaiName),
+			browsertest.Fill(`#code`, "guess"),
 			browsertest.Press(`form[action="/signin"] button`))
 		browsertest.WaitJS(t, anon, "the join code refused", `document.querySelector("#signin-error") !== null`)
 		check(anon, "/signin (refused)")
 		browsertest.Do(t, anon, "open the dashboard", chromedp.Navigate(base+"/labs/dashboard"))
 		browsertest.Submit(t, anon, "a wrong instructor token", "/labs/dashboard/signin",
-			chromedp.SetValue(chromedp.CSS(`input[name=token]`), "not-the-instructor-token"),
+			browsertest.Fill(`input[name=token]`, "not-the-instructor-token"),
 			browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
 		browsertest.WaitJS(t, anon, "the token refused", `document.querySelector(".signin-error") !== null && document.querySelector("input[name=token]") !== null`)
 		check(anon, "/labs/dashboard (sign-in refused)")
@@ -117,8 +117,8 @@ func joinAndWork(t *testing.T, ctx context.Context, base string) {
 	browsertest.Do(t, ctx, "open a lab", chromedp.Navigate(base+"/labs/discovery"))
 	browsertest.WaitJS(t, ctx, "sent to sign in", `location.pathname === "/signin" && document.querySelector("#code") !== null`)
 	browsertest.Submit(t, ctx, "join", "/labs/discovery",
-		chromedp.SetValue(chromedp.CSS(`#name`), thaiName),
-		chromedp.SetValue(chromedp.CSS(`#code`), joinCode),
+		browsertest.Fill(`#name`, thaiName),
+		browsertest.Fill(`#code`, joinCode),
 		browsertest.Press(`form[action="/signin"] button`))
 	browsertest.WaitJS(t, ctx, "the lab, signed in", `document.readyState === "complete" && document.querySelector(".lab-start button") !== null`)
 	browsertest.Submit(t, ctx, "start the lab", "/labs/discovery", browsertest.Press(".lab-start button"))

@@ -29,8 +29,8 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	browsertest.Do(t, ctx, "open the lesson", chromedp.Navigate(c.httpsURL+"/lesson/request-path"))
 	browsertest.WaitJS(t, ctx, "the HTTPS sign-in page", `location.protocol === "https:" && location.pathname === "/signin" && document.querySelector("form[action='/signin']") !== null`)
 	browsertest.Submit(t, ctx, "join", "/lesson/request-path",
-		chromedp.SetValue(chromedp.CSS(`#name`), "Erin"),
-		chromedp.SetValue(chromedp.CSS(`#code`), joinCode),
+		browsertest.Fill(`#name`, "Erin"),
+		browsertest.Fill(`#code`, joinCode),
 		browsertest.Press(`form[action="/signin"] button`))
 	browsertest.WaitJS(t, ctx, "back on the lesson, signed in", `location.protocol === "https:" && location.pathname === "/lesson/request-path" && document.querySelector("[data-account]")?.hidden === false`)
 	if cookies := browsertest.Eval[string](t, ctx, `document.cookie`); strings.Contains(cookies, "kubelab_session") {
@@ -69,7 +69,7 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 		chromedp.Navigate(c.httpsURL+"/labs/dashboard"))
 	browsertest.WaitJS(t, ctx, "the dashboard's sign-in form", `document.querySelector("input[name=token]") !== null`)
 	browsertest.Submit(t, ctx, "paste the token", "/labs/dashboard",
-		chromedp.SetValue(chromedp.CSS(`input[name=token]`), instructorTokenA),
+		browsertest.Fill(`input[name=token]`, instructorTokenA),
 		browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
 	browsertest.WaitJS(t, ctx, "the dashboard live over wss", `location.pathname === "/labs/dashboard" && document.querySelector("[data-conn].live") !== null`)
 }
