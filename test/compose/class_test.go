@@ -26,13 +26,13 @@ import (
 	"github.com/kubelab/kubelab/server/labhttp"
 )
 
-// TestClass is item 2 of the instructor's story, then the class's faults
-// that Compose alone can cause: the README's commands, the published
-// ports, three students (one with a Thai name) who sign in over HTTPS, use
-// the real kubectl, pass a lab step and submit a quiz, and an instructor and
-// a grader who see all three; then an etcd member stopped, and the whole
-// class taken down and brought up again.
+// TestClass is the instructor's class end to end: the README's commands,
+// the published ports, three students (one with a Thai name) who sign in
+// over HTTPS, use the real kubectl, pass a lab step and submit a quiz, and
+// an instructor and a grader who see all three; then the whole class taken
+// down and brought up again, with nothing lost.
 func TestClass(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, "class")
 	p.up(t)
 
@@ -108,15 +108,6 @@ func TestClass(t *testing.T) {
 		}
 	}
 
-	t.Run("one etcd member stopped", func(t *testing.T) {
-		p.compose(t, "stop", "etcd-1")
-		classGoesOn(t, p, admin, "with etcd-1 stopped")
-		p.upAgain(t)
-		docker(t, "kill", p.name+"-etcd-2-1")
-		classGoesOn(t, p, admin, "with etcd-2 killed")
-		p.upAgain(t)
-	})
-
 	t.Run("down then up", func(t *testing.T) {
 		p.compose(t, "down", "--timeout", "20")
 		p.upAgain(t)
@@ -139,33 +130,6 @@ func TestClass(t *testing.T) {
 			}
 		}
 	})
-}
-
-// classGoesOn checks that the class is served with an etcd member down:
-// /readyz answers 200 and a write through the published port succeeds.
-// The etcd client may need a moment to move off the member it was using,
-// so the check waits for both (a wide bound), and says how many tries it
-// took: a figure, not an assertion.
-func classGoesOn(t *testing.T, p *project, kubeconfig, when string) {
-	t.Helper()
-	tries := 0
-	eventually.HoldsWithin(t, 60*time.Second, "the class served "+when, func() (bool, error) {
-		tries++
-		resp, err := http.Get(p.httpURL() + "/readyz")
-		if err != nil {
-			return false, err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return false, fmt.Errorf("/readyz: %d", resp.StatusCode)
-		}
-		name := fmt.Sprintf("write-%d", time.Now().UnixNano())
-		if _, stderr, err := kubectl(t, kubeconfig, "-n", "default", "create", "configmap", name); err != nil {
-			return false, fmt.Errorf("write: %v %s", err, stderr)
-		}
-		return true, nil
-	})
-	t.Logf("%s: served after %d tries", when, tries)
 }
 
 // student is one who signed in through the published HTTPS port.

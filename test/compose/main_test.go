@@ -11,7 +11,8 @@
 //
 // Each test runs a Compose project of its own (-p kubelabtest-NAME) on free
 // ports, and removes its containers, networks and volumes when it ends: the
-// engine outlives the run, and CI runs on the same one.
+// engine outlives the run, and CI runs on the same one. The tests run side
+// by side (.ci/run allows two at once): each mostly waits on containers.
 package compose_test
 
 import (
@@ -44,6 +45,7 @@ var baseImages = []string{
 	"golang:1.26",
 	"gcr.io/distroless/static-debian12:nonroot",
 	"gcr.io/etcd-development/etcd:v3.7.3",
+	"haproxy:2.6",
 }
 
 // kubelabImage is the image docker-compose.yml builds and runs.
@@ -86,10 +88,15 @@ func unusable() string {
 // run runs a command with the suite's docker configuration and env added,
 // and answers its combined output; a failure's error carries that output.
 func run(ctx context.Context, env []string, name string, args ...string) (string, error) {
+	return runIn(ctx, root, env, name, args...)
+}
+
+// runIn is run in another working directory.
+func runIn(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = root
+	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "DOCKER_CONFIG="+dockerConfig), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

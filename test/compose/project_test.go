@@ -23,8 +23,9 @@ import (
 // it clashes with nothing else on the machine.
 type project struct {
 	name      string
-	envFile   string // the project's .env
-	override  string // a Compose file that hands the container that .env
+	files     []string // the repository's Compose files the project runs
+	envFile   string   // the project's .env
+	override  string   // a Compose file that hands the containers that .env
 	httpPort  string // the host's port for kubelab's 8080
 	httpsPort string // the host's port for kubelab's 6443
 
@@ -39,9 +40,17 @@ const className = "k8s-101"
 // containers, networks and volumes.
 func newProject(t *testing.T, name string) *project {
 	t.Helper()
+	return newProjectOf(t, name, []string{"docker-compose.yml"}, "kubelab")
+}
+
+// newProjectOf is a project of the repository's Compose files, whose
+// kubelab services get the project's .env.
+func newProjectOf(t *testing.T, name string, files []string, kubelabs ...string) *project {
+	t.Helper()
 	dir := t.TempDir()
 	p := &project{
 		name:            "kubelabtest-" + name,
+		files:           files,
 		envFile:         filepath.Join(dir, ".env"),
 		override:        filepath.Join(dir, "env.yml"),
 		httpPort:        freePort(t),
@@ -67,12 +76,19 @@ func newProject(t *testing.T, name string) *project {
 		env = line.ReplaceAllLiteralString(env, key+"="+value)
 	}
 	env += "\nKUBELAB_PUBLISHED_PORT=" + p.httpPort + "\nKUBELAB_PUBLISHED_SECURE_PORT=" + p.httpsPort + "\n"
+	if len(kubelabs) > 1 {
+		// Replicas share one admin kubeconfig, as the overlay requires.
+		env += "KUBELAB_ADMIN_TOKEN=" + randomHex(t, 16) + "\n"
+	}
 	if err := os.WriteFile(p.envFile, []byte(env), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// docker-compose.yml reads .env from the repository's directory; the
 	// test's is elsewhere, so that it never touches an instructor's own.
-	override := "services:\n  kubelab:\n    env_file:\n      - path: " + p.envFile + "\n"
+	override := "services:\n"
+	for _, service := range kubelabs {
+		override += "  " + service + ":\n    env_file:\n      - path: " + p.envFile + "\n"
+	}
 	if err := os.WriteFile(p.override, []byte(override), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -90,9 +106,21 @@ func newProject(t *testing.T, name string) *project {
 // run runs docker compose on the project: the repository's file, the
 // test's .env both for the file's variables and for the container.
 func (p *project) run(args ...string) (string, error) {
-	base := []string{"compose", "-p", p.name, "--env-file", p.envFile,
-		"-f", filepath.Join(root, "docker-compose.yml"), "-f", p.override}
+	base := []string{"compose", "-p", p.name, "--env-file", p.envFile}
+	for _, f := range append(p.composeFiles(), p.override) {
+		base = append(base, "-f", f)
+	}
 	return run(context.Background(), nil, "docker", append(base, args...)...)
+}
+
+// composeFiles are the paths of the repository's Compose files the
+// project runs.
+func (p *project) composeFiles() []string {
+	var paths []string
+	for _, f := range p.files {
+		paths = append(paths, filepath.Join(root, f))
+	}
+	return paths
 }
 
 // compose runs docker compose on the project; its failure ends the test.
