@@ -27,8 +27,10 @@ import (
 // can: one stopped, one killed, one cut off from the network, then two
 // stopped (quorum lost). With one member gone the class goes on: /readyz
 // stays ready, writes succeed and a watch opened before sees them. With
-// two gone, a write fails with a Status within the request timeout and
-// /readyz fails; once they return, nothing acknowledged is lost.
+// two gone, a write fails with a Status within the request timeout (kubelab
+// answers 503 when etcd says it timed out, 504 when the request timeout
+// comes first) and /readyz fails; once they return, nothing acknowledged
+// is lost.
 func TestEtcdFaults(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, "etcd-faults")
@@ -70,15 +72,18 @@ func TestEtcdFaults(t *testing.T) {
 	if err == nil || !asStatus(err, &status) {
 		t.Fatalf("a write without quorum: %v, want a Status", err)
 	}
-	if took > 2*time.Minute {
-		t.Fatalf("a write without quorum was held %s", took)
+	if took > 90*time.Second {
+		t.Fatalf("a write without quorum was held %s, past the request timeout (a minute)", took)
 	}
 	t.Logf("a write without quorum: %d %s %q after %.1f s", status.Status().Code, status.Status().Reason, status.Status().Message, took.Seconds())
 	eventually.HoldsWithin(t, 2*time.Minute, "/readyz failing without quorum", func() (bool, error) {
 		code, err := readyz(p)
 		return err == nil && code != http.StatusOK, fmt.Errorf("/readyz: %d %v", code, err)
 	})
-	p.upAgain(t)
+	// As the README says: start the stopped members. (up would refuse:
+	// without quorum etcd-0's own health check failed, and Compose will not
+	// start what depends on an unhealthy member.)
+	p.compose(t, "start", "etcd-1", "etcd-2")
 	eventually.HoldsWithin(t, 2*time.Minute, "the class served again with quorum back", func() (bool, error) {
 		err := tryWrite(cs, acked)
 		return err == nil, err
