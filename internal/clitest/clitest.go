@@ -144,6 +144,23 @@ func Run(t testing.TB, bin string, args ...string) (stdout, stderr string, err e
 	return RunWith(t, Options{}, bin, args...)
 }
 
+// KubectlWith runs the real kubectl with a kubeconfig.
+func KubectlWith(t testing.TB, kubeconfig string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	return Run(t, Kubectl(t), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+}
+
+// KubectlWithOK is KubectlWith for what a test needs to succeed: a failure
+// ends the test.
+func KubectlWithOK(t testing.TB, kubeconfig string, args ...string) string {
+	t.Helper()
+	out, stderr, err := KubectlWith(t, kubeconfig, args...)
+	if err != nil {
+		t.Fatalf("kubectl %v: %v\n%s%s", args, err, out, stderr)
+	}
+	return out
+}
+
 // RunWith is Run with Options.
 func RunWith(t testing.TB, o Options, bin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()

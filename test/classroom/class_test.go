@@ -10,7 +10,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/kubelabproc"
+	"github.com/kubelab/kubelab/internal/webclient"
 )
 
 // joinCode is every class's join code: no test is about its value.
@@ -166,7 +166,7 @@ func signIn(t *testing.T, browser *http.Client, base, display string) *student {
 	}
 	s := &student{base: base, browser: browser}
 	form := url.Values{"name": {display}, "code": {joinCode}}.Encode()
-	resp, body := send(t, browser, "POST", base+"/signin", form,
+	resp, body := webclient.Send(t, browser, "POST", base+"/signin", form,
 		"Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json")
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("sign in as %q: %d %s", display, resp.StatusCode, body)
@@ -211,21 +211,21 @@ func (s *student) downloadKubeconfig(t *testing.T) string {
 // kubectl runs the real kubectl with the student's kubeconfig.
 func (s *student) kubectl(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	return kubectl(t, s.kubeconfig, args...)
+	return clitest.KubectlWith(t, s.kubeconfig, args...)
 }
 
 // do sends a request from the student's browser (their session cookie)
 // to path on their kubelab; header pairs are set on it.
 func (s *student) do(t *testing.T, method, path, body string, header ...string) (*http.Response, string) {
 	t.Helper()
-	return send(t, s.browser, method, s.base+path, body, header...)
+	return webclient.Send(t, s.browser, method, s.base+path, body, header...)
 }
 
 // apiDo sends a request to path on the API with the kubeconfig's token,
 // over HTTPS, as kubectl does; header pairs are set on it.
 func (s *student) apiDo(t *testing.T, method, path string, header ...string) (*http.Response, string) {
 	t.Helper()
-	return send(t, s.api, method, s.config.Host+path, "", header...)
+	return webclient.Send(t, s.api, method, s.config.Host+path, "", header...)
 }
 
 // cookie is the Cookie header of the student's browser on their kubelab,
@@ -237,45 +237,4 @@ func (s *student) cookie() string {
 		pairs = append(pairs, c.Name+"="+c.Value)
 	}
 	return strings.Join(pairs, "; ")
-}
-
-// send sends method target with body, if any, and header pairs (set in
-// order, so a later pair overrides an earlier one); it answers the
-// response, its body read and closed, and that body.
-func send(t *testing.T, c *http.Client, method, target, body string, header ...string) (*http.Response, string) {
-	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, target, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
-}
-
-// kubectl runs the real kubectl with kubeconfig.
-func kubectl(t *testing.T, kubeconfig string, args ...string) (stdout, stderr string, err error) {
-	t.Helper()
-	return clitest.Run(t, clitest.Kubectl(t), append([]string{"--kubeconfig", kubeconfig}, args...)...)
-}
-
-// kubectlOK runs kubectl for what a test sets up: its failure ends the test.
-func kubectlOK(t *testing.T, kubeconfig string, args ...string) string {
-	t.Helper()
-	out, stderr, err := kubectl(t, kubeconfig, args...)
-	if err != nil {
-		t.Fatalf("kubectl %v: %v\n%s%s", args, err, out, stderr)
-	}
-	return out
 }

@@ -21,7 +21,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubelab/kubelab/internal/browsertest"
+	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/internal/webclient"
 )
 
 // A web page of another site, open in the same browser as a local
@@ -62,7 +64,7 @@ Promise.all([
 		t.Fatal(err)
 	}
 	token := kc.AuthInfos[kc.Contexts[kc.CurrentContext].AuthInfo].Token
-	if resp, body := send(t, http.DefaultClient, "GET", lab.URL()+"/kubelab/v1/grader/results", "", "Authorization", "Bearer "+token); resp.StatusCode != http.StatusOK || strings.Contains(body, "spot-the-bug") {
+	if resp, body := webclient.Send(t, http.DefaultClient, "GET", lab.URL()+"/kubelab/v1/grader/results", "", "Authorization", "Bearer "+token); resp.StatusCode != http.StatusOK || strings.Contains(body, "spot-the-bug") {
 		t.Errorf("quiz attempts after the no-cors fetch: %d %s", resp.StatusCode, body)
 	}
 	// Submitted once this evaluation has returned: the page then goes.
@@ -73,7 +75,7 @@ Promise.all([
 		t.Errorf("after the form: internals-demo changed: %+v, was %+v", got, before)
 	}
 	// kubectl sends no Origin, and still resets.
-	if _, stderr, err := kubectl(t, lab.KubeconfigPath(), "create", "--raw", epResetPath, "-f", epEmptyJSON(t)); err != nil {
+	if _, stderr, err := clitest.KubectlWith(t, lab.KubeconfigPath(), "create", "--raw", epResetPath, "-f", epEmptyJSON(t)); err != nil {
 		t.Errorf("kubectl reset: %v %s", err, stderr)
 	}
 }
@@ -145,10 +147,10 @@ func TestEndpointsOnlyInstructorsCompactAClass(t *testing.T) {
 	}
 
 	instructor := "Bearer " + epInstructorToken
-	if resp, body := send(t, http.DefaultClient, "POST", c.URL()+"/ui/compact", "", "Authorization", instructor); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"revision"`) {
+	if resp, body := webclient.Send(t, http.DefaultClient, "POST", c.URL()+"/ui/compact", "", "Authorization", instructor); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"revision"`) {
 		t.Errorf("the instructor compacts: %d %s", resp.StatusCode, body)
 	}
-	if resp, page := send(t, http.DefaultClient, "GET", c.URL()+"/lab", "", "Authorization", instructor, "Accept", "text/html"); resp.StatusCode != http.StatusOK || !strings.Contains(page, "data-compact>") {
+	if resp, page := webclient.Send(t, http.DefaultClient, "GET", c.URL()+"/lab", "", "Authorization", instructor, "Accept", "text/html"); resp.StatusCode != http.StatusOK || !strings.Contains(page, "data-compact>") {
 		t.Errorf("the instructor's lab page: %d, want Compact now offered", resp.StatusCode)
 	}
 }

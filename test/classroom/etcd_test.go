@@ -245,12 +245,12 @@ func TestHandWrittenTokenEntriesAuthenticateNothing(t *testing.T) {
 		if _, stderr, err := clitest.Run(t, etcdctl, append(flags, "put", key, entry)...); err != nil {
 			t.Fatalf("etcdctl put: %v\n%s", err, stderr)
 		}
-		out, stderr, err := kubectl(t, kubeconfig, "--token", token, "get", "secrets", "-A")
+		out, stderr, err := clitest.KubectlWith(t, kubeconfig, "--token", token, "get", "secrets", "-A")
 		if err == nil || !strings.Contains(stderr, "You must be logged in") {
 			t.Errorf("kubectl with the hand-written token %s: %v\n%s%s\nwant 401 (You must be logged in)", token, err, out, stderr)
 		}
 	}
-	if _, stderr, err := kubectl(t, kubeconfig, "get", "secrets", "-A"); err != nil {
+	if _, stderr, err := clitest.KubectlWith(t, kubeconfig, "get", "secrets", "-A"); err != nil {
 		t.Fatalf("kubectl with the admin kubeconfig: %v\n%s", err, stderr)
 	}
 }

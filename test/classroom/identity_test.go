@@ -2,6 +2,8 @@ package classroom_test
 
 import (
 	"context"
+	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/webclient"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -21,11 +23,11 @@ func TestSigningInAsAnExistingNamespaceOrUserGetsAnotherName(t *testing.T) {
 	t.Parallel()
 	c := startClass(t)
 	admin := c.adminKubeconfig()
-	kubectlOK(t, admin, "create", "namespace", "solutions")
-	kubectlOK(t, admin, "-n", "solutions", "create", "secret", "generic", "answers", "--from-literal=q1=b")
-	kubectlOK(t, admin, "create", "namespace", "staff")
-	kubectlOK(t, admin, "-n", "staff", "create", "rolebinding", "ta", "--clusterrole=edit", "--user=ta-anna")
-	kubectlOK(t, admin, "create", "clusterrolebinding", "ta-view", "--clusterrole=view", "--user=ta-ben")
+	clitest.KubectlWithOK(t, admin, "create", "namespace", "solutions")
+	clitest.KubectlWithOK(t, admin, "-n", "solutions", "create", "secret", "generic", "answers", "--from-literal=q1=b")
+	clitest.KubectlWithOK(t, admin, "create", "namespace", "staff")
+	clitest.KubectlWithOK(t, admin, "-n", "staff", "create", "rolebinding", "ta", "--clusterrole=edit", "--user=ta-anna")
+	clitest.KubectlWithOK(t, admin, "create", "clusterrolebinding", "ta-view", "--clusterrole=view", "--user=ta-ben")
 
 	// Each probe is what the name's owner may do and the student may not.
 	for _, tc := range []struct{ display, taken, probeNS, probe string }{
@@ -43,25 +45,25 @@ func TestSigningInAsAnExistingNamespaceOrUserGetsAnotherName(t *testing.T) {
 			t.Fatalf("signing in as %q gave the name %q, which is someone else's", tc.display, name)
 		}
 		// The student's own namespace works.
-		if out := kubectlOK(t, s.kubeconfig, "get", "pods", "-o", "name"); !strings.Contains(out, "pod/ssa-demo") {
+		if out := clitest.KubectlWithOK(t, s.kubeconfig, "get", "pods", "-o", "name"); !strings.Contains(out, "pod/ssa-demo") {
 			t.Fatalf("%s's own pods: %q", name, out)
 		}
 	}
 	// A refused name leaves no namespace behind.
-	if out, _, err := kubectl(t, admin, "get", "namespace", "ta-anna"); err == nil {
+	if out, _, err := clitest.KubectlWith(t, admin, "get", "namespace", "ta-anna"); err == nil {
 		t.Fatalf("signing in as ta-anna made its namespace: %s", out)
 	}
 
 	// What a failed sign-in for "carol" leaves: her namespace, made and
 	// marked by kubelab, and her key given back. The next "carol" gets it.
-	kubectlOK(t, admin, "create", "namespace", "carol")
-	kubectlOK(t, admin, "label", "namespace", "carol", "kubelab.io/student=carol")
+	clitest.KubectlWithOK(t, admin, "create", "namespace", "carol")
+	clitest.KubectlWithOK(t, admin, "label", "namespace", "carol", "kubelab.io/student=carol")
 	if name := signIn(t, nil, c.URL(), "Carol").name; name != "carol" {
 		t.Fatalf("the namespace made for carol was not taken up: got %q", name)
 	}
 	// A namespace marked for another name is not.
-	kubectlOK(t, admin, "create", "namespace", "dave")
-	kubectlOK(t, admin, "label", "namespace", "dave", "kubelab.io/student=carol")
+	clitest.KubectlWithOK(t, admin, "create", "namespace", "dave")
+	clitest.KubectlWithOK(t, admin, "label", "namespace", "dave", "kubelab.io/student=carol")
 	if name := signIn(t, nil, c.URL(), "Dave").name; name == "dave" {
 		t.Fatal("a namespace marked for carol was given to dave")
 	}
@@ -77,7 +79,7 @@ func TestStudentCannotImpersonateAMalformedServiceAccount(t *testing.T) {
 	alice := join(t, startClass(t).URL(), "Alice")
 	name := alice.name
 	sa := "system:serviceaccount:" + name + ":default"
-	if out := kubectlOK(t, alice.kubeconfig, "--as", sa, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != sa {
+	if out := clitest.KubectlWithOK(t, alice.kubeconfig, "--as", sa, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != sa {
 		t.Fatalf("as her own service account, %s is %q", name, out)
 	}
 	for _, as := range []string{sa + ":x", "system:serviceaccount:" + name + ":", "system:serviceaccount:" + strings.ToUpper(name) + ":default"} {
@@ -113,7 +115,7 @@ func TestInvisibleAndBlankDisplayNamesAreRefused(t *testing.T) {
 	} {
 		form := url.Values{"name": {display}, "code": {joinCode}}.Encode()
 		jar, _ := cookiejar.New(nil)
-		resp, body := send(t, &http.Client{Jar: jar}, "POST", c.URL()+"/signin", form,
+		resp, body := webclient.Send(t, &http.Client{Jar: jar}, "POST", c.URL()+"/signin", form,
 			"Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json")
 		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, want) || !strings.Contains(body, `"field":"name"`) {
 			t.Errorf("sign in as %q: %d %s, want 422 saying %q", display, resp.StatusCode, body, want)
@@ -122,7 +124,7 @@ func TestInvisibleAndBlankDisplayNamesAreRefused(t *testing.T) {
 			t.Errorf("sign in as %q set %v", display, cookies)
 		}
 		// The browser's form gets its page back, with the reason.
-		resp, body = send(t, &http.Client{}, "POST", c.URL()+"/signin", form, "Content-Type", "application/x-www-form-urlencoded")
+		resp, body = webclient.Send(t, &http.Client{}, "POST", c.URL()+"/signin", form, "Content-Type", "application/x-www-form-urlencoded")
 		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "<form") || !strings.Contains(body, want) {
 			t.Errorf("the form signing in as %q: %d, want the page again with %q:\n%s", display, resp.StatusCode, want, body)
 		}

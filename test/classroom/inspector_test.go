@@ -1,6 +1,7 @@
 package classroom_test
 
 import (
+	"github.com/kubelab/kubelab/internal/clitest"
 	"net/http"
 	"net/url"
 	"os"
@@ -57,9 +58,9 @@ func TestInspectorReadsOnlyTheStudentsNamespacedObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	kubectlOK(t, admin, "apply", "-f", filepath.Join(dir, "crd.yaml"))
-	kubectlOK(t, admin, "wait", "--for=condition=Established", "crd/examkeys.course.example", "--timeout=60s")
-	kubectlOK(t, admin, "apply", "-f", filepath.Join(dir, "key.yaml"))
+	clitest.KubectlWithOK(t, admin, "apply", "-f", filepath.Join(dir, "crd.yaml"))
+	clitest.KubectlWithOK(t, admin, "wait", "--for=condition=Established", "crd/examkeys.course.example", "--timeout=60s")
+	clitest.KubectlWithOK(t, admin, "apply", "-f", filepath.Join(dir, "key.yaml"))
 	if _, stderr, err := examkeys.kubectl(t, "get", "examkeys", "final-exam"); err == nil || !strings.Contains(strings.ToLower(stderr), "forbidden") {
 		t.Fatalf("the API let examkeys read the exam key: %v %s", err, stderr)
 	}

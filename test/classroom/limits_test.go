@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/kubelab/kubelab/internal/clitest"
+	"github.com/kubelab/kubelab/internal/webclient"
 	"io"
 	"net"
 	"net/http"
@@ -309,7 +311,7 @@ func TestLimitsStalledBodyEndsAtTheRequestTimeout(t *testing.T) {
 	if took < timeout {
 		t.Errorf("answered after %s, before the request timeout (%s)", took, timeout)
 	}
-	if out := kubectlOK(t, alice.kubeconfig, "get", "configmaps", "-o", "name"); strings.Contains(out, "stalled-") {
+	if out := clitest.KubectlWithOK(t, alice.kubeconfig, "get", "configmaps", "-o", "name"); strings.Contains(out, "stalled-") {
 		t.Errorf("the stalled create was written:\n%s", out)
 	}
 }
@@ -363,7 +365,7 @@ func TestLimitsRewritingABigObjectIsThrottled(t *testing.T) {
 	srv := limitsClass(t)
 	alice, bob := join(t, srv.URL(), "Alice"), join(t, srv.URL(), "Bob")
 	data := strings.Repeat("x", 900<<10)
-	kubectlOK(t, alice.kubeconfig, "create", "configmap", "big", "--from-literal=data="+data[:1])
+	clitest.KubectlWithOK(t, alice.kubeconfig, "create", "configmap", "big", "--from-literal=data="+data[:1])
 	rssBefore, dbBefore := rssBytes(t, srv.Pid()), etcdFileBytes(t, srv)
 
 	// The object grows to 900 KiB once (a replace), then twelve loops
@@ -432,7 +434,7 @@ func TestLimitsRewritingABigObjectIsThrottled(t *testing.T) {
 // does, with body of the content type.
 func sendAs(t *testing.T, s *student, method, path, body, contentType string) (*http.Response, string) {
 	t.Helper()
-	return send(t, s.api, method, s.config.Host+path, body, "Content-Type", contentType)
+	return webclient.Send(t, s.api, method, s.config.Host+path, body, "Content-Type", contentType)
 }
 
 // A dry run stores nothing, so it is not charged to the write budget:

@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kubelab/kubelab/internal/browsertest"
+	"github.com/kubelab/kubelab/internal/webclient"
 	"github.com/kubelab/kubelab/quiz"
 )
 
@@ -48,7 +49,7 @@ func quizDo(t *testing.T, s *student, method, path, body string) (*http.Response
 // graderGet GETs path with the grader's token.
 func graderGet(t *testing.T, c *class, path string) (*http.Response, string) {
 	t.Helper()
-	return send(t, http.DefaultClient, "GET", c.URL()+path, "", "Accept", "application/json", "Authorization", "Bearer "+quizGraderToken)
+	return webclient.Send(t, http.DefaultClient, "GET", c.URL()+path, "", "Accept", "application/json", "Authorization", "Bearer "+quizGraderToken)
 }
 
 // viewQuiz GETs a quiz as a student's script does: the attempt it is issued.

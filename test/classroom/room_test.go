@@ -2,6 +2,7 @@ package classroom_test
 
 import (
 	"encoding/json"
+	"github.com/kubelab/kubelab/internal/webclient"
 	"net/http"
 	"net/url"
 	"strings"
@@ -17,7 +18,7 @@ const (
 // each student is: user name to display name, from each.
 func roomDisplayNames(t *testing.T, c *class) (dashboard map[string]string) {
 	t.Helper()
-	resp, body := send(t, http.DefaultClient, "GET", c.URL()+"/kubelab/v1/labs/dashboard", "", "Authorization", "Bearer "+roomInstructorToken)
+	resp, body := webclient.Send(t, http.DefaultClient, "GET", c.URL()+"/kubelab/v1/labs/dashboard", "", "Authorization", "Bearer "+roomInstructorToken)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("dashboard: %d %s", resp.StatusCode, body)
 	}
@@ -61,7 +62,7 @@ func TestStudentCannotSetAnotherStudentsDisplayName(t *testing.T) {
 	}
 	want["student-2"] = "สมชาย ใจดี"
 	form = url.Values{"name": {"Evil"}, "code": {joinCode}, "user": {"student"}}
-	if resp, body := send(t, http.DefaultClient, "POST", base+"/signin", form.Encode(), "Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json"); resp.StatusCode != http.StatusCreated || !strings.Contains(body, `"name":"evil"`) {
+	if resp, body := webclient.Send(t, http.DefaultClient, "POST", base+"/signin", form.Encode(), "Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json"); resp.StatusCode != http.StatusCreated || !strings.Contains(body, `"name":"evil"`) {
 		t.Fatalf("a sign-in naming her user: %d %s", resp.StatusCode, body)
 	}
 	want["evil"] = "Evil"
@@ -107,7 +108,7 @@ func TestStudentCannotSetAnotherStudentsDisplayName(t *testing.T) {
 			}
 		}
 	}
-	resp, body = send(t, http.DefaultClient, "GET", base+"/kubelab/v1/grader/results.csv", "", "Authorization", "Bearer "+roomGraderToken)
+	resp, body = webclient.Send(t, http.DefaultClient, "GET", base+"/kubelab/v1/grader/results.csv", "", "Authorization", "Bearer "+roomGraderToken)
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(body, "attempt,student,displayName,") {
 		t.Errorf("the grader's CSV: %d %s", resp.StatusCode, body)
 	}

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"fmt"
+	"github.com/kubelab/kubelab/internal/webclient"
 	"io"
 	"net"
 	"net/http"
@@ -100,7 +101,7 @@ func TestStrangerMultipartSignInLeavesNothingOnDisk(t *testing.T) {
 
 	// A url-encoded form has a cap too: 1 MiB is refused with 413.
 	big := url.Values{"name": {strings.Repeat("a", 1<<20)}, "code": {joinCode}}.Encode()
-	resp, body := send(t, strangerClient(t, c, "127.0.0.1"), "POST", c.httpsURL+"/signin", big,
+	resp, body := webclient.Send(t, strangerClient(t, c, "127.0.0.1"), "POST", c.httpsURL+"/signin", big,
 		"Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json")
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("a 1 MiB sign-in form: %d %.200s, want 413", resp.StatusCode, body)
@@ -148,7 +149,7 @@ func TestStrangerSlowSignInsLockNoOneOut(t *testing.T) {
 	// time, so the check waits for it.)
 	deadline := time.Now().Add(timeout / 2)
 	for {
-		resp, body := send(t, stranger, "POST", c.httpsURL+"/signin", form,
+		resp, body := webclient.Send(t, stranger, "POST", c.httpsURL+"/signin", form,
 			"Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json")
 		if resp.StatusCode == http.StatusTooManyRequests {
 			break
@@ -165,7 +166,7 @@ func TestStrangerSlowSignInsLockNoOneOut(t *testing.T) {
 	// the health check answers from the stranger's own address.
 	signIn(t, strangerClient(t, c, "127.0.0.2"), c.httpsURL, "bob")
 	for _, path := range []string{"/readyz", "/healthz", "/livez"} {
-		if resp, body := send(t, stranger, "GET", c.httpsURL+path, ""); resp.StatusCode != http.StatusOK {
+		if resp, body := webclient.Send(t, stranger, "GET", c.httpsURL+path, ""); resp.StatusCode != http.StatusOK {
 			t.Errorf("GET %s from the stranger's address while the places are held: %d %s", path, resp.StatusCode, body)
 		}
 	}
@@ -187,7 +188,7 @@ func TestStrangerSlowSignInsLockNoOneOut(t *testing.T) {
 		t.Errorf("the stalled sign-ins were closed after %s, before the request timeout (%s): a slow network's student would fail too", held, timeout)
 	}
 	// And the stranger's address is served again.
-	resp, body := send(t, stranger, "POST", c.httpsURL+"/signin", form,
+	resp, body := webclient.Send(t, stranger, "POST", c.httpsURL+"/signin", form,
 		"Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json")
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a sign-in with a wrong code once the stalled ones ended: %d %s, want 403", resp.StatusCode, body)

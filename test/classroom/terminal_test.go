@@ -3,6 +3,7 @@ package classroom_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/kubelab/kubelab/internal/clitest"
 	"net/http"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestTerminalCommandsInProcessesOfTheirOwn(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.err, "of memory") {
 		t.Errorf("the template bomb: %+v", r)
 	}
-	if out := kubectlOK(t, bob.kubeconfig, "get", "pods", "-o", "name"); !strings.Contains(out, "pod/ssa-demo") {
+	if out := clitest.KubectlWithOK(t, bob.kubeconfig, "get", "pods", "-o", "name"); !strings.Contains(out, "pod/ssa-demo") {
 		t.Errorf("bob's kubectl after the bomb: %q", out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/kubelabproc"
+	"github.com/kubelab/kubelab/internal/webclient"
 	"github.com/kubelab/kubelab/pipeline/authn"
 )
 
@@ -39,7 +40,7 @@ func fromPage(t *testing.T, browser *http.Client, method, target string, form ur
 		body = form.Encode()
 		header = append([]string{"Content-Type", "application/x-www-form-urlencoded"}, header...)
 	}
-	return send(t, browser, method, target, body, header...)
+	return webclient.Send(t, browser, method, target, body, header...)
 }
 
 // joinOverHTTPS signs in over HTTPS in a browser trusting kubelab's CA,
@@ -91,7 +92,7 @@ func TestTokensSignOutEndsDownloadedKubeconfigs(t *testing.T) {
 	bob := joinOverHTTPS(t, c, "Bob")
 	bobs := bob.downloadKubeconfig(t)
 	for _, cfg := range append(configs, bobs) {
-		if _, stderr, err := kubectl(t, cfg, "get", "pods"); err != nil {
+		if _, stderr, err := clitest.KubectlWith(t, cfg, "get", "pods"); err != nil {
 			t.Fatalf("kubectl with a fresh kubeconfig: %v %s", err, stderr)
 		}
 	}
@@ -99,12 +100,12 @@ func TestTokensSignOutEndsDownloadedKubeconfigs(t *testing.T) {
 		t.Fatalf("sign-out: %d %s", resp.StatusCode, body)
 	}
 	for i, cfg := range configs {
-		_, stderr, err := kubectl(t, cfg, "get", "pods")
+		_, stderr, err := clitest.KubectlWith(t, cfg, "get", "pods")
 		if err == nil || !strings.Contains(stderr, "Unauthorized") {
 			t.Errorf("kubeconfig %d after sign-out: %v %s, want 401 Unauthorized", i+1, err, stderr)
 		}
 	}
-	if _, stderr, err := kubectl(t, bobs, "get", "pods"); err != nil {
+	if _, stderr, err := clitest.KubectlWith(t, bobs, "get", "pods"); err != nil {
 		t.Errorf("Alice's sign-out ended Bob's kubeconfig: %v %s", err, stderr)
 	}
 	if resp, body := fromPage(t, alice.browser, "POST", c.httpsURL+"/kubelab/v1/kubeconfig", url.Values{}); resp.StatusCode != http.StatusUnauthorized {

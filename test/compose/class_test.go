@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/eventually"
+	"github.com/kubelab/kubelab/internal/webclient"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/server/labhttp"
@@ -42,7 +42,7 @@ func TestClass(t *testing.T) {
 	if got := serverOf(t, admin); got != p.httpsURL() {
 		t.Fatalf("the admin kubeconfig names %s, want the published %s", got, p.httpsURL())
 	}
-	kubectlOK(t, admin, "get", "namespaces")
+	clitest.KubectlWithOK(t, admin, "get", "namespaces")
 
 	// The fingerprint kubelab prints is that of the CA its HTTPS port
 	// serves under: what students compare in their browsers.
@@ -56,7 +56,7 @@ func TestClass(t *testing.T) {
 	// Plain HTTP through the published port comes from Docker's network,
 	// not loopback: it is sent to the published HTTPS port.
 	redirect := noRedirects(nil)
-	resp, _ := send(t, redirect, "GET", p.httpURL()+"/signin", "")
+	resp, _ := webclient.Send(t, redirect, "GET", p.httpURL()+"/signin", "")
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusTemporaryRedirect || loc != p.httpsURL()+"/signin" {
 		t.Fatalf("plain HTTP: %d to %q, want 307 to %s/signin", resp.StatusCode, loc, p.httpsURL())
 	}
@@ -71,15 +71,15 @@ func TestClass(t *testing.T) {
 	for _, s := range class {
 		// The lesson's pods are in each student's namespace; the student
 		// writes there, and nowhere else.
-		if out := kubectlOK(t, s.kubeconfig, "get", "pods", "-o", "name"); !strings.Contains(out, "pod/ssa-demo") {
+		if out := clitest.KubectlWithOK(t, s.kubeconfig, "get", "pods", "-o", "name"); !strings.Contains(out, "pod/ssa-demo") {
 			t.Fatalf("%s's pods: %s", s.name, out)
 		}
-		kubectlOK(t, s.kubeconfig, "create", "configmap", "mine", "--from-literal=by="+s.name)
+		clitest.KubectlWithOK(t, s.kubeconfig, "create", "configmap", "mine", "--from-literal=by="+s.name)
 		other := class[0]
 		if s == other {
 			other = class[1]
 		}
-		if _, stderr, err := kubectl(t, s.kubeconfig, "-n", other.name, "get", "pods"); err == nil || !strings.Contains(stderr, "forbidden") {
+		if _, stderr, err := clitest.KubectlWith(t, s.kubeconfig, "-n", other.name, "get", "pods"); err == nil || !strings.Contains(stderr, "forbidden") {
 			t.Fatalf("%s listed %s's pods: %v %s", s.name, other.name, err, stderr)
 		}
 		s.passReadKey(t)
@@ -122,7 +122,7 @@ func TestClass(t *testing.T) {
 			if who.Namespace != s.name || who.DisplayName != typed[i] || who.KubectlServer != p.httpsURL() {
 				t.Fatalf("%s's session after down and up: whoami says %+v", s.name, who)
 			}
-			if out := kubectlOK(t, s.kubeconfig, "get", "configmap", "mine", "-o", "jsonpath={.data.by}"); out != s.name {
+			if out := clitest.KubectlWithOK(t, s.kubeconfig, "get", "configmap", "mine", "-o", "jsonpath={.data.by}"); out != s.name {
 				t.Fatalf("%s's ConfigMap after down and up: %q", s.name, out)
 			}
 			if !strings.Contains(get(t, p.httpsURL()+"/kubelab/v1/grader/results.csv?class="+className, ca, p.graderToken), typed[i]) {
@@ -148,7 +148,7 @@ func (p *project) signIn(t *testing.T, ca *x509.Certificate, display string) *st
 	s := &student{base: p.httpsURL(), browser: noRedirects(ca)}
 	s.browser.Jar = jar
 	form := url.Values{"name": {display}, "code": {p.joinCode}}.Encode()
-	resp, body := send(t, s.browser, "POST", s.base+"/signin", form,
+	resp, body := webclient.Send(t, s.browser, "POST", s.base+"/signin", form,
 		"Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json")
 	var st struct{ Name string }
 	if err := json.Unmarshal([]byte(body), &st); resp.StatusCode != http.StatusCreated || err != nil || st.Name == "" {
@@ -162,7 +162,7 @@ func (p *project) signIn(t *testing.T, ca *x509.Certificate, display string) *st
 // must name the published HTTPS port and the student's namespace.
 func (s *student) downloadKubeconfig(t *testing.T, p *project) {
 	t.Helper()
-	resp, kc := send(t, s.browser, "POST", s.base+"/kubelab/v1/kubeconfig", "")
+	resp, kc := webclient.Send(t, s.browser, "POST", s.base+"/kubelab/v1/kubeconfig", "")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("kubeconfig of %s: %d %s", s.name, resp.StatusCode, kc)
 	}
@@ -179,10 +179,10 @@ func (s *student) downloadKubeconfig(t *testing.T, p *project) {
 // own pod's key in the page's inspector.
 func (s *student) passReadKey(t *testing.T) {
 	t.Helper()
-	if resp, body := send(t, s.browser, "POST", s.base+"/kubelab/v1/labs/etcd/start", "", "Accept", "application/json"); resp.StatusCode != http.StatusOK {
+	if resp, body := webclient.Send(t, s.browser, "POST", s.base+"/kubelab/v1/labs/etcd/start", "", "Accept", "application/json"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("%s starting the etcd lab: %d %s", s.name, resp.StatusCode, body)
 	}
-	if resp, body := send(t, s.browser, "GET", s.base+"/ui/etcd/value?key=/registry/pods/"+s.name+"/ssa-demo", ""); resp.StatusCode != http.StatusOK {
+	if resp, body := webclient.Send(t, s.browser, "GET", s.base+"/ui/etcd/value?key=/registry/pods/"+s.name+"/ssa-demo", ""); resp.StatusCode != http.StatusOK {
 		t.Fatalf("%s's inspector: %d %s", s.name, resp.StatusCode, body)
 	}
 	eventually.Holds(t, s.name+" passing etcd/read-key", func() (bool, error) {
@@ -208,7 +208,7 @@ func (s *student) submitQuiz(t *testing.T) {
 		answers = append(answers, quiz.Answer{Question: q.ID, Choice: q.Options[0].ID})
 	}
 	body, _ := json.Marshal(map[string]any{"attempt": v.Attempt, "answers": answers})
-	resp, got := send(t, s.browser, "POST", s.base+"/kubelab/v1/quizzes/"+quiz.WatchQuizID+"/attempts", string(body),
+	resp, got := webclient.Send(t, s.browser, "POST", s.base+"/kubelab/v1/quizzes/"+quiz.WatchQuizID+"/attempts", string(body),
 		"Content-Type", "application/json", "Accept", "application/json")
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
 		t.Fatalf("%s's quiz: %d %s", s.name, resp.StatusCode, got)
@@ -218,7 +218,7 @@ func (s *student) submitQuiz(t *testing.T) {
 // getJSON GETs path with the student's session and decodes the answer.
 func (s *student) getJSON(t *testing.T, path string, v any) {
 	t.Helper()
-	resp, body := send(t, s.browser, "GET", s.base+path, "", "Accept", "application/json")
+	resp, body := webclient.Send(t, s.browser, "GET", s.base+path, "", "Accept", "application/json")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%s GET %s: %d %s", s.name, path, resp.StatusCode, body)
 	}
@@ -305,7 +305,7 @@ func noRedirects(ca *x509.Certificate) *http.Client {
 // get GETs target with a bearer token, trusting ca, and wants 200.
 func get(t *testing.T, target string, ca *x509.Certificate, token string) string {
 	t.Helper()
-	resp, body := send(t, noRedirects(ca), "GET", target, "", "Authorization", "Bearer "+token, "Accept", "application/json")
+	resp, body := webclient.Send(t, noRedirects(ca), "GET", target, "", "Authorization", "Bearer "+token, "Accept", "application/json")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", target, resp.StatusCode, body)
 	}
@@ -326,45 +326,6 @@ func findRow(v labhttp.ClassView, user string) *labhttp.StudentRow {
 		}
 	}
 	return nil
-}
-
-// send sends a request with header pairs and answers the response with its
-// body read.
-func send(t *testing.T, c *http.Client, method, target, body string, header ...string) (*http.Response, string) {
-	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, target, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
-}
-
-// kubectl runs the real kubectl with a kubeconfig.
-func kubectl(t *testing.T, kubeconfig string, args ...string) (stdout, stderr string, err error) {
-	t.Helper()
-	return clitest.Run(t, clitest.Kubectl(t), append([]string{"--kubeconfig", kubeconfig}, args...)...)
-}
-
-func kubectlOK(t *testing.T, kubeconfig string, args ...string) string {
-	t.Helper()
-	out, stderr, err := kubectl(t, kubeconfig, args...)
-	if err != nil {
-		t.Fatalf("kubectl %v: %v\n%s%s", args, err, out, stderr)
-	}
-	return out
 }
 
 // pemBlock is the DER bytes of a PEM certificate.

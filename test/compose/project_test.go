@@ -26,8 +26,8 @@ type project struct {
 	files     []string // the repository's Compose files the project runs
 	envFile   string   // the project's .env
 	override  string   // a Compose file that hands the containers that .env
-	httpPort  string // the host's port for kubelab's 8080
-	httpsPort string // the host's port for kubelab's 6443
+	httpPort  string   // the host's port for kubelab's 8080
+	httpsPort string   // the host's port for kubelab's 6443
 
 	joinCode, instructorToken, graderToken string
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/eventually"
 )
 
@@ -43,7 +44,7 @@ func TestReplicas(t *testing.T) {
 	// whichever the proxy picks: each kubectl run is a new connection.
 	admin := p.adminKubeconfig(t)
 	for range 6 {
-		if who := kubectlOK(t, admin, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); who != "kubelab-admin" {
+		if who := clitest.KubectlWithOK(t, admin, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); who != "kubelab-admin" {
 			t.Fatalf("the admin kubeconfig through the proxy is %q", who)
 		}
 	}
