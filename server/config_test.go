@@ -80,6 +80,10 @@ func TestValidate(t *testing.T) {
 			"short token":               {valid(func(c *Config) { c.GraderToken = "3f9c1a7be04d5e2" }), "at least 16"},
 			"few characters":            {valid(func(c *Config) { c.GraderToken = "abababababababababababab" }), "different characters"},
 			"repeated digits":           {valid(func(c *Config) { c.InstructorToken = "1234567890123456" }), "too easy to guess"},
+			"weak admin token":          {valid(func(c *Config) { c.AdminToken = "abababababababababababab" }), "--admin-token"},
+			"admin token is the grader's": {valid(func(c *Config) {
+				c.GraderToken, c.AdminToken = "b7e2d90c4f1a36e8d5c7a0f2b9e41d63", "b7e2d90c4f1a36e8d5c7a0f2b9e41d63"
+			}), "--admin-token must differ"},
 		} {
 			t.Run(name, func(t *testing.T) {
 				err := tc.c.Validate()

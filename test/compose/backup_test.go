@@ -8,12 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestBackupRestore runs the README's "Backup and restore" commands, read
@@ -65,25 +63,7 @@ func TestBackupRestore(t *testing.T) {
 		t.Fatalf("after the restore the resourceVersion is %d; the lost write had %d, and --bump-revision should put it past that by 1e9", now, old)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{ResourceVersion: lost.ResourceVersion})
-	if err == nil {
-		defer w.Stop()
-		select {
-		case ev := <-w.ResultChan():
-			if ev.Type == watch.Error {
-				err = apierrors.FromObject(ev.Object)
-			} else {
-				t.Fatalf("a watch from the lost write's resourceVersion got a %s event, want 410 Gone", ev.Type)
-			}
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-	}
-	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
-		t.Fatalf("a watch from the lost write's resourceVersion %s: %v, want 410 Gone", lost.ResourceVersion, err)
-	}
+	wantGone(t, cs, lost.ResourceVersion, "the lost write's")
 }
 
 // readmeBackupCommands are the two sh blocks of the README's "Backup and

@@ -69,7 +69,7 @@ func TestEtcdFaults(t *testing.T) {
 	_, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "without-quorum"}}, metav1.CreateOptions{})
 	took := time.Since(started)
 	var status apierrors.APIStatus
-	if err == nil || !asStatus(err, &status) {
+	if err == nil || !errors.As(err, &status) {
 		t.Fatalf("a write without quorum: %v, want a Status", err)
 	}
 	if took > 90*time.Second {
@@ -167,24 +167,10 @@ func tryWrite(cs kubernetes.Interface, acked *ackLog) error {
 	return nil
 }
 
-// allThere checks that every acknowledged write can be read back.
+// allThere checks that every acknowledged write is in default.
 func (a *ackLog) allThere(t *testing.T, cs kubernetes.Interface) {
 	t.Helper()
-	list, err := cs.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	have := map[string]bool{}
-	for _, cm := range list.Items {
-		have[cm.Name] = true
-	}
-	names := a.all()
-	for _, name := range names {
-		if !have[name] {
-			t.Errorf("the acknowledged write %s is lost", name)
-		}
-	}
-	t.Logf("%d acknowledged writes, all there", len(names))
+	a.allThereIn(t, cs, "default")
 }
 
 // watchConfigMaps opens a watch of default's ConfigMaps from rv ("" is
@@ -217,10 +203,6 @@ func readyz(p *project) (int, error) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
-}
-
-func asStatus(err error, status *apierrors.APIStatus) bool {
-	return errors.As(err, status)
 }
 
 // container is the name Compose gives a service's one container.
@@ -281,25 +263,9 @@ func TestKubelabKilled(t *testing.T) {
 	<-done
 	acked.allThere(t, cs)
 
+	t.Logf("a watch from before the restart: %v", wantGone(t, cs, before.ResourceVersion, "before the restart"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{ResourceVersion: before.ResourceVersion})
-	if err == nil {
-		defer w.Stop()
-		select {
-		case ev := <-w.ResultChan():
-			err = apierrors.FromObject(ev.Object)
-			if ev.Type != watch.Error {
-				err = fmt.Errorf("a %s event", ev.Type)
-			}
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-	}
-	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
-		t.Fatalf("a watch from resourceVersion %s, before the restart: %v, want 410 Gone", before.ResourceVersion, err)
-	}
-	t.Logf("a watch from before the restart: %v", err)
 	if _, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatalf("the relist: %v", err)
 	}
@@ -313,4 +279,30 @@ func (p *project) restartCount(t *testing.T, service string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// wantGone watches default's ConfigMaps from rv and wants kube's 410 Gone
+// as the stream's first word (an ERROR event, or the watch refused); it
+// answers that error. when says what rv is, for the failure.
+func wantGone(t *testing.T, cs kubernetes.Interface, rv, when string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+	if err == nil {
+		defer w.Stop()
+		select {
+		case ev := <-w.ResultChan():
+			err = fmt.Errorf("a %s event", ev.Type)
+			if ev.Type == watch.Error {
+				err = apierrors.FromObject(ev.Object)
+			}
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Fatalf("a watch from resourceVersion %s, %s: %v, want 410 Gone", rv, when, err)
+	}
+	return err
 }

@@ -252,7 +252,8 @@ func ownConnection(t *testing.T, kubeconfig string) kubernetes.Interface {
 	return kubernetes.NewForConfigOrDie(cfg)
 }
 
-// allThereIn checks that every acknowledged write is in ns.
+// allThereIn checks that every acknowledged write is in ns, and logs how
+// many there were.
 func (a *ackLog) allThereIn(t *testing.T, cs kubernetes.Interface, ns string) {
 	t.Helper()
 	list, err := cs.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{})
@@ -263,11 +264,13 @@ func (a *ackLog) allThereIn(t *testing.T, cs kubernetes.Interface, ns string) {
 	for _, cm := range list.Items {
 		have = append(have, cm.Name)
 	}
-	for _, name := range a.all() {
+	names := a.all()
+	for _, name := range names {
 		if !slices.Contains(have, name) {
 			t.Errorf("%s's acknowledged write %s is lost (have %s)", ns, name, strings.Join(have, ", "))
 		}
 	}
+	t.Logf("%s: %d acknowledged writes, all there", ns, len(names))
 }
 
 // percentile is the p-th percentile of sorted durations (nearest rank).
