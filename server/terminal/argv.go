@@ -16,7 +16,8 @@ func (r *refusal) Error() string { return r.key }
 func refuse(key string, args ...any) *refusal { return &refusal{key: key, args: args} }
 
 // split turns a command line into argv as a POSIX shell would quote it:
-// 'single' and "double" quotes, and backslash escapes, and nothing else.
+// 'single' and "double" quotes, backslash escapes and # comments, and
+// nothing else.
 // There is no shell behind the terminal, so what a shell would do with
 // the line (pipes, redirects, variables, command substitution, several
 // commands) is refused, with a word on why, rather than passed on to
@@ -28,12 +29,17 @@ func split(line string) ([]string, error) {
 		inWord  bool
 		quote   rune // 0, '\'' or '"'
 		escaped bool
+		comment bool // from a # that starts a word to the line's end
 	)
 	for _, c := range line {
 		switch {
+		case escaped && c == '\n':
+			// A backslash before a newline joins the lines, as in a shell.
+			escaped, inWord = false, cur.Len() > 0
 		case escaped:
 			cur.WriteRune(c)
 			escaped = false
+		case comment && c != '\n':
 		case quote == '\'':
 			if c == '\'' {
 				quote = 0
@@ -55,7 +61,11 @@ func split(line string) ([]string, error) {
 			escaped, inWord = true, true
 		case c == '\'' || c == '"':
 			quote, inWord = c, true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case c == '\n':
+			return nil, refuse("shell.lines")
+		case c == '#' && !inWord:
+			comment = true
+		case c == ' ' || c == '\t' || c == '\r':
 			if inWord {
 				args = append(args, cur.String())
 				cur.Reset()

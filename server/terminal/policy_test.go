@@ -13,16 +13,20 @@ import (
 
 func TestSplit(t *testing.T) {
 	for line, want := range map[string][]string{
-		`kubectl get pods`:                      {"kubectl", "get", "pods"},
-		`  kubectl   get  pods  `:               {"kubectl", "get", "pods"},
-		`kubectl get pods -o 'jsonpath={.a b}'`: {"kubectl", "get", "pods", "-o", "jsonpath={.a b}"},
-		`kubectl label pod x "a=b c"`:           {"kubectl", "label", "pod", "x", "a=b c"},
-		`kubectl label pod x a=b\ c`:            {"kubectl", "label", "pod", "x", "a=b c"},
-		`kubectl get pods -l 'a in (x,y)'`:      {"kubectl", "get", "pods", "-l", "a in (x,y)"},
-		`kubectl get "" pods`:                   {"kubectl", "get", "", "pods"},
-		`kubectl annotate pod x 'it''s=1'`:      {"kubectl", "annotate", "pod", "x", "its=1"},
-		`kubectl annotate pod x "q=\"x\""`:      {"kubectl", "annotate", "pod", "x", `q="x"`},
-		``:                                      nil,
+		`kubectl get pods`:                                  {"kubectl", "get", "pods"},
+		`  kubectl   get  pods  `:                           {"kubectl", "get", "pods"},
+		`kubectl get pods -o 'jsonpath={.a b}'`:             {"kubectl", "get", "pods", "-o", "jsonpath={.a b}"},
+		`kubectl label pod x "a=b c"`:                       {"kubectl", "label", "pod", "x", "a=b c"},
+		`kubectl label pod x a=b\ c`:                        {"kubectl", "label", "pod", "x", "a=b c"},
+		`kubectl get pods -l 'a in (x,y)'`:                  {"kubectl", "get", "pods", "-l", "a in (x,y)"},
+		`kubectl get "" pods`:                               {"kubectl", "get", "", "pods"},
+		`kubectl annotate pod x 'it''s=1'`:                  {"kubectl", "annotate", "pod", "x", "its=1"},
+		`kubectl annotate pod x "q=\"x\""`:                  {"kubectl", "annotate", "pod", "x", `q="x"`},
+		``:                                                  nil,
+		"kubectl get \\\n  pods":                            {"kubectl", "get", "pods"},
+		"kubectl get pods \\\n":                             {"kubectl", "get", "pods"},
+		`kubectl label pod x a=1   # from another terminal`: {"kubectl", "label", "pod", "x", "a=1"},
+		`kubectl label pod x a#b '#c'`:                      {"kubectl", "label", "pod", "x", "a#b", "#c"},
 	} {
 		got, err := split(line)
 		if err != nil || !slices.Equal(got, want) {
@@ -30,15 +34,17 @@ func TestSplit(t *testing.T) {
 		}
 	}
 	for line, key := range map[string]string{
-		`kubectl get pods | head`:   "shell.operator",
-		`kubectl get pods>x`:        "shell.operator",
-		`kubectl get pods &`:        "shell.operator",
-		`kubectl get pods;id`:       "shell.operator",
-		`kubectl get $(id)`:         "shell.expand",
-		"kubectl get `id`":          "shell.expand",
-		`kubectl get "$HOME"`:       "shell.expand",
-		`kubectl get 'unterminated`: "shell.unterminated",
-		`kubectl get \`:             "shell.unterminated",
+		`kubectl get pods | head`:          "shell.operator",
+		`kubectl get pods>x`:               "shell.operator",
+		`kubectl get pods &`:               "shell.operator",
+		`kubectl get pods;id`:              "shell.operator",
+		`kubectl get $(id)`:                "shell.expand",
+		"kubectl get `id`":                 "shell.expand",
+		`kubectl get "$HOME"`:              "shell.expand",
+		`kubectl get 'unterminated`:        "shell.unterminated",
+		`kubectl get \`:                    "shell.unterminated",
+		"kubectl get pods\nkubectl get ns": "shell.lines",
+		"kubectl get pods # a\nid":         "shell.lines",
 	} {
 		_, err := split(line)
 		if r, ok := err.(*refusal); !ok || r.key != key {
