@@ -3,8 +3,12 @@ package web
 import (
 	"bufio"
 	"embed"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/a-h/templ"
 
 	"github.com/kubelab/kubelab/web/i18n"
 )
@@ -414,4 +418,16 @@ func ReadsEtcd(text string) bool {
 		}
 	}
 	return false
+}
+
+// CommandAttrs marks a block with the commands it shows, for its "Copy"
+// and "Paste into terminal" buttons (commands.js); a block with none gets
+// no mark and no buttons.
+func CommandAttrs(cmds ...string) templ.Attributes {
+	cmds = slices.DeleteFunc(cmds, func(c string) bool { return strings.TrimSpace(c) == "" })
+	if len(cmds) == 0 {
+		return templ.Attributes{}
+	}
+	b, _ := json.Marshal(cmds)
+	return templ.Attributes{"data-commands": string(b)}
 }

@@ -23,19 +23,24 @@ import (
 // spaces as no-break spaces). xterm.js paints only while the terminal is
 // in view, and the live views above it grow as requests arrive: it is
 // brought into view first.
+// With several tabs, it is the tab shown's screen.
 const screenText = `(document.querySelector("[data-terminal] .term-screen").scrollIntoView({block: "nearest"}), ` +
-	`document.querySelector("[data-terminal] .xterm-rows").innerText.replace(/\u00a0/g, " "))`
+	`document.querySelector("[data-terminal] .term-panel:not([hidden]) .xterm-rows").innerText.replace(/\u00a0/g, " "))`
+
+// textarea is where the shown tab's xterm.js takes the keyboard.
+const textarea = `[data-terminal] .term-panel:not([hidden]) .xterm-helper-textarea`
 
 // typeLine enters a line into the terminal as a keyboard's input method
 // does (chromedp's key events would type each character twice, as a key
 // down with its text and again as a char), then presses Enter.
 func typeLine(t *testing.T, ctx context.Context, line string) {
 	t.Helper()
-	browsertest.Do(t, ctx, "focus the terminal", chromedp.Focus(chromedp.CSS(`[data-terminal] .xterm-helper-textarea`)))
+	browsertest.Do(t, ctx, "focus the terminal", chromedp.Focus(chromedp.CSS(textarea)))
 	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: line}); err != nil {
 		t.Fatalf("type %s: %v", line, err)
 	}
-	browsertest.WaitJS(t, ctx, "the line typed", screenText+`.includes(`+strconv.Quote("$ "+line)+`)`)
+	// The screen may wrap the line: its rows are read joined.
+	browsertest.WaitJS(t, ctx, "the line typed", screenText+`.replace(/\n/g, "").includes(`+strconv.Quote("$ "+line)+`)`)
 	browsertest.Do(t, ctx, "Enter", chromedp.KeyEvent("\r"))
 }
 
@@ -93,7 +98,7 @@ func TestBrowserWatchesAndInterrupts(t *testing.T) {
 	ctrlC := func() {
 		t.Helper()
 		browsertest.Do(t, ctx, "Ctrl-C",
-			chromedp.Focus(chromedp.CSS(`[data-terminal] .xterm-helper-textarea`)),
+			chromedp.Focus(chromedp.CSS(textarea)),
 			chromedp.KeyEvent("c", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 		browsertest.WaitJS(t, ctx, "the watch stopped", `document.querySelector("[data-terminal]").dataset.state === "ready" && `+screenText+`.trimEnd().endsWith("^C\n$")`)
 	}
@@ -179,7 +184,7 @@ func TestBrowserDockOnLessonPage(t *testing.T) {
 
 	// Tab completes from kubectl's own completion: a resource type, then
 	// a pod's name.
-	browsertest.Do(t, ctx, "focus", chromedp.Focus(chromedp.CSS(`[data-terminal] .xterm-helper-textarea`)))
+	browsertest.Do(t, ctx, "focus", chromedp.Focus(chromedp.CSS(textarea)))
 	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: "kubectl get podtem"}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import { initInspector } from "./inspector.js";
 import { initPollWatch } from "./pollwatch.js";
 import { initAccount } from "./account.js";
 import { initLab, initDashboard } from "./labs.js";
+import { initCommand } from "./commands.js";
 
 initTheme();
 for (const el of document.querySelectorAll("[data-account]")) initAccount(el);
@@ -18,3 +19,4 @@ for (const el of document.querySelectorAll("[data-live=inspector]")) initInspect
 for (const el of document.querySelectorAll("[data-live=pollwatch]")) initPollWatch(el);
 for (const el of document.querySelectorAll("[data-lab]")) initLab(el);
 for (const el of document.querySelectorAll("[data-dashboard]")) initDashboard(el);
+for (const el of document.querySelectorAll("pre[data-commands]")) initCommand(el);
