@@ -28,7 +28,7 @@ func startWithCA(t *testing.T) (*registry.Registry, []byte) {
 	t.Helper()
 	m := storagetest.StartEtcd(t)
 	reg := registrytest.On(t, m.Client())
-	ca, err := pki.Load(context.Background(), m.Client())
+	ca, err := pki.Load(context.Background(), m.Client(), pki.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
