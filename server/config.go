@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubelab/kubelab/quiz"
+	"github.com/kubelab/kubelab/server/pki"
 )
 
 // Config is everything kubelab needs to start. main fills it from flags and
@@ -130,6 +131,16 @@ type Config struct {
 	// included, and the redirect from plain HTTP name it. 0 is
 	// SecureListen's own port.
 	PublishedSecurePort int
+	// TLSSANs are the host names and addresses, besides localhost and the
+	// private address ranges, that students reach the class at: kubelab's
+	// CA may sign for them and for nothing else (see server/pki).
+	TLSSANs []string
+	// CAValidity is how long a CA kubelab makes is valid.
+	CAValidity time.Duration
+	// TLSCertFile and TLSKeyFile, if set, are the certificate chain and
+	// key classroom mode serves HTTPS with, in place of kubelab's own CA.
+	TLSCertFile string
+	TLSKeyFile  string
 	// AdminToken, if set, is the admin kubeconfig's token, instead of one
 	// kubelab makes and keeps in its data directory: replicas given the
 	// same one all accept it, so the admin kubeconfig works through a
@@ -172,6 +183,7 @@ func DefaultConfig() Config {
 		LogLevel:           "info",
 		Profiling:          true,
 		SecureListen:       ":6443",
+		CAValidity:         pki.DefaultValidity,
 
 		MaxRequestsInflight:         400,
 		MaxMutatingRequestsInflight: 200,
@@ -246,6 +258,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--published-secure-port %d is not a port (1 to 65535, or 0 for --secure-listen's own)", c.PublishedSecurePort)
 		}
 	}
+	if err := c.validateTLS(); err != nil {
+		return err
+	}
 	for _, t := range []struct{ flag, token string }{{"--admin-token", c.AdminToken}, {"--instructor-token", c.InstructorToken}, {"--grader-token", c.GraderToken}} {
 		if t.token != "" {
 			if err := checkToken(t.flag, t.token); err != nil {
@@ -261,6 +276,32 @@ func (c Config) Validate() error {
 	}
 	if c.AdminToken != "" && (c.AdminToken == c.InstructorToken || c.AdminToken == c.GraderToken) {
 		return errors.New("--admin-token must differ from --instructor-token and --grader-token: the admin may do anything")
+	}
+	return nil
+}
+
+// validateTLS checks what classroom mode's HTTPS is served with: kubelab's
+// CA, for the hosts --tls-san names and no longer than pki.MaxValidity, or
+// the instructor's own certificate.
+func (c Config) validateTLS() error {
+	if c.CAValidity < 2*24*time.Hour || c.CAValidity > pki.MaxValidity {
+		return fmt.Errorf("--ca-validity %s: give between 48h (two days) and %s (%d days): students import the CA, and its key could intercept their HTTPS until it expires", c.CAValidity, pki.MaxValidity, int(pki.MaxValidity.Hours()/24))
+	}
+	for _, h := range c.TLSSANs {
+		if net.ParseIP(h) == nil && len(validation.IsDNS1123Subdomain(h)) > 0 {
+			return fmt.Errorf("--tls-san %q: give a host name (lab.example.org) or an IP address, with no port or wildcard", h)
+		}
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		return errors.New("--tls-cert-file and --tls-key-file go together: give both, or neither for kubelab's own CA")
+	}
+	if c.TLSCertFile != "" {
+		if !c.Classroom {
+			return errors.New("--tls-cert-file is for classroom mode's HTTPS; local mode serves plain HTTP on loopback")
+		}
+		if len(c.TLSSANs) > 0 {
+			return errors.New("--tls-san names the hosts kubelab's own CA may sign for; with --tls-cert-file, the certificate names its hosts itself")
+		}
 	}
 	return nil
 }

@@ -41,6 +41,11 @@ func TestValidate(t *testing.T) {
 			"compaction off":           valid(func(c *Config) { c.CompactionInterval = 0 }),
 			"debug logs":               valid(func(c *Config) { c.LogLevel = "debug" }),
 			"same port, different ips": valid(func(c *Config) { c.Listen = "127.0.0.2:2379" }),
+			"class hosts": valid(func(c *Config) {
+				c.Classroom, c.TLSSANs = true, []string{"lab.example.org", "203.0.113.7", "2001:db8::7"}
+			}),
+			"a year's CA":             valid(func(c *Config) { c.CAValidity = 365 * 24 * time.Hour }),
+			"the class's certificate": valid(func(c *Config) { c.Classroom, c.TLSCertFile, c.TLSKeyFile = true, "tls.crt", "tls.key" }),
 		} {
 			t.Run(name, func(t *testing.T) {
 				if err := c.Validate(); err != nil {
@@ -81,6 +86,15 @@ func TestValidate(t *testing.T) {
 			"few characters":            {valid(func(c *Config) { c.GraderToken = "abababababababababababab" }), "different characters"},
 			"repeated digits":           {valid(func(c *Config) { c.InstructorToken = "1234567890123456" }), "too easy to guess"},
 			"weak admin token":          {valid(func(c *Config) { c.AdminToken = "abababababababababababab" }), "--admin-token"},
+			"ten years' CA":             {valid(func(c *Config) { c.CAValidity = 3650 * 24 * time.Hour }), "--ca-validity"},
+			"an hour's CA":              {valid(func(c *Config) { c.CAValidity = time.Hour }), "--ca-validity"},
+			"a wildcard host":           {valid(func(c *Config) { c.TLSSANs = []string{"*.example.org"} }), "--tls-san"},
+			"a host with a port":        {valid(func(c *Config) { c.TLSSANs = []string{"lab.example.org:6443"} }), "--tls-san"},
+			"a certificate with no key": {valid(func(c *Config) { c.Classroom, c.TLSCertFile = true, "tls.crt" }), "go together"},
+			"a certificate, local mode": {valid(func(c *Config) { c.TLSCertFile, c.TLSKeyFile = "tls.crt", "tls.key" }), "classroom mode"},
+			"a certificate and hosts": {valid(func(c *Config) {
+				c.Classroom, c.TLSCertFile, c.TLSKeyFile, c.TLSSANs = true, "tls.crt", "tls.key", []string{"lab.example.org"}
+			}), "--tls-san"},
 			"admin token is the grader's": {valid(func(c *Config) {
 				c.GraderToken, c.AdminToken = "b7e2d90c4f1a36e8d5c7a0f2b9e41d63", "b7e2d90c4f1a36e8d5c7a0f2b9e41d63"
 			}), "--admin-token must differ"},

@@ -44,7 +44,6 @@ import (
 	"github.com/kubelab/kubelab/server/labhttp"
 	"github.com/kubelab/kubelab/server/metrics"
 	"github.com/kubelab/kubelab/server/openapi"
-	"github.com/kubelab/kubelab/server/pki"
 	"github.com/kubelab/kubelab/server/quizhttp"
 	"github.com/kubelab/kubelab/server/terminal"
 	"github.com/kubelab/kubelab/server/webui"
@@ -111,7 +110,7 @@ type Server struct {
 	authz   *rbac.Authorizer
 	// Classroom mode: the class, the CA of the HTTPS port, and that port.
 	class      *classroom.Class
-	pki        *pki.Authority
+	pki        serving
 	tlsLn      net.Listener
 	tlsSrv     *http.Server
 	secureAddr string
@@ -229,7 +228,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// The CA exists in every mode: the root-CA publisher gives it to every
 	// namespace, and classroom mode also serves HTTPS with it.
 	if !cfg.kubeCore() {
-		if s.pki, err = pki.Load(ctx, s.etcd.Client()); err != nil {
+		if s.pki, err = s.loadServing(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -442,7 +441,11 @@ func (s *Server) Start() {
 	}
 	if s.tlsLn != nil {
 		fmt.Fprintf(s.out, "classroom mode: students sign in at %s/signin (plain HTTP from other machines is redirected there); their kubectl uses it too\n", s.secureURL)
-		fmt.Fprintf(s.out, "kubelab's CA, which students' browsers will ask about, has the SHA-256 fingerprint %s\n", caFingerprint(s.pki.CertPEM()))
+		if s.cfg.TLSCertFile != "" {
+			fmt.Fprintf(s.out, "HTTPS serves %s\n", s.pki.Describe())
+		} else {
+			fmt.Fprintf(s.out, "kubelab's CA, which students' browsers will ask about, has the SHA-256 fingerprint %s; it is %s (--tls-san adds names)\n", caFingerprint(s.pki.CertPEM()), s.pki.Describe())
+		}
 	}
 	go func() {
 		if err := s.echo.Start(""); err != nil && !errors.Is(err, http.ErrServerClosed) {

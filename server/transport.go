@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -13,7 +15,30 @@ import (
 
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubelab/kubelab/server/pki"
 )
+
+// serving is what the HTTPS listener serves with, and what kubeconfigs
+// and every namespace's kube-root-ca.crt trust: kubelab's own CA
+// (pki.Authority), or the instructor's certificate (pki.Files).
+type serving interface {
+	CertPEM() []byte
+	TLSConfig() *tls.Config
+	Describe() string
+}
+
+// loadServing reads the instructor's certificate if one is given, and
+// otherwise kubelab's CA from etcd, making or replacing it as the
+// configuration asks.
+func (s *Server) loadServing(ctx context.Context) (serving, error) {
+	if s.cfg.TLSCertFile != "" {
+		return pki.LoadFiles(s.cfg.TLSCertFile, s.cfg.TLSKeyFile)
+	}
+	return pki.Load(ctx, s.etcd.Client(), pki.Options{Hosts: s.cfg.TLSSANs, Validity: s.cfg.CAValidity}, func(format string, args ...any) {
+		s.log.Warn(fmt.Sprintf(format, args...))
+	})
+}
 
 // requireTLS sends plain-HTTP requests of classroom mode to the HTTPS
 // listener, before anything reads their credentials or answers with one:

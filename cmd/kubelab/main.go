@@ -80,6 +80,10 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.ClassName, "class-name", cfg.ClassName, "in classroom mode, the class's name (e.g. k8s-101), which graders filter results by")
 	fs.StringVar(&cfg.SecureListen, "secure-listen", cfg.SecureListen, "in classroom mode, host:port of the HTTPS listener students' kubectl uses")
 	fs.IntVar(&cfg.PublishedSecurePort, "published-secure-port", cfg.PublishedSecurePort, "in classroom mode, the port students reach --secure-listen at, when Docker or a proxy publishes it on another (kubeconfigs and the redirect from plain HTTP name it); 0 for --secure-listen's own")
+	tlsSANs := fs.String("tls-san", "", "in classroom mode, comma-separated host names and IP addresses students reach the class at, besides localhost and private addresses (10.x, 172.16-31.x, 192.168.x, ...): kubelab's CA may sign for these and nothing else")
+	fs.DurationVar(&cfg.CAValidity, "ca-validity", cfg.CAValidity, "how long a CA kubelab makes is valid (at most 9552h, 398 days); kubelab replaces it a day before it expires")
+	fs.StringVar(&cfg.TLSCertFile, "tls-cert-file", cfg.TLSCertFile, "in classroom mode, a PEM certificate chain (leaf first) to serve HTTPS with instead of kubelab's own CA, say one students' browsers already trust")
+	fs.StringVar(&cfg.TLSKeyFile, "tls-key-file", cfg.TLSKeyFile, "the private key of --tls-cert-file")
 	fs.StringVar(&cfg.AdminToken, "admin-token", cfg.AdminToken, "the admin kubeconfig's token (e.g. openssl rand -hex 16; prefer the environment variable), instead of one kubelab makes; replicas given the same one all accept the same admin kubeconfig")
 	fs.StringVar(&cfg.InstructorToken, "instructor-token", cfg.InstructorToken, "bearer token of the instructor (e.g. openssl rand -hex 16; prefer the environment variable)")
 	fs.StringVar(&cfg.GraderToken, "grader-token", cfg.GraderToken, "bearer token of the grader endpoint's client (e.g. openssl rand -hex 16; prefer the environment variable)")
@@ -104,6 +108,11 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	// one: students' machines and the pages they open share its network.
 	if cfg.Classroom && !isSet(fs, "etcd-listen-client") {
 		cfg.EtcdListenClient = ""
+	}
+	for _, h := range strings.Split(*tlsSANs, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			cfg.TLSSANs = append(cfg.TLSSANs, h)
+		}
 	}
 	if *endpoints != "" {
 		for _, ep := range strings.Split(*endpoints, ",") {

@@ -93,6 +93,16 @@ func TestParseConfig(t *testing.T) {
 			t.Fatalf("got listen client %q, endpoints %q", cfg.EtcdListenClient, cfg.EtcdEndpoints)
 		}
 	})
+	t.Run("the class's hosts", func(t *testing.T) {
+		t.Setenv("KUBELAB_TLS_SAN", "lab.example.org, 203.0.113.7")
+		cfg, err := parseConfig([]string{"--classroom", "--ca-validity=2160h"}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(cfg.TLSSANs, []string{"lab.example.org", "203.0.113.7"}) || cfg.CAValidity != 90*24*time.Hour {
+			t.Fatalf("got hosts %q, CA validity %s", cfg.TLSSANs, cfg.CAValidity)
+		}
+	})
 	t.Run("external etcd with an explicit client listener", func(t *testing.T) {
 		_, err := parseConfig([]string{"--etcd-endpoints", "10.0.0.1:2379", "--etcd-listen-client", "127.0.0.1:2379"}, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "cannot be combined") {
