@@ -42,6 +42,12 @@ func NamespaceOf(u pipeline.User) string {
 // IsStudent reports whether u signed in as a student.
 func IsStudent(u pipeline.User) bool { return u.InGroup(StudentGroup) }
 
+// IsInstructor reports whether u runs the class: instructors and cluster
+// admins (system:masters), never students.
+func IsInstructor(u pipeline.User) bool {
+	return !IsStudent(u) && (u.InGroup(InstructorGroup) || u.InGroup(pipeline.SystemPrivilegedGroup))
+}
+
 // CanGrade reports whether u may read the class's results: instructors,
 // graders and cluster admins (system:masters), never students.
 func CanGrade(u pipeline.User) bool {

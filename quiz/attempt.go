@@ -94,4 +94,9 @@ type Store interface {
 	// List returns the submitted attempts f matches, by student, quiz,
 	// then number.
 	List(ctx context.Context, f Filter) ([]*Attempt, error)
+	// Close closes a quiz at at, for every student, once: closing it
+	// again keeps the first time, which it returns.
+	Close(ctx context.Context, quiz string, at time.Time) (time.Time, error)
+	// ClosedAt is when the quiz was closed, or the zero time.
+	ClosedAt(ctx context.Context, quiz string) (time.Time, error)
 }

@@ -95,18 +95,23 @@ func TestPolicy(t *testing.T) {
 	tests := []struct {
 		p         quiz.Policy
 		submitted int
+		closed    bool
 		reveals   bool
 		left      int
 	}{
-		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterSubmit}, 1, true, 2},
-		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterLastAttempt}, 2, false, 1},
-		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterLastAttempt}, 3, true, 0},
-		{quiz.Policy{Attempts: 0, Reveal: quiz.RevealAfterLastAttempt}, 50, false, -1},
-		{quiz.Policy{Attempts: 1, Reveal: quiz.RevealNever}, 1, false, 0},
+		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterSubmit}, 1, false, true, 2},
+		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterLastAttempt}, 2, false, false, 1},
+		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterLastAttempt}, 3, false, true, 0},
+		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterLastAttempt}, 1, true, true, 2},
+		{quiz.Policy{Attempts: 0, Reveal: quiz.RevealAfterLastAttempt}, 50, false, false, -1},
+		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterClose}, 3, false, false, 0},
+		{quiz.Policy{Attempts: 3, Reveal: quiz.RevealAfterClose}, 1, true, true, 2},
+		{quiz.Policy{Attempts: 1, Reveal: quiz.RevealNever}, 1, false, false, 0},
+		{quiz.Policy{Attempts: 1, Reveal: quiz.RevealNever}, 1, true, false, 0},
 	}
 	for _, tt := range tests {
-		if got := tt.p.Reveals(tt.submitted); got != tt.reveals {
-			t.Errorf("%+v after %d: reveals %v", tt.p, tt.submitted, got)
+		if got := tt.p.Reveals(tt.submitted, tt.closed); got != tt.reveals {
+			t.Errorf("%+v after %d (closed %v): reveals %v", tt.p, tt.submitted, tt.closed, got)
 		}
 		if got := tt.p.AttemptsLeft(tt.submitted); got != tt.left {
 			t.Errorf("%+v after %d: %d left, want %d", tt.p, tt.submitted, got, tt.left)

@@ -40,8 +40,8 @@ func watchQuiz() *Quiz {
 			TH: "API Server and etcd Watch: ทดสอบความเข้าใจ",
 		},
 		Intro: i18n.Text{
-			EN: "Five questions on the lesson. Pick one answer each. Once your instructor's reveal policy allows (by default after your last attempt), every question shows why, with a link to the live proof in the lesson.",
-			TH: "ห้าคำถามจากบทเรียน เลือกคำตอบเดียวต่อข้อ เมื่อนโยบายการเฉลยของผู้สอนอนุญาต (ค่าเริ่มต้นคือหลังครั้งสุดท้ายที่ทำได้) ทุกข้อจะแสดงเหตุผล พร้อมลิงก์ไปยังส่วนที่พิสูจน์สด ๆ ในบทเรียน",
+			EN: "Five questions on the lesson. Pick one answer each. Once your instructor's reveal policy allows (in a class, by default, once the instructor closes the quiz), every question shows why, with a link to the live proof in the lesson.",
+			TH: "ห้าคำถามจากบทเรียน เลือกคำตอบเดียวต่อข้อ เมื่อนโยบายการเฉลยของผู้สอนอนุญาต (ในชั้นเรียน ค่าเริ่มต้นคือเมื่อผู้สอนปิดแบบทดสอบ) ทุกข้อจะแสดงเหตุผล พร้อมลิงก์ไปยังส่วนที่พิสูจน์สด ๆ ในบทเรียน",
 		},
 		Questions: []Question{
 			{

@@ -1,6 +1,9 @@
 package quiz
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Reveal says when a student sees the right answers and explanations of
 // the questions they answered.
@@ -15,6 +18,11 @@ const (
 	// later one. With no limit on attempts there is no last one, and so no
 	// reveal.
 	RevealAfterLastAttempt Reveal = "after-last-attempt"
+	// RevealAfterClose explains every attempt at a quiz once it is
+	// closed, by the instructor or at the policy's deadline. Until then no
+	// account sees an answer, so a throwaway account that uses up its
+	// attempts harvests nothing for another. The default in a class.
+	RevealAfterClose Reveal = "after-close"
 	// RevealNever only ever shows scores and what was answered.
 	RevealNever Reveal = "never"
 )
@@ -22,10 +30,10 @@ const (
 // ParseReveal reads a reveal policy by name.
 func ParseReveal(s string) (Reveal, error) {
 	switch r := Reveal(s); r {
-	case RevealAfterSubmit, RevealAfterLastAttempt, RevealNever:
+	case RevealAfterSubmit, RevealAfterLastAttempt, RevealAfterClose, RevealNever:
 		return r, nil
 	}
-	return "", fmt.Errorf("unknown reveal policy %q: want %s, %s or %s", s, RevealAfterSubmit, RevealAfterLastAttempt, RevealNever)
+	return "", fmt.Errorf("unknown reveal policy %q: want %s, %s, %s or %s", s, RevealAfterSubmit, RevealAfterLastAttempt, RevealAfterClose, RevealNever)
 }
 
 // Policy is what the instructor allows at each quiz.
@@ -34,16 +42,23 @@ type Policy struct {
 	// 0 is no limit.
 	Attempts int
 	Reveal   Reveal
+	// ClosesAt, if set, is when every quiz closes by itself: no attempt
+	// is taken after it, and RevealAfterClose then explains them.
+	ClosesAt time.Time
 }
 
 // Reveals reports whether a student who has submitted this many attempts
-// at a quiz may see its answers and explanations.
-func (p Policy) Reveals(submitted int) bool {
+// at a quiz may see its answers and explanations, the quiz being closed
+// or not. A closed quiz takes no more attempts, so every policy but
+// RevealNever explains it.
+func (p Policy) Reveals(submitted int, closed bool) bool {
 	switch p.Reveal {
 	case RevealAfterSubmit:
 		return true
 	case RevealAfterLastAttempt:
-		return p.Attempts > 0 && submitted >= p.Attempts
+		return closed || p.Attempts > 0 && submitted >= p.Attempts
+	case RevealAfterClose:
+		return closed
 	}
 	return false
 }

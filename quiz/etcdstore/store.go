@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -32,6 +33,42 @@ const Prefix = "/kubelab/quiz/attempts/"
 
 // LedgerPrefix is where each student's count of attempts per quiz is kept.
 const LedgerPrefix = "/kubelab/quiz/ledgers/"
+
+// ClosedPrefix is where each closed quiz's closing time is kept.
+const ClosedPrefix = "/kubelab/quiz/closed/"
+
+// closure is a closed quiz's record.
+type closure struct {
+	At time.Time `json:"at"`
+}
+
+// Close records that quizID closed at at, unless it already has: the first
+// close holds, on every replica.
+func (s *Store) Close(ctx context.Context, quizID string, at time.Time) (time.Time, error) {
+	k := ClosedPrefix + url.PathEscape(quizID)
+	for range maxRetries {
+		var c closure
+		found, _, err := s.records.Get(ctx, k, &c)
+		if err != nil || found {
+			return c.At, err
+		}
+		ok, _, err := s.records.PutIfUnchanged(ctx, map[string]int64{k: 0}, map[string]any{k: closure{At: at.UTC()}})
+		if err != nil {
+			return time.Time{}, err
+		}
+		if ok {
+			return at.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("closing quiz %s: lost %d races in a row", quizID, maxRetries)
+}
+
+// ClosedAt is when quizID was closed, or the zero time.
+func (s *Store) ClosedAt(ctx context.Context, quizID string) (time.Time, error) {
+	var c closure
+	_, _, err := s.records.Get(ctx, ClosedPrefix+url.PathEscape(quizID), &c)
+	return c.At, err
+}
 
 // maxRetries bounds the retries of a write that lost a race: a student has
 // few tabs, so more than this is a bug or an attack, not contention.

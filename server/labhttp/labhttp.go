@@ -185,12 +185,7 @@ func namespaceOf(u pipeline.User) string { return classroom.NamespaceOf(u) }
 
 // isInstructor: instructors and cluster admins see the class; students,
 // graders and anonymous users do not.
-func isInstructor(u pipeline.User) bool {
-	if classroom.IsStudent(u) {
-		return false
-	}
-	return u.InGroup(classroom.InstructorGroup) || u.InGroup(pipeline.SystemPrivilegedGroup)
-}
+func isInstructor(u pipeline.User) bool { return classroom.IsInstructor(u) }
 
 // langOf is the page's language, by the site's one rule (i18n.Of).
 func langOf(c echo.Context) i18n.Lang { return i18n.Of(c.Request()) }

@@ -62,6 +62,7 @@ func (h *handlers) routeAPI(e *echo.Echo) {
 	g.GET("", h.apiList)
 	g.GET("/:quiz", h.apiView)
 	g.POST("/:quiz/attempts", h.apiSubmit)
+	g.POST("/:quiz/close", h.apiClose)
 	g.GET("/:quiz/attempts", h.apiAttempts)
 	g.GET("/:quiz/attempts/:attempt", h.apiAttempt)
 }

@@ -19,6 +19,9 @@ import (
 // every attempt a student can submit was issued by the server, to them,
 // for this quiz.
 func (h *handlers) issue(ctx context.Context, u pipeline.User, q *quiz.Quiz) (*quiz.Attempt, error) {
+	if err := h.whileOpen(ctx, q); err != nil {
+		return nil, err
+	}
 	a, err := h.store.Issue(ctx, q.NewAttempt(u.Name, classOf(u), h.now()), h.policy.Attempts)
 	if err != nil {
 		return nil, h.attemptError(q.ID, "", err)
@@ -32,6 +35,9 @@ func (h *handlers) submit(ctx context.Context, u pipeline.User, q *quiz.Quiz, id
 	now := h.now()
 	if ok, wait := h.pace.allow(u.Name, now); !ok {
 		return nil, errTooManySubmissions(wait)
+	}
+	if err := h.whileOpen(ctx, q); err != nil {
+		return nil, err
 	}
 	if id == "" {
 		return nil, apiBadRequest(fmt.Sprintf("attempt: required: submit the attempt the server issued you (GET %s/%s gives one)", QuizzesPath, q.ID))
@@ -58,17 +64,22 @@ func (h *handlers) submit(ctx context.Context, u pipeline.User, q *quiz.Quiz, id
 
 // explain shows one of student's graded attempts as the reveal policy
 // allows at the moment: after-last-attempt looks at how many attempts
-// they have submitted now.
+// they have submitted now, and every policy but never at whether the quiz
+// is closed.
 func (h *handlers) explain(ctx context.Context, q *quiz.Quiz, a *quiz.Attempt, lang i18n.Lang) (quiz.Explained, error) {
-	reveal := h.policy.Reveal == quiz.RevealAfterSubmit
+	closedAt, err := h.closedAt(ctx, q)
+	if err != nil {
+		return quiz.Explained{}, err
+	}
+	submitted := 0
 	if h.policy.Reveal == quiz.RevealAfterLastAttempt && h.policy.Attempts > 0 {
 		mine, err := h.store.List(ctx, quiz.Filter{Student: a.Student, Quiz: q.ID})
 		if err != nil {
 			return quiz.Explained{}, err
 		}
-		reveal = h.policy.Reveals(len(mine))
+		submitted = len(mine)
 	}
-	return q.Explain(a, lang, reveal), nil
+	return q.Explain(a, lang, h.policy.Reveals(submitted, !closedAt.IsZero())), nil
 }
 
 // attemptError maps the quiz package's errors to Status errors that say

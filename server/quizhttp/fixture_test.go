@@ -58,5 +58,5 @@ func policyOf(options ...func(*server.Config)) quiz.Policy {
 	for _, o := range options {
 		o(&c)
 	}
-	return quiz.Policy{Attempts: c.QuizAttempts, Reveal: quiz.Reveal(c.QuizReveal)}
+	return quiz.Policy{Attempts: c.QuizAttempts, Reveal: quiz.Reveal(c.QuizReveal), ClosesAt: c.QuizClosesAt}
 }

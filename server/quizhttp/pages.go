@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/web"
 )
@@ -23,6 +24,7 @@ func (h *handlers) routePages(e *echo.Echo) {
 	g.GET("", h.listPage)
 	g.GET("/:quiz", h.quizPage)
 	g.POST("/:quiz", h.submitPage)
+	g.POST("/:quiz/close", h.closePage)
 	g.GET("/:quiz/attempts/:attempt", h.resultPage)
 }
 
@@ -58,6 +60,10 @@ func (h *handlers) listPage(c echo.Context) error {
 			}
 		}
 		it.Left = h.policy.AttemptsLeft(len(it.Attempts))
+		if it.ClosedAt, err = h.closedAt(c.Request().Context(), q); err != nil {
+			return h.pageError(c, err, "/quiz")
+		}
+		it.CanClose = classroom.IsInstructor(u)
 		items = append(items, it)
 	}
 	s := uiFor(lang)
@@ -71,8 +77,17 @@ func (h *handlers) quizPage(c echo.Context) error {
 	if err != nil {
 		return h.pageError(c, err, "/quiz")
 	}
+	closedAt, err := h.closedAt(c.Request().Context(), q)
+	if err != nil {
+		return h.pageError(c, err, "/quiz")
+	}
+	if !closedAt.IsZero() {
+		s := uiFor(langOf(c))
+		return h.render(c, http.StatusConflict, s.Errors[http.StatusConflict],
+			errorView(s.Errors[http.StatusConflict], fmt.Sprintf(s.Closed, closedOn(closedAt)), nil, "/quiz", s))
+	}
 	a, err := h.issue(c.Request().Context(), userOf(c), q)
-	if apierrors.IsConflict(err) { // issuing conflicts only when no attempt is left
+	if apierrors.IsConflict(err) { // issuing an open quiz conflicts only when no attempt is left
 		s := uiFor(langOf(c))
 		return h.render(c, http.StatusConflict, s.Errors[http.StatusConflict],
 			errorView(s.Errors[http.StatusConflict], fmt.Sprintf(s.NoAttemptsLeft, h.policy.Attempts), nil, "/quiz", s))

@@ -41,6 +41,11 @@ type ui struct {
 	NoAttemptsLeft string
 	// AttemptsLeft is a format with the number's %d.
 	AttemptsLeft string
+	// Closed is a format with the closing time's %s.
+	Closed string
+	// CloseQuiz, CloseWarning and CloseNow are the instructor's button
+	// that closes a quiz, what it does, and the button that confirms it.
+	CloseQuiz, CloseWarning, CloseNow string
 	// NotRevealed says when the answers will show, by reveal policy.
 	NotRevealed map[quiz.Reveal]string
 	// Errors titles an error page by its HTTP status.
@@ -60,8 +65,13 @@ var uiText = i18n.Catalog[ui]{
 		SignIn:         "Sign in to take a quiz: your session may have expired. Nothing was saved.",
 		NoAttemptsLeft: "You have used all %d attempts at this quiz that your instructor allows.",
 		AttemptsLeft:   "Attempts left: %d",
+		Closed:         "This quiz closed on %s: it takes no more attempts, and your attempts show the right answers and why.",
+		CloseQuiz:      "Close this quiz",
+		CloseWarning:   "Every student's attempts then show the right answers and why, and nobody can take the quiz again. This cannot be undone.",
+		CloseNow:       "Close it now",
 		NotRevealed: map[quiz.Reveal]string{
 			quiz.RevealAfterLastAttempt: "The right answers and why are shown once you have used your last attempt.",
+			quiz.RevealAfterClose:       "The right answers and why are shown once your instructor closes the quiz.",
 			quiz.RevealNever:            "Your instructor has chosen not to show the right answers.",
 		},
 		Errors: map[int]string{
@@ -82,8 +92,13 @@ var uiText = i18n.Catalog[ui]{
 		SignIn:         "เข้าสู่ระบบก่อนทำแบบทดสอบ: session ของคุณอาจหมดอายุแล้ว ไม่มีอะไรถูกบันทึก",
 		NoAttemptsLeft: "คุณทำแบบทดสอบนี้ครบ %d ครั้งตามที่ผู้สอนกำหนดแล้ว",
 		AttemptsLeft:   "ทำได้อีก %d ครั้ง",
+		Closed:         "แบบทดสอบนี้ปิดแล้วเมื่อ %s: ทำเพิ่มไม่ได้อีก และการทำแบบทดสอบของคุณจะแสดงคำตอบที่ถูกพร้อมเหตุผล",
+		CloseQuiz:      "ปิดแบบทดสอบนี้",
+		CloseWarning:   "การทำแบบทดสอบของนักเรียนทุกคนจะแสดงคำตอบที่ถูกพร้อมเหตุผล และจะไม่มีใครทำแบบทดสอบนี้ได้อีก ย้อนกลับไม่ได้",
+		CloseNow:       "ปิดเดี๋ยวนี้",
 		NotRevealed: map[quiz.Reveal]string{
 			quiz.RevealAfterLastAttempt: "คำตอบที่ถูกและเหตุผลจะแสดงหลังจากคุณทำครบทุกครั้งแล้ว",
+			quiz.RevealAfterClose:       "คำตอบที่ถูกและเหตุผลจะแสดงเมื่อผู้สอนปิดแบบทดสอบ",
 			quiz.RevealNever:            "ผู้สอนเลือกไม่แสดงคำตอบที่ถูก",
 		},
 		Errors: map[int]string{
