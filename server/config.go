@@ -163,8 +163,11 @@ type Config struct {
 	// quiz; 0 is no limit.
 	QuizAttempts int
 	// QuizReveal is when students see right answers and explanations:
-	// after-submit, after-last-attempt or never.
+	// after-submit, after-last-attempt, after-close or never.
 	QuizReveal string
+	// QuizClosesAt, if set, is when every quiz closes by itself, as if the
+	// instructor closed it then.
+	QuizClosesAt time.Time
 }
 
 // DefaultConfig returns the configuration `go run ./cmd/kubelab` runs with.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3"
 
+	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/server"
 	"github.com/kubelab/kubelab/server/controlplane"
 	"github.com/kubelab/kubelab/server/terminal"
@@ -88,7 +89,8 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.InstructorToken, "instructor-token", cfg.InstructorToken, "bearer token of the instructor (e.g. openssl rand -hex 16; prefer the environment variable)")
 	fs.StringVar(&cfg.GraderToken, "grader-token", cfg.GraderToken, "bearer token of the grader endpoint's client (e.g. openssl rand -hex 16; prefer the environment variable)")
 	fs.IntVar(&cfg.QuizAttempts, "quiz-attempts", cfg.QuizAttempts, "how many attempts each student may submit at each quiz; 0 for no limit")
-	fs.StringVar(&cfg.QuizReveal, "quiz-reveal", cfg.QuizReveal, "when students see the right answers and explanations of the questions they answered: after-submit, after-last-attempt or never")
+	fs.StringVar(&cfg.QuizReveal, "quiz-reveal", cfg.QuizReveal, "when students see the right answers and explanations of the questions they answered: after-submit, after-last-attempt, after-close (once the instructor closes the quiz, or at --quiz-closes-at; the default in classroom mode) or never")
+	closesAt := fs.String("quiz-closes-at", "", "when every quiz closes by itself, in RFC 3339 (2027-01-15T17:00:00+07:00): no attempt is taken after it, and after-close shows the answers")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: kubelab [flags]\n\nEvery flag can also be set by an environment variable: KUBELAB_ and the flag's\nname in capitals with - as _, e.g. KUBELAB_DATA_DIR for --data-dir.\n\n")
 		fs.PrintDefaults()
@@ -108,6 +110,19 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	// one: students' machines and the pages they open share its network.
 	if cfg.Classroom && !isSet(fs, "etcd-listen-client") {
 		cfg.EtcdListenClient = ""
+	}
+	// In a class, a throwaway account must not harvest the key for a real
+	// one: answers show once the quiz closes, unless the instructor
+	// chooses otherwise.
+	if cfg.Classroom && !isSet(fs, "quiz-reveal") {
+		cfg.QuizReveal = string(quiz.RevealAfterClose)
+	}
+	if *closesAt != "" {
+		t, err := time.Parse(time.RFC3339, *closesAt)
+		if err != nil {
+			return cfg, fmt.Errorf("--quiz-closes-at %q: give a time in RFC 3339, such as 2027-01-15T17:00:00+07:00", *closesAt)
+		}
+		cfg.QuizClosesAt = t
 	}
 	for _, h := range strings.Split(*tlsSANs, ",") {
 		if h = strings.TrimSpace(h); h != "" {

@@ -93,6 +93,27 @@ func TestParseConfig(t *testing.T) {
 			t.Fatalf("got listen client %q, endpoints %q", cfg.EtcdListenClient, cfg.EtcdEndpoints)
 		}
 	})
+	t.Run("a class's quizzes show answers once closed", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{nil, "after-last-attempt"},
+			{[]string{"--classroom"}, "after-close"},
+			{[]string{"--classroom", "--quiz-reveal=after-submit"}, "after-submit"},
+		} {
+			if cfg, err := parseConfig(tc.args, io.Discard); err != nil || cfg.QuizReveal != tc.want {
+				t.Errorf("%q: reveal %q (%v), want %q", tc.args, cfg.QuizReveal, err, tc.want)
+			}
+		}
+		cfg, err := parseConfig([]string{"--quiz-closes-at=2027-01-15T17:00:00+07:00"}, io.Discard)
+		if err != nil || !cfg.QuizClosesAt.Equal(time.Date(2027, 1, 15, 10, 0, 0, 0, time.UTC)) {
+			t.Errorf("--quiz-closes-at: %s (%v)", cfg.QuizClosesAt, err)
+		}
+		if _, err := parseConfig([]string{"--quiz-closes-at=tomorrow"}, io.Discard); err == nil || !strings.Contains(err.Error(), "RFC 3339") {
+			t.Errorf("--quiz-closes-at=tomorrow: %v, want an error naming the format", err)
+		}
+	})
 	t.Run("the class's hosts", func(t *testing.T) {
 		t.Setenv("KUBELAB_TLS_SAN", "lab.example.org, 203.0.113.7")
 		cfg, err := parseConfig([]string{"--classroom", "--ca-validity=2160h"}, io.Discard)

@@ -23,7 +23,7 @@ import (
 )
 
 // The quiz tests' class: the defaults of --quiz-attempts (3) and
-// --quiz-reveal (after-last-attempt), as an instructor who sets neither gets.
+// --quiz-reveal (after-close in a class), as an instructor who sets neither gets.
 const (
 	quizGraderToken = "grader-token-quiz-0123456789"
 	quizAttempts    = 3
