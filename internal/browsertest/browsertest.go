@@ -238,3 +238,15 @@ func keep(t *testing.T, ctx context.Context, name string, capture chromedp.Actio
 		t.Logf("screenshot %s: %v", name, err)
 	}
 }
+
+// SignInToDashboard opens the class dashboard at base (a kubelab's URL)
+// and signs in there with the instructor's token, as an instructor does:
+// the browser then holds the instructor's session.
+func SignInToDashboard(t *testing.T, ctx context.Context, base, token string) {
+	t.Helper()
+	Do(t, ctx, "open the dashboard", chromedp.Navigate(base+"/labs/dashboard"))
+	WaitJS(t, ctx, "the dashboard's sign-in form", `document.querySelector("input[name=token]") !== null`)
+	Submit(t, ctx, "sign in with the instructor's token", "/labs/dashboard",
+		Fill(`input[name=token]`, token),
+		Press(`form[action^="/labs/dashboard/signin"] button`))
+}

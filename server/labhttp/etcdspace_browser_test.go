@@ -86,7 +86,7 @@ func TestRoomSaysEtcdIsFull(t *testing.T) {
 	// Live data: distinct keys, which compaction cannot free. The room
 	// says so, live, and what to do.
 	ctx := browsertest.Start(t)
-	signInToDashboard(t, ctx, lab)
+	browsertest.SignInToDashboard(t, ctx, lab.URL(), instructorToken)
 	browsertest.WaitJS(t, ctx, "the class, live, with no notice", `document.querySelector(".dashboard .conn.live") !== null && document.querySelector("[data-etcd-full]") === null`)
 	browsertest.Eval[bool](t, ctx, `(window.sameDashboard = true)`)
 	// etcd counts its file, free pages and all, against the quota: the

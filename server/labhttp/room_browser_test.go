@@ -1,7 +1,6 @@
 package labhttp_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -20,17 +19,6 @@ import (
 
 const thaiName = "สมชาย ใจดี"
 
-// signInToDashboard opens the class dashboard in the browser and signs in
-// there with the instructor's token, as an instructor does.
-func signInToDashboard(t *testing.T, ctx context.Context, lab *kubelabtest.Lab) {
-	t.Helper()
-	browsertest.Do(t, ctx, "open the dashboard", chromedp.Navigate(lab.URL()+"/labs/dashboard"))
-	browsertest.WaitJS(t, ctx, "the sign-in form", `document.querySelector('input[name=token]') !== null`)
-	browsertest.Submit(t, ctx, "sign in with the instructor's token", "/labs/dashboard",
-		browsertest.Fill(`input[name=token]`, instructorToken),
-		browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
-}
-
 // The instructor's room in Chromium: with the dashboard open, a student
 // with a Thai name signs in (another browser), starts a lab and submits the
 // quiz; the dashboard shows her name as typed, not started, then her lab
@@ -42,7 +30,7 @@ func TestInstructorsRoomInTheBrowser(t *testing.T) {
 	lab := kubelabtest.Start(t, func(c *server.Config) { classroomMode(c); c.StuckAfter = 4 * time.Second })
 	ctx := browsertest.Start(t)
 
-	signInToDashboard(t, ctx, lab)
+	browsertest.SignInToDashboard(t, ctx, lab.URL(), instructorToken)
 	browsertest.WaitJS(t, ctx, "the empty class, live", `document.querySelector(".dashboard .conn.live") !== null && !document.querySelector("[data-empty]").hidden`)
 	// Anything the page keeps is lost if it reloads.
 	browsertest.Eval[bool](t, ctx, `(window.sameDashboard = true)`)

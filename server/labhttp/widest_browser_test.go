@@ -51,10 +51,7 @@ func TestInstructorsRoomHoldsItsWidestContent(t *testing.T) {
 	}
 
 	ctx := browsertest.Start(t)
-	browsertest.Do(t, ctx, "open the dashboard", chromedp.Navigate(lab.URL()+"/labs/dashboard"))
-	browsertest.Submit(t, ctx, "sign in with the instructor's token", "/labs/dashboard",
-		browsertest.Fill(`input[name=token]`, instructorToken),
-		browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
+	browsertest.SignInToDashboard(t, ctx, lab.URL(), instructorToken)
 
 	// Each language on each screen, the themes taken in turn: a theme
 	// changes colours, not widths, and each is seen in both languages and

@@ -29,11 +29,7 @@ func TestBrowserInstructorClosesAQuiz(t *testing.T) {
 	}
 	ctx := browsertest.Start(t)
 	errs := browsertest.PageErrors(t, ctx)
-	browsertest.Do(t, ctx, "open the dashboard", chromedp.Navigate(lab.URL()+"/labs/dashboard"))
-	browsertest.WaitJS(t, ctx, "the sign-in form", `document.querySelector('input[name=token]') !== null`)
-	browsertest.Submit(t, ctx, "sign in with the instructor's token", "/labs/dashboard",
-		browsertest.Fill(`input[name=token]`, token),
-		browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
+	browsertest.SignInToDashboard(t, ctx, lab.URL(), token)
 
 	for _, v := range []struct {
 		lang, theme, device string

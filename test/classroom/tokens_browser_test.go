@@ -65,11 +65,6 @@ func TestTransportTheClassWorksOverHTTPSInChromium(t *testing.T) {
 	browsertest.WaitJS(t, ctx, "the account bar", `document.querySelector("[data-account]")?.hidden === false`)
 	browsertest.Submit(t, ctx, "sign out", "/signin", browsertest.Press(`.account form[action="/signout"] button`))
 	browsertest.WaitJS(t, ctx, "signed out", `location.pathname === "/signin"`)
-	browsertest.Do(t, ctx, "the instructor signs in to the dashboard",
-		chromedp.Navigate(c.httpsURL+"/labs/dashboard"))
-	browsertest.WaitJS(t, ctx, "the dashboard's sign-in form", `document.querySelector("input[name=token]") !== null`)
-	browsertest.Submit(t, ctx, "paste the token", "/labs/dashboard",
-		browsertest.Fill(`input[name=token]`, instructorTokenA),
-		browsertest.Press(`form[action^="/labs/dashboard/signin"] button`))
+	browsertest.SignInToDashboard(t, ctx, c.httpsURL, instructorTokenA)
 	browsertest.WaitJS(t, ctx, "the dashboard live over wss", `location.pathname === "/labs/dashboard" && document.querySelector("[data-conn].live") !== null`)
 }
