@@ -38,6 +38,7 @@ require (
 
 require (
 	github.com/itchyny/gojq v0.12.20
+	github.com/pires/go-proxyproto v0.15.0
 	go.uber.org/goleak v1.3.0
 	k8s.io/kubernetes v1.37.2
 	mvdan.cc/sh/v3 v3.14.1

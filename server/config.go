@@ -131,6 +131,10 @@ type Config struct {
 	// included, and the redirect from plain HTTP name it. 0 is
 	// SecureListen's own port.
 	PublishedSecurePort int
+	// ProxyProtocolFrom are the addresses or CIDR ranges of proxies in
+	// front of kubelab that send the PROXY protocol (HAProxy's send-proxy),
+	// so that limits per client address see the client, not the proxy.
+	ProxyProtocolFrom []string
 	// TLSSANs are the host names and addresses, besides localhost and the
 	// private address ranges, that students reach the class at: kubelab's
 	// CA may sign for them and for nothing else (see server/pki).
@@ -293,6 +297,11 @@ func (c Config) validateTLS() error {
 	for _, h := range c.TLSSANs {
 		if net.ParseIP(h) == nil && len(validation.IsDNS1123Subdomain(h)) > 0 {
 			return fmt.Errorf("--tls-san %q: give a host name (lab.example.org) or an IP address, with no port or wildcard", h)
+		}
+	}
+	for _, p := range c.ProxyProtocolFrom {
+		if _, _, err := net.ParseCIDR(p); err != nil && net.ParseIP(p) == nil {
+			return fmt.Errorf("--proxy-protocol-from %q: give an address (10.0.0.5) or a range (10.0.0.0/8) of the proxy", p)
 		}
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {

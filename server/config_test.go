@@ -44,6 +44,9 @@ func TestValidate(t *testing.T) {
 			"class hosts": valid(func(c *Config) {
 				c.Classroom, c.TLSSANs = true, []string{"lab.example.org", "203.0.113.7", "2001:db8::7"}
 			}),
+			"behind a proxy": valid(func(c *Config) {
+				c.Classroom, c.ProxyProtocolFrom = true, []string{"172.16.0.0/12", "10.0.0.5", "::/0"}
+			}),
 			"a year's CA":             valid(func(c *Config) { c.CAValidity = 365 * 24 * time.Hour }),
 			"the class's certificate": valid(func(c *Config) { c.Classroom, c.TLSCertFile, c.TLSKeyFile = true, "tls.crt", "tls.key" }),
 		} {
@@ -86,6 +89,7 @@ func TestValidate(t *testing.T) {
 			"few characters":            {valid(func(c *Config) { c.GraderToken = "abababababababababababab" }), "different characters"},
 			"repeated digits":           {valid(func(c *Config) { c.InstructorToken = "1234567890123456" }), "too easy to guess"},
 			"weak admin token":          {valid(func(c *Config) { c.AdminToken = "abababababababababababab" }), "--admin-token"},
+			"a proxy by name":           {valid(func(c *Config) { c.ProxyProtocolFrom = []string{"proxy"} }), "--proxy-protocol-from"},
 			"ten years' CA":             {valid(func(c *Config) { c.CAValidity = 3650 * 24 * time.Hour }), "--ca-validity"},
 			"an hour's CA":              {valid(func(c *Config) { c.CAValidity = time.Hour }), "--ca-validity"},
 			"a wildcard host":           {valid(func(c *Config) { c.TLSSANs = []string{"*.example.org"} }), "--tls-san"},

@@ -225,6 +225,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	// Shutdown closes a listener only if it was serving.
 	s.stops.push(func(context.Context) error { s.ln.Close(); return nil })
+	if len(cfg.ProxyProtocolFrom) > 0 {
+		if s.ln, err = proxied(s.ln, cfg.ProxyProtocolFrom); err != nil {
+			return nil, err
+		}
+	}
 	// The CA exists in every mode: the root-CA publisher gives it to every
 	// namespace, and classroom mode also serves HTTPS with it.
 	if !cfg.kubeCore() {
@@ -237,6 +242,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, fmt.Errorf("--secure-listen: %w", err)
 		}
 		s.stops.push(func(context.Context) error { s.tlsLn.Close(); return nil })
+		if len(cfg.ProxyProtocolFrom) > 0 {
+			if s.tlsLn, err = proxied(s.tlsLn, cfg.ProxyProtocolFrom); err != nil {
+				return nil, err
+			}
+		}
 		s.secureAddr = s.tlsLn.Addr().String()
 		s.secureURL = "https" + strings.TrimPrefix(serverURL(cfg.SecureListen, s.tlsLn.Addr()), "http")
 		if cfg.PublishedSecurePort != 0 {

@@ -81,6 +81,7 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.ClassName, "class-name", cfg.ClassName, "in classroom mode, the class's name (e.g. k8s-101), which graders filter results by")
 	fs.StringVar(&cfg.SecureListen, "secure-listen", cfg.SecureListen, "in classroom mode, host:port of the HTTPS listener students' kubectl uses")
 	fs.IntVar(&cfg.PublishedSecurePort, "published-secure-port", cfg.PublishedSecurePort, "in classroom mode, the port students reach --secure-listen at, when Docker or a proxy publishes it on another (kubeconfigs and the redirect from plain HTTP name it); 0 for --secure-listen's own")
+	proxyFrom := fs.String("proxy-protocol-from", "", "comma-separated addresses or CIDR ranges of proxies in front of kubelab that send the PROXY protocol (HAProxy's send-proxy-v2): limits per client address then see each client, not the proxy. A header from any other peer closes its connection")
 	tlsSANs := fs.String("tls-san", "", "in classroom mode, comma-separated host names and IP addresses students reach the class at, besides localhost and private addresses (10.x, 172.16-31.x, 192.168.x, ...): kubelab's CA may sign for these and nothing else")
 	fs.DurationVar(&cfg.CAValidity, "ca-validity", cfg.CAValidity, "how long a CA kubelab makes is valid (at most 9552h, 398 days); kubelab replaces it a day before it expires")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert-file", cfg.TLSCertFile, "in classroom mode, a PEM certificate chain (leaf first) to serve HTTPS with instead of kubelab's own CA, say one students' browsers already trust")
@@ -123,6 +124,11 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 			return cfg, fmt.Errorf("--quiz-closes-at %q: give a time in RFC 3339, such as 2027-01-15T17:00:00+07:00", *closesAt)
 		}
 		cfg.QuizClosesAt = t
+	}
+	for _, p := range strings.Split(*proxyFrom, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			cfg.ProxyProtocolFrom = append(cfg.ProxyProtocolFrom, p)
+		}
 	}
 	for _, h := range strings.Split(*tlsSANs, ",") {
 		if h = strings.TrimSpace(h); h != "" {

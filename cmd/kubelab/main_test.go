@@ -116,12 +116,16 @@ func TestParseConfig(t *testing.T) {
 	})
 	t.Run("the class's hosts", func(t *testing.T) {
 		t.Setenv("KUBELAB_TLS_SAN", "lab.example.org, 203.0.113.7")
+		t.Setenv("KUBELAB_PROXY_PROTOCOL_FROM", "0.0.0.0/0, ::/0")
 		cfg, err := parseConfig([]string{"--classroom", "--ca-validity=2160h"}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(cfg.TLSSANs, []string{"lab.example.org", "203.0.113.7"}) || cfg.CAValidity != 90*24*time.Hour {
 			t.Fatalf("got hosts %q, CA validity %s", cfg.TLSSANs, cfg.CAValidity)
+		}
+		if !reflect.DeepEqual(cfg.ProxyProtocolFrom, []string{"0.0.0.0/0", "::/0"}) {
+			t.Fatalf("got proxies %q", cfg.ProxyProtocolFrom)
 		}
 	})
 	t.Run("external etcd with an explicit client listener", func(t *testing.T) {
