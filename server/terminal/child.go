@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,12 +57,17 @@ type childSpec struct {
 	CPUSeconds int   `json:"cpuSeconds"`
 }
 
+// childHook says that this binary can run a terminal command in a child
+// of itself: its main called RunCommandIfAsked.
+var childHook atomic.Bool
+
 // RunCommandIfAsked runs a terminal command and exits if this process was
 // started as one; otherwise it returns at once. kubelab's main calls it
 // first, as does the main of a test binary that starts the terminal
 // with Processes.
 func RunCommandIfAsked() {
 	if os.Getenv(childEnv) != "1" {
+		childHook.Store(true)
 		return
 	}
 	os.Exit(childMain())

@@ -62,6 +62,30 @@ var deniedGlobalFlags = map[string]string{
 // word, so that the word is not taken for a command.
 var valueFlags = map[string]bool{"-n": true, "--namespace": true, "--as": true, "--as-group": true, "--as-uid": true, "--request-timeout": true}
 
+// watches says whether kubectl's args ask for a watch (-w, --watch,
+// --watch-only, or w among short flags, as in -Aw): the commands for which
+// kubectl sets a handler of its own for the process's termination
+// signals. It says yes to a few lines that do not watch (-owide); those
+// run in a process of their own too, as they all do with
+// Config.Processes.
+func watches(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if strings.HasPrefix(a, "--watch") {
+			return true
+		}
+		if short, ok := strings.CutPrefix(a, "-"); ok && !strings.HasPrefix(short, "-") {
+			letters, _, _ := strings.Cut(short, "=")
+			if strings.ContainsRune(letters, 'w') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // checkLine refuses a kubectl command line (argv without "kubectl") that
 // asks for something the terminal does not do.
 func checkLine(argv []string) *refusal {

@@ -108,3 +108,27 @@ func TestFlagsAreCheckedForEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestWatches: the lines whose kubectl sets a handler for the process's
+// termination signals run in a process of their own, whatever the
+// spelling of the watch.
+func TestWatches(t *testing.T) {
+	for line, want := range map[string]bool{
+		"get pods -w":                      true,
+		"get pods --watch":                 true,
+		"get pods --watch=true":            true,
+		"get pods --watch-only":            true,
+		"get pods -Aw":                     true,
+		"events -w":                        true,
+		"-n demo get pods -w -o name":      true,
+		"get pods":                         false,
+		"get pods -o name -l app=web":      false,
+		"label pod ssa-demo wave=1":        false,
+		"get pods -- -w":                   false,
+		"annotate pod x note=--watch-this": false,
+	} {
+		if got := watches(strings.Fields(line)); got != want {
+			t.Errorf("watches(%q) = %v, want %v", line, got, want)
+		}
+	}
+}

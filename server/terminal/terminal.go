@@ -8,6 +8,7 @@
 package terminal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -89,6 +90,10 @@ func New(cfg Config) *Terminal {
 	if cfg.Limits == (Limits{}) {
 		cfg.Limits = DefaultLimits
 	}
+	// A watch runs in a process of its own even without Processes, under
+	// a process's limits: none is no limit, nor a process that can start.
+	cfg.Limits.Memory = cmp.Or(cfg.Limits.Memory, DefaultLimits.Memory)
+	cfg.Limits.CPU = cmp.Or(cfg.Limits.CPU, DefaultLimits.CPU)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -381,6 +386,17 @@ func (s *session) run(ctx context.Context, stop context.CancelCauseFunc, m inMsg
 		if r := checkLine(argv[1:]); r != nil {
 			s.say(r)
 			return 1
+		}
+		if watches(argv[1:]) && childHook.Load() {
+			// While it watches, kubectl sets a handler of its own for
+			// SIGTERM that exits the process it runs in: in the server's,
+			// a student's watch would end the class at docker stop, before
+			// the server's own shutdown ran.
+			code, cause := runChild(ctx, s.id, s.lang, s.t.cfg.Limits, childSpec{Args: argv[1:]}, streams)
+			if cause != nil {
+				stop(cause)
+			}
+			return code
 		}
 		return runKubectl(ctx, s.id, argv[1:], streams.In, streams, s.say)
 	case "etcdctl":

@@ -101,3 +101,51 @@ func (tm *terminal) run(t *testing.T, line string) terminalResult {
 		}
 	}
 }
+
+// TestTerminalWatchLeavesTheServersStopAlone: kubectl's get --watch sets a
+// handler of its own for SIGTERM, and that handler exits the process. Run
+// in kubelab's process, a student's watch in the page's terminal made
+// docker stop end the whole class at once, with status 1, before kubelab
+// had closed a connection or its etcd. With the watch running, SIGTERM
+// must still stop kubelab cleanly: status 0, after its "stopped" line.
+func TestTerminalWatchLeavesTheServersStopAlone(t *testing.T) {
+	t.Parallel()
+	c := startClass(t, "--log-level", "info")
+	alice := join(t, c.URL(), "Alice")
+	term := openTerminal(t, c, alice)
+	term.until(t, "kubectl get pods --watch", "ssa-demo")
+	c.Stop(t)
+	if out := c.Output(); !strings.Contains(out, "msg=stopped") {
+		t.Fatalf("kubelab ended without its \"stopped\" line:\n%s", out)
+	}
+}
+
+// until sends line and reads its output until it shows want, within a
+// minute: for a command that does not end by itself, such as a watch.
+func (tm *terminal) until(t *testing.T, line, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, _ := json.Marshal(map[string]string{"t": "run", "line": line})
+	if err := tm.conn.Write(ctx, websocket.MessageText, b); err != nil {
+		t.Fatalf("send %q: %v", line, err)
+	}
+	var out string
+	for !strings.Contains(out, want) {
+		_, b, err := tm.conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("%q: %v (so far %q)", line, err, out)
+		}
+		var m struct {
+			T string `json:"t"`
+			D string `json:"d"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("bad message %s", b)
+		}
+		if m.T == "exit" {
+			t.Fatalf("%q ended before it showed %q: %q", line, want, out)
+		}
+		out += m.D
+	}
+}
