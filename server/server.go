@@ -314,7 +314,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	attempts := &countedAttempts{Store: etcdstore.New(s.etcd.Client())}
 	s.metrics.Counter("kubelab_quiz_submissions_total", "Quiz attempts submitted and stored.", func() float64 { return float64(attempts.n.Load()) })
 	if err := quizhttp.Install(s.echo, quizhttp.Config{Store: attempts, Logger: s.log, RequireSignIn: s.cfg.Classroom, Layout: web.SectionPage("quiz"),
-		Policy: quiz.Policy{Attempts: s.cfg.QuizAttempts, Reveal: quiz.Reveal(s.cfg.QuizReveal), ClosesAt: s.cfg.QuizClosesAt}, DisplayNames: s.displayNames}); err != nil {
+		Policy: quiz.Policy{Attempts: s.cfg.QuizAttempts, Reveal: quiz.Reveal(s.cfg.QuizReveal), ClosesAt: s.cfg.QuizClosesAt}, DisplayNames: s.displayNames, ClassName: s.cfg.ClassName}); err != nil {
 		return err
 	}
 	s.api = api

@@ -32,6 +32,16 @@ var (
 
 func errUnknownQuiz(id string) error { return apierrors.NewNotFound(quizzesResource, id) }
 
+func errUnknownClass(name, ours string) error {
+	err := apierrors.NewNotFound(schema.GroupResource{Group: Group, Resource: "classes"}, name)
+	if ours != "" {
+		err.ErrStatus.Message = fmt.Sprintf("class %q has no attempts here; this kubelab's class is %q", name, ours)
+	} else {
+		err.ErrStatus.Message = fmt.Sprintf("class %q has no attempts here, and this kubelab runs no named class", name)
+	}
+	return err
+}
+
 func errUnauthorized(path string) error {
 	return apierrors.NewUnauthorized(fmt.Sprintf("%s needs a bearer token of an instructor or a grader", path))
 }

@@ -167,6 +167,17 @@ func (h *handlers) attemptsOf(c echo.Context) (quiz.Filter, []*quiz.Attempt, map
 	if err != nil {
 		return f, nil, nil, err
 	}
+	if len(attempts) == 0 && f.Class != "" && f.Class != h.className {
+		// A class that is not this kubelab's and has no attempt at all
+		// is a typo, not an empty class.
+		ever, err := h.store.List(ctx, quiz.Filter{Class: f.Class})
+		if err != nil {
+			return f, nil, nil, err
+		}
+		if len(ever) == 0 {
+			return f, nil, nil, errUnknownClass(f.Class, h.className)
+		}
+	}
 	names := map[string]string{}
 	if h.displayNames != nil {
 		if names, err = h.displayNames(ctx); err != nil {
@@ -207,6 +218,11 @@ func (h *handlers) resultsCSV(c echo.Context) error {
 	resp.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	resp.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="quiz-results-%s.csv"`, h.now().UTC().Format("20060102-150405")))
 	resp.WriteHeader(http.StatusOK)
+	// A byte-order mark: without it, Excel reads UTF-8 as the system's
+	// code page, and "สมชาย ใจดี" opens as mojibake.
+	if _, err := resp.Write([]byte("\ufeff")); err != nil {
+		return err
+	}
 	w := csv.NewWriter(resp)
 	w.Write(append([]string{"attempt", "student", "displayName", "class", "quiz", "number", "issued", "timestamp", "scoreGiven", "scoreMaximum"}, cols...))
 	for _, a := range attempts {

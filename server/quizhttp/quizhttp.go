@@ -68,6 +68,10 @@ type Config struct {
 	// DisplayNames are the names students typed, by user name, for the
 	// grader's results; nil outside a class.
 	DisplayNames func(ctx context.Context) (map[string]string, error)
+	// ClassName is the class students join here (--class-name): the
+	// grader's ?class= names it, or a class that has attempts, or is a
+	// typo answered with 404.
+	ClassName string
 }
 
 type handlers struct {
@@ -81,6 +85,7 @@ type handlers struct {
 	pace   *submitLimiter
 	// displayNames: see Config.DisplayNames.
 	displayNames func(ctx context.Context) (map[string]string, error)
+	className    string
 }
 
 // Install routes the quiz pages, the quiz API and the grader endpoint on
@@ -88,7 +93,7 @@ type handlers struct {
 // what each user may do.
 func Install(e *echo.Echo, cfg Config) error {
 	h := &handlers{signIn: cfg.RequireSignIn, bank: cfg.Bank, store: cfg.Store, layout: cfg.Layout, log: cfg.Logger, now: cfg.Now,
-		policy: cfg.Policy, displayNames: cfg.DisplayNames}
+		policy: cfg.Policy, displayNames: cfg.DisplayNames, className: cfg.ClassName}
 	if h.policy.Reveal == "" {
 		h.policy.Reveal = quiz.RevealAfterLastAttempt
 	}

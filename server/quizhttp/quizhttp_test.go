@@ -211,3 +211,29 @@ func testCSVDoesNotExportFormulas(t *testing.T, lab served) {
 		t.Errorf("student cell %q", rows[1][1])
 	}
 }
+
+// A mistyped ?class= answered 200 with an empty list, which a grader reads
+// as a class with no attempts. A class that is not this kubelab's and has
+// no attempt at all is 404; one with attempts answers, even filtered to a
+// quiz none of them took.
+func testUnknownClassIsNotFound(t *testing.T, lab served) {
+	class := ownClass(t)
+	g := grader(t, lab)
+	for _, path := range []string{"/results", "/results.csv"} {
+		resp, body := g.get(quizhttp.GraderPath + path + "?class=" + url.QueryEscape(class))
+		wantStatus(t, resp, body, http.StatusNotFound, "NotFound")
+		if !strings.Contains(body, class) {
+			t.Errorf("%s: the 404 does not name the class: %s", path, body)
+		}
+	}
+	if resp, body := classmate(t, lab, class, "alice").take(quiz.WatchQuizID, nil); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+	}
+	for query, want := range map[string]int{"": 1, "&quiz=" + quiz.SpotTheBugQuizID: 0} {
+		resp, body := g.get(quizhttp.GraderPath + "/results?class=" + url.QueryEscape(class) + query)
+		var list quizhttp.ScoreList
+		if err := json.Unmarshal([]byte(body), &list); err != nil || resp.StatusCode != http.StatusOK || len(list.Items) != want {
+			t.Errorf("?class=%s%s: HTTP %d, want %d items: %s", class, query, resp.StatusCode, want, body)
+		}
+	}
+}

@@ -22,6 +22,7 @@ func TestOnOneServer(t *testing.T) {
 		"BrowserSession":                   testBrowserSession,
 		"SubmissionsPaced":                 testSubmissionsPaced,
 		"CSVDoesNotExportFormulas":         testCSVDoesNotExportFormulas,
+		"UnknownClassIsNotFound":           testUnknownClassIsNotFound,
 		"BadSubmissions":                   testBadSubmissions,
 		"BadForms":                         testBadForms,
 		"StudentsSeeOnlyTheirOwn":          testStudentsSeeOnlyTheirOwn,

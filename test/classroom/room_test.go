@@ -109,7 +109,7 @@ func TestStudentCannotSetAnotherStudentsDisplayName(t *testing.T) {
 		}
 	}
 	resp, body = webclient.Send(t, http.DefaultClient, "GET", base+"/kubelab/v1/grader/results.csv", "", "Authorization", "Bearer "+roomGraderToken)
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(body, "attempt,student,displayName,") {
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(body, "\ufeffattempt,student,displayName,") {
 		t.Errorf("the grader's CSV: %d %s", resp.StatusCode, body)
 	}
 }
