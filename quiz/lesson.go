@@ -128,8 +128,8 @@ MODIFIED   ssa-demo                          1/1     Running   0          118s`,
 						TH: "บั๊กของ kubectl: มัน replay cache เก่าของ pod ที่อยู่ในเครื่องตอนเริ่มทำงาน ซึ่ง kubectl เวอร์ชันใหม่ ๆ ไม่ทำแล้ว",
 					}},
 					{ID: "initial-replay", Text: i18n.Text{
-						EN: "The watch begins from the current state: every existing Pod comes first as an ADDED, like a Reflector's initial list",
-						TH: "watch เริ่มจาก state ปัจจุบัน: Pod ทุกตัวที่มีอยู่มาก่อนในรูป ADDED เหมือน list เริ่มต้นของ Reflector",
+						EN: "kubectl lists the Pods, prints each as ADDED itself, then watches from the list's resourceVersion",
+						TH: "kubectl list Pod ก่อนแล้วพิมพ์แต่ละตัวเป็น ADDED เอง จากนั้น watch จาก resourceVersion ของ list",
 					}},
 					{ID: "recreated", Text: i18n.Text{
 						EN: "The Pods really were created again: opening a watch makes the node restart the pods it watches",
