@@ -30,8 +30,15 @@ func windowStartAnswer(_ context.Context, env *Env, answer string) (bool, error)
 	a := bareNumber(answer)
 	return a != "" && lastWatch(env, env.LabStarted, func(w *Watch) bool {
 		m := tooOld.FindStringSubmatch(w.Gone)
-		return m != nil && m[2] == a
+		return m != nil && m[2] == a && ownPods(env, w)
 	}) != nil, nil
+}
+
+// ownPods: w watched the pods of the student's namespace, the resource
+// whose watch cache window the 410 lab moves. Another resource's 410
+// (configmaps from resourceVersion 1) tells nothing of that window.
+func ownPods(env *Env, w *Watch) bool {
+	return w.APIGroup == "" && w.Resource == "pods" && w.Namespace == env.Namespace
 }
 
 // modRevisionAnswer is right when it is the mod revision etcd holds for

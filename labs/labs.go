@@ -499,7 +499,7 @@ func relisted(_ context.Context, env *Env) (Result, error) {
 }
 
 func expired(_ context.Context, env *Env) (Result, error) {
-	w := lastWatch(env, env.StepStarted, func(w *Watch) bool { return w.Expired })
+	w := lastWatch(env, env.StepStarted, func(w *Watch) bool { return w.Expired && ownPods(env, w) })
 	if w == nil {
 		return Result{}, nil
 	}

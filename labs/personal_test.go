@@ -46,6 +46,9 @@ func TestPersonalAnswers(t *testing.T) {
 	// another before its timeout (pods changed elsewhere meanwhile).
 	twoBookmarks := watch("", "1234", "")
 	twoBookmarks.SawBookmark("1301")
+	// A 410 of the configmaps watch cache, which the lab does not move.
+	configMapsGone := watch("", "", "too old resource version: 1 (107)")
+	configMapsGone.Resource = "configmaps"
 	for _, c := range []struct {
 		name, lab, step, answer string
 		w                       Watch
@@ -64,6 +67,7 @@ func TestPersonalAnswers(t *testing.T) {
 		{"OK the window's start", "gone", "window-start", "107", watch("", "", "too old resource version: 1 (107)"), true},
 		{"ErrX is not Y", "gone", "window-start", "1", watch("", "", "too old resource version: 1 (107)"), false},
 		{"OK the timeline's 410", "gone", "window-start", "107", watch(pipeline.ViewTimeline, "", "too old resource version: 1 (107)"), true},
+		{"ErrAnother resource's 410", "gone", "window-start", "107", configMapsGone, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := Find(labs, c.lab)
@@ -248,5 +252,29 @@ func TestEvidenceInBothLanguages(t *testing.T) {
 	tr := trace(time.Second, "list", "pods", "alice", 200)
 	if d := describe(&tr); d.EN != "list pods in alice → HTTP 200 at 10:00:01" || d.TH != "list pods ใน alice → HTTP 200 เวลา 10:00:01" {
 		t.Errorf("describe: %+v", d)
+	}
+}
+
+// TestGoneIsYourOwnPodsWatch: the 410 lab moves the pods watch cache's
+// window, so its "Get a 410" step wants a 410 on a watch of the student's
+// own pods; a watch of configmaps from resourceVersion 1 passed it.
+func TestGoneIsYourOwnPodsWatch(t *testing.T) {
+	l := Find(All(), "gone")
+	step, _ := l.Step("gone")
+	for name, c := range map[string]struct {
+		resource, namespace string
+		want                bool
+	}{
+		"OK your pods":           {"pods", "alice", true},
+		"ErrYour configmaps":     {"configmaps", "alice", false},
+		"ErrAnother's namespace": {"pods", "bob", false},
+	} {
+		w := Watch{Time: t0.Add(time.Second), User: "alice", Resource: c.resource, Namespace: c.namespace,
+			Expired: true, Gone: "too old resource version: 1 (107)", Events: map[string]int{"ERROR": 1}}
+		env := Env{User: "alice", Namespace: "alice", LabStarted: t0, StepStarted: t0, Watches: []Watch{w}}
+		r, err := step.Check(context.Background(), &env)
+		if err != nil || r.Passed != c.want {
+			t.Errorf("%s: passed %v (%v), want %v", name, r.Passed, err, c.want)
+		}
 	}
 }
