@@ -67,30 +67,46 @@ func openTerminal(t *testing.T, c *class, s *student) *terminal {
 	return &terminal{conn: conn}
 }
 
+// terminalMessage is one message the terminal sends the page.
+type terminalMessage struct {
+	T    string `json:"t"`
+	D    string `json:"d"`
+	Code *int   `json:"code"`
+}
+
+// send sends line to run.
+func (tm *terminal) send(ctx context.Context, t *testing.T, line string) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]string{"t": "run", "line": line})
+	if err := tm.conn.Write(ctx, websocket.MessageText, b); err != nil {
+		t.Fatalf("send %q: %v", line, err)
+	}
+}
+
+// next reads the terminal's next message; line and so far say what the
+// test waited for if it fails.
+func (tm *terminal) next(ctx context.Context, t *testing.T, line, soFar string) terminalMessage {
+	t.Helper()
+	_, b, err := tm.conn.Read(ctx)
+	if err != nil {
+		t.Fatalf("%q: %v (so far %q)", line, err, soFar)
+	}
+	var m terminalMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("bad message %s", b)
+	}
+	return m
+}
+
 // run runs line and reads until its exit, within a minute.
 func (tm *terminal) run(t *testing.T, line string) terminalResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, _ := json.Marshal(map[string]string{"t": "run", "line": line})
-	if err := tm.conn.Write(ctx, websocket.MessageText, b); err != nil {
-		t.Fatalf("send %q: %v", line, err)
-	}
+	tm.send(ctx, t, line)
 	var r terminalResult
 	for {
-		_, b, err := tm.conn.Read(ctx)
-		if err != nil {
-			t.Fatalf("%q: %v (so far %+v)", line, err, r)
-		}
-		var m struct {
-			T    string `json:"t"`
-			D    string `json:"d"`
-			Code *int   `json:"code"`
-		}
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("bad message %s", b)
-		}
-		switch m.T {
+		switch m := tm.next(ctx, t, line, r.out+r.err); m.T {
 		case "o":
 			r.out += m.D
 		case "e":
@@ -126,23 +142,10 @@ func (tm *terminal) until(t *testing.T, line, want string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, _ := json.Marshal(map[string]string{"t": "run", "line": line})
-	if err := tm.conn.Write(ctx, websocket.MessageText, b); err != nil {
-		t.Fatalf("send %q: %v", line, err)
-	}
+	tm.send(ctx, t, line)
 	var out string
 	for !strings.Contains(out, want) {
-		_, b, err := tm.conn.Read(ctx)
-		if err != nil {
-			t.Fatalf("%q: %v (so far %q)", line, err, out)
-		}
-		var m struct {
-			T string `json:"t"`
-			D string `json:"d"`
-		}
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("bad message %s", b)
-		}
+		m := tm.next(ctx, t, line, out)
 		if m.T == "exit" {
 			t.Fatalf("%q ended before it showed %q: %q", line, want, out)
 		}
