@@ -16,9 +16,10 @@ const proxyHeaderTimeout = 5 * time.Second
 // among trusted (addresses or CIDR ranges) sends ahead of each connection.
 // Behind a proxy every connection comes from the proxy, so without it the
 // limits per client address (sign-ins, anonymous requests) and the
-// redirect of network clients to HTTPS would see one client, the proxy. A trusted peer may also connect without a header (a health check
-// of its own); any other peer that sends one is cut off, so that no client
-// names its own address.
+// redirect of network clients to HTTPS would see one client, the proxy.
+// A trusted peer may also connect without a header (a health check of its
+// own); any other peer that sends one is cut off, so that no client names
+// its own address.
 func proxied(ln net.Listener, trusted []string) (net.Listener, error) {
 	policy, err := proxyproto.PolicyFromRanges(trusted, proxyproto.USE, proxyproto.REJECT)
 	if err != nil {

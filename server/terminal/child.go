@@ -64,7 +64,8 @@ var childHook atomic.Bool
 // RunCommandIfAsked runs a terminal command and exits if this process was
 // started as one; otherwise it returns at once. kubelab's main calls it
 // first, as does the main of a test binary that starts the terminal
-// with Processes.
+// with Processes. A binary that has not called it runs even a watch in
+// the server (in tests without that main; see Session.run).
 func RunCommandIfAsked() {
 	if os.Getenv(childEnv) != "1" {
 		childHook.Store(true)
