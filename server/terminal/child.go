@@ -65,7 +65,7 @@ var childHook atomic.Bool
 // started as one; otherwise it returns at once. kubelab's main calls it
 // first, as does the main of a test binary that starts the terminal
 // with Processes. A binary that has not called it runs even a watch in
-// the server (in tests without that main; see Session.run).
+// the server (in tests without that main; see session.run).
 func RunCommandIfAsked() {
 	if os.Getenv(childEnv) != "1" {
 		childHook.Store(true)
