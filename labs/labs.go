@@ -26,9 +26,10 @@ const (
 	Inspector = "/lesson/etcd#insp-h"
 )
 
-// All returns the lesson's seven labs, in order, freshly built.
+// All returns the lesson's seven labs, freshly built, in the order the
+// lesson's pages link them: lesson 1's lab is lab 1.
 func All() []*Lab {
-	return []*Lab{watchLab(), bookmarksLab(), goneLab(), etcdLab(), discoveryLab(), extendLab(), pipelineLab()}
+	return []*Lab{pipelineLab(), watchLab(), bookmarksLab(), goneLab(), etcdLab(), extendLab(), discoveryLab()}
 }
 
 func watchLab() *Lab {

@@ -19,7 +19,7 @@ func TestPutGetList(t *testing.T) {
 		t.Fatalf("get before put: %v, want ErrNotFound", err)
 	}
 	p := labs.NewProgress("alice", "k8s-101", "alice")
-	p.Start(labs.All()[0], time.Now(), 42)
+	p.Start(labs.Find(labs.All(), "watch"), time.Now(), 42)
 	if err := s.Put(ctx, p); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ type uiText struct {
 
 var texts = i18n.Catalog[uiText]{
 	i18n.English: {
-		Lang: "en", LabsTitle: "Labs", LabsIntro: "Seven hands-on labs, one for each part of the lesson. Each step is checked from what really happened on the server — your requests' traces, the watch events it sent you, the state in etcd — so kubectl, curl and the browser all count.",
+		Lang: "en", LabsTitle: "Labs", LabsIntro: "Seven hands-on labs, in the order the lesson's pages link them. Each step is checked from what really happened on the server — your requests' traces, the watch events it sent you, the state in etcd — so kubectl, curl and the browser all count.",
 		LabOf: "Lab %d of %d", Steps: "steps", StepsDone: "%d of %d steps done", Start: "Start this lab", Started: "In progress",
 		Done: "Done", Todo: "To do", Current: "Now", Passed: "Passed", Check: "Check now", Checking: "Steps are checked by themselves as you work; this checks again right away.",
 		Hint: "Hint", How: "How this is checked", Try: "A way to do it", Lesson: "Lesson section", LabLink: "Practise it in a lab",
@@ -61,7 +61,7 @@ var texts = i18n.Catalog[uiText]{
 		Class:  "Class",
 	},
 	i18n.Thai: {
-		Lang: "th", LabsTitle: "แล็บ", LabsIntro: "แล็บลงมือทำเจ็ดชุด ชุดละหนึ่งส่วนของบทเรียน ทุกขั้นตรวจจากสิ่งที่เกิดขึ้นจริงบน server ทั้ง trace ของ request ของคุณ event ของ watch ที่ server ส่งให้คุณ และ state ใน etcd ดังนั้นจะใช้ kubectl, curl หรือเบราว์เซอร์ก็นับเหมือนกัน",
+		Lang: "th", LabsTitle: "แล็บ", LabsIntro: "แล็บลงมือทำเจ็ดชุด เรียงตามลำดับที่หน้าบทเรียนลิงก์ถึง ทุกขั้นตรวจจากสิ่งที่เกิดขึ้นจริงบน server ทั้ง trace ของ request ของคุณ event ของ watch ที่ server ส่งให้คุณ และ state ใน etcd ดังนั้นจะใช้ kubectl, curl หรือเบราว์เซอร์ก็นับเหมือนกัน",
 		LabOf: "แล็บที่ %d จาก %d", Steps: "ขั้น", StepsDone: "ทำแล้ว %d จาก %d ขั้น", Start: "เริ่มแล็บนี้", Started: "กำลังทำ",
 		Done: "เสร็จแล้ว", Todo: "ยังไม่ทำ", Current: "ตอนนี้", Passed: "ผ่าน", Check: "ตรวจเดี๋ยวนี้", Checking: "ขั้นต่าง ๆ ถูกตรวจเองระหว่างที่คุณทำ ปุ่มนี้สั่งตรวจอีกครั้งทันที",
 		Hint: "คำใบ้", How: "ตรวจอย่างไร", Try: "วิธีหนึ่งที่ทำได้", Lesson: "ส่วนของบทเรียน", LabLink: "ฝึกในแล็บ",
