@@ -50,7 +50,7 @@ func TestInstructorsRoomInTheBrowser(t *testing.T) {
 
 	browsertest.Do(t, sctx, "open the watch lab", chromedp.Navigate(lab.URL()+"/labs/watch"))
 	browsertest.Submit(t, sctx, "start it", "/labs/watch", browsertest.Press(".lab-start button"))
-	browsertest.WaitJS(t, ctx, "her lab by its title", row+`.textContent.includes("1. ")  && !`+row+`.textContent.includes("not started") && !`+row+`.textContent.includes("1. watch ")`)
+	browsertest.WaitJS(t, ctx, "her lab by its title", row+`.textContent.includes("2. ")  && !`+row+`.textContent.includes("not started") && !`+row+`.textContent.includes("2. watch ")`)
 
 	browsertest.Do(t, sctx, "open the quiz", chromedp.Navigate(lab.URL()+"/quiz/"+quiz.WatchQuizID))
 	browsertest.WaitJS(t, sctx, "the quiz form", `document.querySelector("form input[name=attempt]") !== null`)
