@@ -54,6 +54,16 @@ func TestRevealAfterCloseHarvestsNothing(t *testing.T) {
 	if _, list := teacher.get("/quiz"); !strings.Contains(list, `action="/quiz/`+quiz.WatchQuizID+`/close?lang=en"`) {
 		t.Errorf("the instructor's quiz list offers no close: %s", list)
 	}
+	// A page of another site in the instructor's browser posts the close
+	// button's form: the front door's cross-origin check refuses it.
+	resp, body = teacher.do("POST", "/quiz/"+quiz.WatchQuizID+"/close", "application/x-www-form-urlencoded", nil,
+		"Origin", "http://cats.example", "Sec-Fetch-Site", "cross-site")
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "cross-origin") {
+		t.Fatalf("a cross-site close: HTTP %d: %s", resp.StatusCode, body)
+	}
+	if resp, body := helper.get(quizhttp.QuizzesPath + "/" + quiz.WatchQuizID + "/attempts/" + attempts[0]); resp.StatusCode != http.StatusOK || explained(t, body).Revealed {
+		t.Fatalf("after the cross-site close, the quiz is closed: %s", body)
+	}
 	resp, body = teacher.postJSON(quizhttp.QuizzesPath+"/"+quiz.WatchQuizID+"/close", "")
 	var closed quizhttp.Closure
 	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &closed) != nil || closed.Kind != "QuizClosure" || closed.ClosedAt.IsZero() {
