@@ -29,6 +29,10 @@ type Student struct {
 	Joined      time.Time `json:"joined"`
 	// Class is the class the student joined, if it has a name.
 	Class string `json:"class,omitempty"`
+	// From is the client address the student signed in from (an IPv6
+	// one as its /64), kept to count the sign-ins of each address; no
+	// page shows it.
+	From string `json:"from,omitempty"`
 }
 
 // User is the identity a student's tokens authenticate as.
@@ -66,6 +70,10 @@ type Config struct {
 	// namespace and a quota, so a shared join code must not give a
 	// stranger, or a student's throwaway accounts, without end.
 	MaxStudents int
+	// MaxJoinsPerAddress, if not 0, is how many students may join from
+	// one client address: a student's throwaway accounts, each with
+	// requests in flight of its own, filled the class's write slots.
+	MaxJoinsPerAddress int
 }
 
 // Class is the set of students, kept in etcd so that every replica
@@ -90,12 +98,17 @@ var (
 	// ErrNoSeatLeft is returned, wrapped with the class's size, when
 	// MaxStudents have joined.
 	ErrNoSeatLeft = errors.New("the class is full: ask your instructor")
+	// ErrAddressFull is returned, wrapped with the count, when
+	// MaxJoinsPerAddress students have joined from the address.
+	ErrAddressFull = errors.New("enough students have joined from this device's network address: sign in again with the account you made, or ask your instructor")
 )
 
 // Join signs a student in: it checks the join code and display name,
 // reserves a unique name, provisions the student's namespace, and mints
-// the token their browser session carries.
-func (c *Class) Join(ctx context.Context, displayName, joinCode string) (Student, string, error) {
+// the token their browser session carries. from is the client's address
+// (the same string for every sign-in from one device or network), or ""
+// where there is none to count.
+func (c *Class) Join(ctx context.Context, displayName, joinCode, from string) (Student, string, error) {
 	if c.cfg.JoinCode != "" && !sameJoinCode(joinCode, c.cfg.JoinCode) {
 		return Student{}, "", ErrWrongJoinCode
 	}
@@ -103,7 +116,7 @@ func (c *Class) Join(ctx context.Context, displayName, joinCode string) (Student
 	if err != nil {
 		return Student{}, "", err
 	}
-	s, err := c.claim(ctx, display)
+	s, err := c.claim(ctx, display, from)
 	if err != nil {
 		return Student{}, "", err
 	}
@@ -126,9 +139,9 @@ func sameJoinCode(given, want string) bool {
 // claim gives display the first candidate name that is free in the class
 // and provisioned for this student: a name whose provisioning finds it is
 // someone else's (ErrNameTaken) is given back and the next one tried.
-func (c *Class) claim(ctx context.Context, display string) (Student, error) {
+func (c *Class) claim(ctx context.Context, display, from string) (Student, error) {
 	for _, name := range candidates(display) {
-		s, ok, err := c.reserve(ctx, name, display)
+		s, ok, err := c.reserve(ctx, name, display, from)
 		if err != nil {
 			return Student{}, err
 		}
@@ -151,11 +164,11 @@ func (c *Class) claim(ctx context.Context, display string) (Student, error) {
 
 // reserve claims name for display with a create-only transaction, so two
 // students (on two replicas) never share one; ok is false if it is taken.
-// With MaxStudents, the same transaction holds a seat: it is refused if
-// the class changed since it was counted, and then counted again, so that
-// sign-ins at once on any replica never pass the cap.
-func (c *Class) reserve(ctx context.Context, name, display string) (s Student, ok bool, err error) {
-	s = Student{Name: name, DisplayName: display, Joined: c.cfg.Now().UTC().Truncate(time.Second), Class: c.cfg.ClassName}
+// With MaxStudents or MaxJoinsPerAddress, the same transaction holds a
+// seat: it is refused if the class changed since it was counted, and then
+// counted again, so that sign-ins at once on any replica never pass a cap.
+func (c *Class) reserve(ctx context.Context, name, display, from string) (s Student, ok bool, err error) {
+	s = Student{Name: name, DisplayName: display, Joined: c.cfg.Now().UTC().Truncate(time.Second), Class: c.cfg.ClassName, From: from}
 	data, err := json.Marshal(s)
 	if err != nil {
 		return Student{}, false, err
@@ -163,17 +176,14 @@ func (c *Class) reserve(ctx context.Context, name, display string) (s Student, o
 	key := StudentPrefix + name
 	for {
 		conds := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)}
-		if c.cfg.MaxStudents > 0 {
-			seats, err := c.cfg.Client.Get(ctx, StudentPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if c.capped(from) {
+			rev, err := c.checkSeats(ctx, from)
 			if err != nil {
-				return Student{}, false, fmt.Errorf("counting the class: %w", err)
-			}
-			if seats.Count >= int64(c.cfg.MaxStudents) {
-				return Student{}, false, fmt.Errorf("%w (%d students have joined)", ErrNoSeatLeft, seats.Count)
+				return Student{}, false, err
 			}
 			// No student joined since the count (a name given back
 			// leaves the count high, which errs on the safe side).
-			conds = append(conds, clientv3.Compare(clientv3.ModRevision(StudentPrefix).WithPrefix(), "<", seats.Header.Revision+1))
+			conds = append(conds, clientv3.Compare(clientv3.ModRevision(StudentPrefix).WithPrefix(), "<", rev+1))
 		}
 		resp, err := c.cfg.Client.Txn(ctx).
 			If(conds...).
@@ -191,6 +201,44 @@ func (c *Class) reserve(ctx context.Context, name, display string) (s Student, o
 		}
 		// Another student joined meanwhile: count again.
 	}
+}
+
+// capped says whether a join from the address counts seats.
+func (c *Class) capped(from string) bool {
+	return c.cfg.MaxStudents > 0 || (c.cfg.MaxJoinsPerAddress > 0 && from != "")
+}
+
+// checkSeats counts the class, and the students who joined from the
+// address, against the caps; it returns the revision it counted at.
+func (c *Class) checkSeats(ctx context.Context, from string) (int64, error) {
+	perAddress := c.cfg.MaxJoinsPerAddress > 0 && from != ""
+	opts := []clientv3.OpOption{clientv3.WithPrefix()}
+	if !perAddress {
+		opts = append(opts, clientv3.WithCountOnly())
+	}
+	seats, err := c.cfg.Client.Get(ctx, StudentPrefix, opts...)
+	if err != nil {
+		return 0, fmt.Errorf("counting the class: %w", err)
+	}
+	if c.cfg.MaxStudents > 0 && seats.Count >= int64(c.cfg.MaxStudents) {
+		return 0, fmt.Errorf("%w (%d students have joined)", ErrNoSeatLeft, seats.Count)
+	}
+	if perAddress {
+		same := 0
+		for _, kv := range seats.Kvs {
+			var other Student
+			if err := json.Unmarshal(kv.Value, &other); err != nil {
+				return 0, fmt.Errorf("student %s is corrupt in etcd: %w", kv.Key, err)
+			}
+			if other.From == from {
+				same++
+			}
+		}
+		if same >= c.cfg.MaxJoinsPerAddress {
+			return 0, fmt.Errorf("%w (%d students have joined from %s)", ErrAddressFull, same, from)
+		}
+	}
+	return seats.Header.Revision, nil
 }
 
 // Get returns the student called name.

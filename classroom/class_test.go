@@ -94,7 +94,7 @@ func TestJoin(t *testing.T) {
 	ctx := context.Background()
 	t.Run("OK", func(t *testing.T) {
 		c := newClass(t, "k8s-101", nil)
-		s, token, err := c.Join(ctx, " Alice ", " k8s-101 ")
+		s, token, err := c.Join(ctx, " Alice ", " k8s-101 ", "")
 		if err != nil || s.Name != "alice" || s.DisplayName != "Alice" {
 			t.Fatalf("Join: %+v %v", s, err)
 		}
@@ -111,7 +111,7 @@ func TestJoin(t *testing.T) {
 	})
 	t.Run("ErrWrongJoinCode", func(t *testing.T) {
 		c := newClass(t, "k8s-101", nil)
-		if _, _, err := c.Join(ctx, "Alice", "guess"); !errors.Is(err, ErrWrongJoinCode) {
+		if _, _, err := c.Join(ctx, "Alice", "guess", ""); !errors.Is(err, ErrWrongJoinCode) {
 			t.Fatalf("Join: %v", err)
 		}
 		if list, _ := c.Students(ctx); len(list) != 0 {
@@ -124,17 +124,17 @@ func TestJoin(t *testing.T) {
 		// whatever its length.
 		c := newClass(t, "k8s-101", nil)
 		for _, code := range []string{"", "k", "k8s-10", "k8s-1011", "k8s-101\x00", strings.Repeat("k8s-101", 100)} {
-			if _, _, err := c.Join(ctx, "Alice", code); !errors.Is(err, ErrWrongJoinCode) {
+			if _, _, err := c.Join(ctx, "Alice", code, ""); !errors.Is(err, ErrWrongJoinCode) {
 				t.Fatalf("Join with code %q: %v", code, err)
 			}
 		}
-		if _, _, err := c.Join(ctx, "Alice", "k8s-101"); err != nil {
+		if _, _, err := c.Join(ctx, "Alice", "k8s-101", ""); err != nil {
 			t.Fatalf("Join with the class's code: %v", err)
 		}
 	})
 	t.Run("ErrInvalidDisplayName", func(t *testing.T) {
 		c := newClass(t, "", nil)
-		if _, _, err := c.Join(ctx, "\u202E", ""); !errors.Is(err, ErrInvalidDisplayName) {
+		if _, _, err := c.Join(ctx, "\u202E", "", ""); !errors.Is(err, ErrInvalidDisplayName) {
 			t.Fatalf("Join: %v", err)
 		}
 	})
@@ -146,11 +146,11 @@ func TestJoin(t *testing.T) {
 			}
 			return nil
 		})
-		if _, _, err := c.Join(ctx, "Alice", ""); err == nil || !strings.Contains(err.Error(), "etcd is down") {
+		if _, _, err := c.Join(ctx, "Alice", "", ""); err == nil || !strings.Contains(err.Error(), "etcd is down") {
 			t.Fatalf("Join: %v", err)
 		}
 		fail = false
-		if s, _, err := c.Join(ctx, "Alice", ""); err != nil || s.Name != "alice" {
+		if s, _, err := c.Join(ctx, "Alice", "", ""); err != nil || s.Name != "alice" {
 			t.Fatalf("retry: %+v %v", s, err)
 		}
 	})
@@ -165,7 +165,7 @@ func TestJoin(t *testing.T) {
 			}
 			return nil
 		})
-		s, _, err := c.Join(ctx, "Alice", "")
+		s, _, err := c.Join(ctx, "Alice", "", "")
 		if err != nil || s.Name != "alice-3" || strings.Join(tried, ",") != "alice,alice-2,alice-3" {
 			t.Fatalf("Join: %+v %v, tried %v", s, err, tried)
 		}
@@ -180,7 +180,7 @@ func TestJoin(t *testing.T) {
 		names := make(chan string, 10)
 		for range 10 {
 			wg.Go(func() {
-				s, _, err := c.Join(ctx, "Alice", "")
+				s, _, err := c.Join(ctx, "Alice", "", "")
 				if err != nil {
 					t.Error(err)
 					return
@@ -220,7 +220,7 @@ func TestMaxStudents(t *testing.T) {
 	joined, refused := 0, 0
 	for i := range 12 {
 		wg.Go(func() {
-			_, _, err := c.Join(ctx, fmt.Sprintf("student %d", i), "")
+			_, _, err := c.Join(ctx, fmt.Sprintf("student %d", i), "", "")
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -241,8 +241,53 @@ func TestMaxStudents(t *testing.T) {
 	if joined != 5 || refused != 7 || len(list) != 5 {
 		t.Fatalf("12 joins at once into a class of 5: %d joined, %d refused, %d students kept; want 5, 7 and 5", joined, refused, len(list))
 	}
-	_, _, err = c.Join(ctx, "one more", "")
+	_, _, err = c.Join(ctx, "one more", "", "")
 	if !errors.Is(err, ErrNoSeatLeft) || !strings.Contains(err.Error(), "5 students have joined") {
 		t.Errorf("a sixth join: %v, want ErrNoSeatLeft saying how many joined", err)
+	}
+}
+
+// TestMaxJoinsPerAddress: each sign-in with the shared join code is a new
+// student with requests in flight of their own, so four throwaways of one
+// student filled the class's write slots. With MaxJoinsPerAddress, joins
+// at once from one address never pass it, the one past it is told so,
+// and other addresses, and joins with no address, are not held back.
+func TestMaxJoinsPerAddress(t *testing.T) {
+	ctx := context.Background()
+	c := newClass(t, "", nil)
+	c.cfg.MaxJoinsPerAddress = 2
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	joined, refused := 0, 0
+	for i := range 8 {
+		wg.Go(func() {
+			_, _, err := c.Join(ctx, fmt.Sprintf("throwaway %d", i), "", "192.0.2.7")
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				joined++
+			case errors.Is(err, ErrAddressFull):
+				refused++
+			default:
+				t.Errorf("join %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if joined != 2 || refused != 6 {
+		t.Fatalf("8 joins at once from one address, 2 allowed: %d joined, %d refused", joined, refused)
+	}
+	if _, _, err := c.Join(ctx, "one more", "", "192.0.2.7"); !errors.Is(err, ErrAddressFull) || !strings.Contains(err.Error(), "2 students have joined from 192.0.2.7") {
+		t.Errorf("a third join from the address: %v, want ErrAddressFull saying how many", err)
+	}
+	for _, from := range []string{"192.0.2.8", "2001:db8::/64", ""} {
+		if s, _, err := c.Join(ctx, "Bob", "", from); err != nil || s.From != from {
+			t.Errorf("a join from %q: %+v %v", from, s, err)
+		}
+	}
+	list, err := c.Students(ctx)
+	if err != nil || len(list) != 5 {
+		t.Fatalf("students kept: %d %v, want 5", len(list), err)
 	}
 }

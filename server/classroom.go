@@ -53,11 +53,12 @@ const maxTraces = 200
 // namespace with the lesson's pods and an edit RoleBinding there.
 func (s *Server) newClass() *classroom.Class {
 	return classroom.New(classroom.Config{
-		Client:      s.etcd.Client(),
-		JoinCode:    s.cfg.JoinCode,
-		ClassName:   s.cfg.ClassName,
-		MaxStudents: s.cfg.MaxStudents,
-		Tokens:      s.authn,
+		Client:             s.etcd.Client(),
+		JoinCode:           s.cfg.JoinCode,
+		ClassName:          s.cfg.ClassName,
+		MaxStudents:        s.cfg.MaxStudents,
+		MaxJoinsPerAddress: s.cfg.MaxJoinsPerAddress,
+		Tokens:             s.authn,
 		Provision: func(ctx context.Context, st classroom.Student) error {
 			// The RBAC check comes first, so a name that is someone
 			// else's leaves no namespace behind.
@@ -212,12 +213,15 @@ func (s *Server) signin(c echo.Context, limits *signinLimits) error {
 		err := apierrors.NewTooManyRequests("too many sign-in attempts from this address: wait a few seconds and try again", 2)
 		return s.signinFailed(c, http.StatusTooManyRequests, err, "tooMany")
 	}
-	st, token, err := s.class.Join(r.Context(), c.FormValue("name"), c.FormValue("code"))
+	st, token, err := s.class.Join(r.Context(), c.FormValue("name"), c.FormValue("code"), clientAddr(r))
 	switch {
 	case errors.Is(err, classroom.ErrWrongJoinCode):
 		return s.signinFailed(c, http.StatusForbidden, apierrors.NewForbidden(schemaless("signin"), "", err), "wrongCode")
 	case errors.Is(err, classroom.ErrNoSeatLeft):
 		return s.signinFailed(c, http.StatusForbidden, apierrors.NewForbidden(schemaless("signin"), "", err), "noSeatLeft")
+	case errors.Is(err, classroom.ErrAddressFull):
+		s.log.Warn("sign-in refused: enough students joined from the address; a class behind one NAT or proxy needs --max-joins-per-address=0 or --proxy-protocol-from", "from", clientAddr(r), "limit", s.cfg.MaxJoinsPerAddress)
+		return s.signinFailed(c, http.StatusForbidden, apierrors.NewForbidden(schemaless("signin"), "", err), "addressFull")
 	case errors.Is(err, classroom.ErrInvalidDisplayName), errors.Is(err, classroom.ErrClassFull):
 		return s.signinFailed(c, http.StatusUnprocessableEntity, &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid, Message: err.Error(),

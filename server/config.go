@@ -16,6 +16,12 @@ import (
 	"github.com/kubelab/kubelab/server/pki"
 )
 
+// DefaultMaxJoinsPerAddress is kubelab's --max-joins-per-address: a
+// student with a laptop and a phone, and a sign-in again after a lost
+// session, and not the throwaways that, 50 requests in flight each, fill
+// the class's 200 write slots (three hold 150).
+const DefaultMaxJoinsPerAddress = 3
+
 // Config is everything kubelab needs to start. main fills it from flags and
 // environment variables; tests fill it directly.
 type Config struct {
@@ -160,6 +166,11 @@ type Config struct {
 	// (studentQuotaHard): 100 of them can hold 1.6 GiB, within etcd's
 	// default 2 GiB quota.
 	MaxStudents int
+	// MaxJoinsPerAddress is how many students may join from one client
+	// address (an IPv6 one by its /64); 0 is no limit, the default here.
+	// kubelab's --classroom sets DefaultMaxJoinsPerAddress unless
+	// --max-joins-per-address is given.
+	MaxJoinsPerAddress int
 	// StuckAfter is how long without lab progress the instructor's
 	// dashboard marks a student as stuck.
 	StuckAfter time.Duration
@@ -226,6 +237,9 @@ func (c Config) Validate() error {
 	}
 	if c.QuizAttempts < 0 {
 		return fmt.Errorf("--quiz-attempts must not be negative (0 is no limit), got %d", c.QuizAttempts)
+	}
+	if c.MaxJoinsPerAddress < 0 {
+		return fmt.Errorf("--max-joins-per-address must not be negative (0 is no limit), got %d", c.MaxJoinsPerAddress)
 	}
 	if _, err := quiz.ParseReveal(c.QuizReveal); err != nil {
 		return fmt.Errorf("--quiz-reveal: %w", err)

@@ -65,6 +65,7 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.Int("default-watch-cache-size", 100, "deprecated and ignored, as in kube-apiserver 1.37: watch caches are sized automatically (100 to 102,400 events)")
 	fs.BoolVar(&cfg.WatchCacheReplayEtcdHistory, "watch-cache-replay-etcd-history", cfg.WatchCacheReplayEtcdHistory, "beyond kube-apiserver: start each watch cache with the history etcd still holds, so clients resume across a restart instead of getting 410 Gone")
 	fs.IntVar(&cfg.MaxStudents, "max-students", cfg.MaxStudents, "how many students may join the class (classroom mode); each gets a namespace and a quota. 0 for no limit")
+	fs.IntVar(&cfg.MaxJoinsPerAddress, "max-joins-per-address", cfg.MaxJoinsPerAddress, fmt.Sprintf("how many students may join the class from one client address, an IPv6 one by its /64 (classroom mode; %d unless set): a student's throwaway accounts each bring requests in flight of their own. 0 for no limit, as a class behind one NAT or proxy (without --proxy-protocol-from) needs", server.DefaultMaxJoinsPerAddress))
 	fs.DurationVar(&cfg.StuckAfter, "stuck-after", cfg.StuckAfter, "how long without lab progress the instructor's dashboard marks a student as stuck")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "minimum level logged: debug, info, warn or error")
 	fs.BoolVar(&cfg.Profiling, "profiling", cfg.Profiling, "serve Go's profiler at /debug/pprof/, as kube-apiserver's --profiling does")
@@ -117,6 +118,11 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	// chooses otherwise.
 	if cfg.Classroom && !isSet(fs, "quiz-reveal") {
 		cfg.QuizReveal = string(quiz.RevealAfterClose)
+	}
+	// A class counts its sign-ins per address, unless the instructor
+	// knows the class shares one.
+	if cfg.Classroom && !isSet(fs, "max-joins-per-address") {
+		cfg.MaxJoinsPerAddress = server.DefaultMaxJoinsPerAddress
 	}
 	if *closesAt != "" {
 		t, err := time.Parse(time.RFC3339, *closesAt)

@@ -93,6 +93,22 @@ func TestParseConfig(t *testing.T) {
 			t.Fatalf("got listen client %q, endpoints %q", cfg.EtcdListenClient, cfg.EtcdEndpoints)
 		}
 	})
+	t.Run("a class takes a few students from one address", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			want int
+		}{
+			{[]string{"--classroom"}, 3},
+			{[]string{"--classroom", "--max-joins-per-address=0"}, 0},
+		} {
+			if cfg, err := parseConfig(tc.args, io.Discard); err != nil || cfg.MaxJoinsPerAddress != tc.want {
+				t.Errorf("%q: %d joins per address (%v), want %d", tc.args, cfg.MaxJoinsPerAddress, err, tc.want)
+			}
+		}
+		if _, err := parseConfig([]string{"--classroom", "--max-joins-per-address=-1"}, io.Discard); err == nil || !strings.Contains(err.Error(), "must not be negative") {
+			t.Errorf("--max-joins-per-address=-1: %v, want refused", err)
+		}
+	})
 	t.Run("a class's quizzes show answers once closed", func(t *testing.T) {
 		for _, tc := range []struct {
 			args []string

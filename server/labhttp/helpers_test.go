@@ -52,7 +52,7 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 func student(t *testing.T, lab *kubelabtest.Lab, name string) user {
 	t.Helper()
 	ctx := context.Background()
-	st, token, err := lab.Class().Join(ctx, name, "")
+	st, token, err := lab.Class().Join(ctx, name, "", "")
 	if err != nil {
 		t.Fatalf("join %s: %v", name, err)
 	}

@@ -35,7 +35,7 @@ func (u user) takeQuiz() {
 func TestStudentDrillDown(t *testing.T) {
 	t.Parallel()
 	lab := kubelabtest.Start(t, func(c *server.Config) { classroomMode(c); c.GraderToken = "grader-token-0123456789" })
-	st, token, err := lab.Class().Join(context.Background(), "สมชาย ใจดี", "")
+	st, token, err := lab.Class().Join(context.Background(), "สมชาย ใจดี", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestDashboardJoinAndQuizArriveLive(t *testing.T) {
 			}
 		}
 	}
-	st, token, err := lab.Class().Join(context.Background(), "สมชาย ใจดี", "")
+	st, token, err := lab.Class().Join(context.Background(), "สมชาย ใจดี", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestDashboardJoinAndQuizArriveLive(t *testing.T) {
 		return r.User == st.Name && r.DisplayName == "สมชาย ใจดี" && strings.Contains(html, "สมชาย ใจดี") && strings.Contains(html, "not started")
 	})
 	// A name in markup is shown as the text it is.
-	if _, _, err := lab.Class().Join(context.Background(), `<img src=x onerror="alert(1)">`, ""); err != nil {
+	if _, _, err := lab.Class().Join(context.Background(), `<img src=x onerror="alert(1)">`, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitRow("the markup name, escaped", func(r labhttp.StudentRow, html string) bool {

@@ -18,7 +18,7 @@ import (
 // returns the student and their user name.
 func joined(t *testing.T, lab *kubelabtest.Lab, display string) (as, string) {
 	t.Helper()
-	st, token, err := lab.Class().Join(context.Background(), display, "")
+	st, token, err := lab.Class().Join(context.Background(), display, "", "")
 	if err != nil {
 		t.Fatalf("join as %q: %v", display, err)
 	}

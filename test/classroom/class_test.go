@@ -54,7 +54,9 @@ func startClass(t *testing.T, flags ...string) *class {
 func newClass(t *testing.T, flags ...string) *class {
 	t.Helper()
 	secure := kubelabproc.FreeAddr(t)
-	p := kubelabproc.New(t, "class", append([]string{"--classroom", "--join-code", joinCode, "--secure-listen", secure}, flags...)...)
+	// Every student of these tests signs in from this machine's one
+	// address: only the test of that cap sets one (a later flag wins).
+	p := kubelabproc.New(t, "class", append([]string{"--classroom", "--join-code", joinCode, "--secure-listen", secure, "--max-joins-per-address=0"}, flags...)...)
 	return &class{Server: p, httpsURL: "https://" + secure}
 }
 

@@ -76,6 +76,10 @@ func newProjectOf(t *testing.T, name string, files []string, kubelabs ...string)
 		env = line.ReplaceAllLiteralString(env, key+"="+value)
 	}
 	env += "\nKUBELAB_PUBLISHED_PORT=" + p.httpPort + "\nKUBELAB_PUBLISHED_SECURE_PORT=" + p.httpsPort + "\n"
+	// The test's students all sign in from this host, which Docker's
+	// port forwarding makes one address: students at their own machines
+	// have one each.
+	env += "KUBELAB_MAX_JOINS_PER_ADDRESS=0\n"
 	if len(kubelabs) > 1 {
 		// Replicas share one admin kubeconfig, as the overlay requires.
 		env += "KUBELAB_ADMIN_TOKEN=" + randomHex(t, 16) + "\n"
