@@ -228,15 +228,19 @@ func (b deadlineBody) Read(p []byte) (int, error) {
 }
 
 // limitKey is whose allowance a request uses: the authenticated user's,
-// never the name it impersonates, or every service account a student may
-// act as would bring a fresh allowance. Requests without credentials are
-// counted by the address they come from: in one allowance for all of
-// them, anyone on the network who held it (50 slowly sent bodies) kept
-// every student from signing in.
+// never the name it impersonates, and a student's for the tokens of their
+// namespace's service accounts (budgetKey), or every service account a
+// student may act as, or mint a token for, would bring a fresh allowance.
+// Requests without credentials are counted by the address they come
+// from: in one allowance for all of them, anyone on the network who held
+// it (50 slowly sent bodies) kept every student from signing in.
 func limitKey(r *http.Request) string {
 	u, _ := pipeline.AuthenticatedFromContext(r.Context())
 	if u.Name == "" || u.IsAnonymous() {
 		return pipeline.AnonymousUser + "@" + clientAddr(r)
+	}
+	if key, ok := budgetKey(u); ok {
+		return key
 	}
 	return u.Name
 }

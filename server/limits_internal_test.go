@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/server/adaptive"
 )
@@ -141,5 +142,29 @@ func TestPerUserWatchCapCountsTheAuthenticatedUser(t *testing.T) {
 	}
 	if resp := watch("bob", "bob"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("bob is held back by alice's watches: %d", resp.StatusCode)
+	}
+}
+
+// A student may hold a token of each service account of their namespace
+// (on kube's core, kubectl create token mints one), so each would bring a
+// fresh allowance of requests in flight and watches: they count as the
+// student, as their writes do. Others keep their own names, and requests
+// without credentials are counted by address.
+func TestLimitKeyCountsAServiceAccountAsItsNamespacesStudent(t *testing.T) {
+	for _, tc := range []struct {
+		user pipeline.User
+		want string
+	}{
+		{pipeline.User{Name: "alice", Groups: []string{classroom.StudentGroup}}, "alice"},
+		{pipeline.User{Name: "system:serviceaccount:alice:builder"}, "alice"},
+		{pipeline.User{Name: "instructor", Groups: []string{classroom.InstructorGroup}}, "instructor"},
+		{pipeline.Anonymous(), pipeline.AnonymousUser + "@192.0.2.7"},
+	} {
+		r := httptest.NewRequest("GET", "/api/v1/pods", nil)
+		r.RemoteAddr = "192.0.2.7:40000"
+		r = r.WithContext(pipeline.WithRequest(r.Context(), &pipeline.Trace{ID: "x"}, tc.user, tc.user))
+		if got := limitKey(r); got != tc.want {
+			t.Errorf("%s: counted as %q, want %q", tc.user.Name, got, tc.want)
+		}
 	}
 }
