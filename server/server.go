@@ -51,6 +51,7 @@ import (
 	"github.com/kubelab/kubelab/storage/embedetcd"
 	"github.com/kubelab/kubelab/storage/etcd3"
 	"github.com/kubelab/kubelab/storage/etcdspace"
+	"github.com/kubelab/kubelab/storage/replicas"
 	"github.com/kubelab/kubelab/web"
 )
 
@@ -86,7 +87,10 @@ type Server struct {
 	// caches with it, and labs call its CompactNow.
 	etcdCompactor *etcd3.Compactor
 	// etcdSpace recovers etcd from its NOSPACE alarm, whichever core runs.
-	etcdSpace  *etcdspace.Guard
+	etcdSpace *etcdspace.Guard
+	// replicas are the kubelab processes sharing this etcd: a class's
+	// limits that each keeps in memory are shared out among them.
+	replicas   *replicas.Set
 	api        *kubeapi.API
 	extensions *extensions
 	keepers    []*keeper
@@ -211,6 +215,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.metrics = metrics.New()
 	s.metrics.InstrumentEtcd(s.etcd.Client())
 	s.etcdSpace = etcdspace.New(s.etcd.Client(), s.log)
+	s.replicas = replicas.New(s.etcd.Client(), s.log)
 	s.metrics.Gauge("kubelab_etcd_out_of_space", "1 while etcd's NOSPACE alarm is raised and it refuses every write.", func() float64 {
 		if s.etcdSpace.State().Full {
 			return 1
@@ -331,7 +336,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	in := newInflight(s.cfg.MaxRequestsInflight, s.cfg.MaxMutatingRequestsInflight, perUser, watchesPerUser, s.cfg.AdaptiveInflightLimit)
 	s.echo.Use(limit(in, s.cfg.RequestTimeout))
 	if s.cfg.Classroom {
-		s.echo.Use(limitWrites(newWriteBudgets(WriteBytesPerSecond, WriteBurstBytes)))
+		s.echo.Use(limitWrites(newWriteBudgets(WriteBytesPerSecond, WriteBurstBytes, s.replicas.Count)))
 	}
 	// Within the limits: a form being read holds its sender's place.
 	s.echo.Use(guardForms)
@@ -482,6 +487,9 @@ func (s *Server) Start() {
 	}()
 	s.startCompactor()
 	s.background.Go(func() { s.etcdSpace.Run(s.backgroundCtx, etcdspace.DefaultInterval) })
+	if s.cfg.Classroom {
+		s.background.Go(func() { s.replicas.Run(s.backgroundCtx) })
+	}
 }
 
 // Compactor compacts etcd's history every interval until ctx is done, as

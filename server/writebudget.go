@@ -37,7 +37,10 @@ const (
 
 // writeBudgets are the byte budgets of the users who write, by budgetKey.
 type writeBudgets struct {
+	// rate and burst are the class's budget; each replica keeps its
+	// share of it (shares), since a student's requests reach them all.
 	rate, burst float64
+	shares      func() int
 	now         func() time.Time
 
 	mu      sync.Mutex
@@ -55,8 +58,16 @@ type byteBucket struct {
 	at     time.Time
 }
 
-func newWriteBudgets(rate, burst int) *writeBudgets {
-	return &writeBudgets{rate: float64(rate), burst: float64(burst), now: time.Now, buckets: map[string]*byteBucket{}}
+// newWriteBudgets keeps the budgets of rate and burst, this replica's
+// share of them: shares says how many replicas there are now.
+func newWriteBudgets(rate, burst int, shares func() int) *writeBudgets {
+	return &writeBudgets{rate: float64(rate), burst: float64(burst), shares: shares, now: time.Now, buckets: map[string]*byteBucket{}}
+}
+
+// share is this replica's rate and burst.
+func (w *writeBudgets) share() (rate, burst float64) {
+	n := float64(max(1, w.shares()))
+	return w.rate / n, w.burst / n
 }
 
 // budgetKey is whose budget a request's writes come out of, and ok is
@@ -76,7 +87,8 @@ func budgetKey(u pipeline.User) (key string, ok bool) {
 
 // refill brings b up to now; the caller holds mu.
 func (w *writeBudgets) refill(b *byteBucket, now time.Time) {
-	b.tokens = math.Min(w.burst, b.tokens+now.Sub(b.at).Seconds()*w.rate)
+	rate, burst := w.share()
+	b.tokens = math.Min(burst, b.tokens+now.Sub(b.at).Seconds()*rate)
 	b.at = now
 }
 
@@ -93,7 +105,8 @@ func (w *writeBudgets) wait(key string) time.Duration {
 	if b.tokens >= 0 {
 		return 0
 	}
-	return time.Duration(-b.tokens / w.rate * float64(time.Second))
+	rate, _ := w.share()
+	return time.Duration(-b.tokens / rate * float64(time.Second))
 }
 
 // sweepEvery is how often pay forgets the buckets that have filled up
@@ -106,9 +119,10 @@ func (w *writeBudgets) pay(key string, n int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.now()
+	_, burst := w.share()
 	b, ok := w.buckets[key]
 	if !ok {
-		b = &byteBucket{tokens: w.burst, at: now}
+		b = &byteBucket{tokens: burst, at: now}
 		w.buckets[key] = b
 	}
 	w.refill(b, now)
@@ -119,7 +133,7 @@ func (w *writeBudgets) pay(key string, n int64) {
 	w.swept = now
 	for k, other := range w.buckets {
 		if other != b {
-			if w.refill(other, now); other.tokens >= w.burst {
+			if w.refill(other, now); other.tokens >= burst {
 				delete(w.buckets, k)
 			}
 		}
@@ -149,7 +163,7 @@ func limitWrites(w *writeBudgets) echo.MiddlewareFunc {
 			if d := w.wait(key); d > 0 {
 				secs := int(math.Ceil(d.Seconds()))
 				return apierrors.NewTooManyRequests(fmt.Sprintf(
-					"too many bytes written: at most %d KiB a second for each student (%s), after %d MiB at once; wait %d s",
+					"too many bytes written: at most %d KiB a second for each student (%s), after %d MiB at once, across kubelab's replicas; wait %d s",
 					int(w.rate)>>10, key, int(w.burst)>>20, secs), secs)
 			}
 			body := &countingBody{ReadCloser: r.Body}

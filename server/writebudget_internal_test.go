@@ -13,7 +13,7 @@ import (
 // is, to the second. Others' budgets are their own.
 func TestWriteBudgetHoldsAWriterToItsRate(t *testing.T) {
 	now := time.Unix(1000, 0)
-	w := newWriteBudgets(1000, 5000)
+	w := newWriteBudgets(1000, 5000, func() int { return 1 })
 	w.now = func() time.Time { return now }
 
 	for range 4 {
@@ -44,6 +44,35 @@ func TestWriteBudgetHoldsAWriterToItsRate(t *testing.T) {
 	w.pay("bob", 1)
 	if _, kept := w.buckets["alice"]; kept {
 		t.Fatal("alice's full budget is still kept after a sweep")
+	}
+}
+
+// Behind a proxy a student's writes reach every replica, so each keeps
+// its share of the budget: the class's budget, not that many times it.
+// As replicas come and go, the shares follow.
+func TestWriteBudgetIsSharedByTheReplicas(t *testing.T) {
+	now := time.Unix(1000, 0)
+	replicas := 3
+	w := newWriteBudgets(3000, 6000, func() int { return replicas })
+	w.now = func() time.Time { return now }
+	w.pay("alice", 2000)
+	if d := w.wait("alice"); d != 0 {
+		t.Fatalf("within a third of the burst (2,000 of 6,000), alice waits %s", d)
+	}
+	w.pay("alice", 1000)
+	// 1,000 bytes of debt, paid at a third of 3,000 a second.
+	if d := w.wait("alice"); d != time.Second {
+		t.Fatalf("1,000 bytes in debt at 1,000/s: wait %s, want 1s", d)
+	}
+	replicas = 1
+	now = now.Add(5 * time.Second)
+	w.pay("alice", 5500)
+	if d := w.wait("alice"); d != 0 {
+		t.Fatalf("alone again, alice's budget refills to the whole burst: she waits %s after 5,500 of 6,000", d)
+	}
+	replicas = 0 // no count yet: the replica keeps the whole budget
+	if rate, burst := w.share(); rate != 3000 || burst != 6000 {
+		t.Fatalf("with no replicas counted, the share is %v and %v", rate, burst)
 	}
 }
 
