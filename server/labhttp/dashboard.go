@@ -55,6 +55,10 @@ type StudentRow struct {
 	DisplayName string `json:"displayName,omitempty"`
 	Namespace   string `json:"namespace,omitempty"`
 	Class       string `json:"class,omitempty"`
+	// SameNameAs are the other students whose display names read the
+	// same (classroom.SameNameKey): a throwaway account named as a
+	// classmate is then told apart by its user name.
+	SameNameAs []string `json:"sameNameAs,omitempty"`
 	// Joined is when the student signed in (classroom mode).
 	Joined *time.Time `json:"joined,omitempty"`
 	// Lab and Step are where the student is (the lab opened last); Step
@@ -143,7 +147,28 @@ func (h *handlers) classSnapshot(ctx context.Context) (*ClassView, error) {
 		v.Students = append(v.Students, *r)
 	}
 	slices.SortFunc(v.Students, func(a, b StudentRow) int { return strings.Compare(a.User, b.User) })
+	markSameNames(v.Students)
 	return v, nil
+}
+
+// markSameNames gives each student whose display name reads as another's
+// the other's user names (rows is sorted by user name, and so are they).
+func markSameNames(rows []StudentRow) {
+	byName := map[string][]string{}
+	for _, r := range rows {
+		if r.DisplayName != "" {
+			key := classroom.SameNameKey(r.DisplayName)
+			byName[key] = append(byName[key], r.User)
+		}
+	}
+	for i, r := range rows {
+		if r.DisplayName == "" {
+			continue
+		}
+		if users := byName[classroom.SameNameKey(r.DisplayName)]; len(users) > 1 {
+			rows[i].SameNameAs = slices.DeleteFunc(slices.Clone(users), func(u string) bool { return u == r.User })
+		}
+	}
 }
 
 // addProgress fills r from p: where the student is, labs done, and

@@ -3,6 +3,7 @@ package labhttp_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -179,5 +180,34 @@ func TestDashboardStuck(t *testing.T) {
 	}
 	if !stuck["alice"] || stuck["bob"] {
 		t.Errorf("stuck: %v, want alice (no progress) but not bob (finished his lab)", stuck)
+	}
+}
+
+// TestDashboardShowsSameNamesApart: a throwaway account could sign in as
+// "bob" beside Bob and pass for him on the room. Names that read the same
+// (case, full-width letters, spaces) are flagged on each such row, with
+// the user names that tell them apart.
+func TestDashboardShowsSameNamesApart(t *testing.T) {
+	t.Parallel()
+	lab := kubelabtest.Start(t, classroomMode)
+	for _, name := range []string{"Bob Lee", "bob  lee", "Ｂｏｂ Ｌｅｅ", "Alice"} {
+		student(t, lab, name)
+	}
+	_, body := instructor(t, lab).get(labhttp.APIPath + "/dashboard")
+	var v labhttp.ClassView
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatal(err)
+	}
+	same := map[string]string{}
+	for _, r := range v.Students {
+		same[r.User] = strings.Join(r.SameNameAs, ",")
+	}
+	want := map[string]string{"alice": "", "bob-lee": "bob-lee-2,student", "bob-lee-2": "bob-lee,student", "student": "bob-lee,bob-lee-2"}
+	if !maps.Equal(same, want) {
+		t.Errorf("same names: %v, want %v", same, want)
+	}
+	resp, html := instructor(t, lab).inBrowser().do("GET", labhttp.DashboardPath+"?lang=th", "", "", "Accept", "text/html")
+	if resp.StatusCode != http.StatusOK || strings.Count(html, "data-same-name") != 3 || !strings.Contains(html, "ชื่อซ้ำกับ") {
+		t.Errorf("the room in Thai: %d, %d rows flagged; want 3, saying ชื่อซ้ำกับ", resp.StatusCode, strings.Count(html, "data-same-name"))
 	}
 }

@@ -109,3 +109,28 @@ func TestInstructorsRoomInTheBrowser(t *testing.T) {
 	browsertest.NoWiderThan(t, ctx, "the dashboard", 390)
 	browsertest.Shot(t, ctx, "room-dashboard-en-phone")
 }
+
+// Two students whose names read the same are flagged on the room, with
+// the user names that tell them apart, in both languages, light and
+// dark, on a desktop and a phone.
+func TestRoomFlagsSameNamesInTheBrowser(t *testing.T) {
+	t.Parallel()
+	lab := kubelabtest.Start(t, classroomMode)
+	for _, name := range []string{"Bob Lee", "bob  lee", "Alice"} {
+		student(t, lab, name)
+	}
+	ctx := browsertest.Start(t)
+	browsertest.SignInToDashboard(t, ctx, lab.URL(), instructorToken)
+	flagged := `[...document.querySelectorAll("tr[data-user] [data-same-name]")].map(e => e.closest("tr").dataset.user + ": " + e.textContent.replace(/\s+/g, " ").trim()).join(" | ")`
+	browsertest.WaitJS(t, ctx, "the two Bobs flagged, live", `document.querySelector(".dashboard .conn.live") !== null && document.querySelectorAll("[data-same-name]").length === 2`)
+	if got, want := browsertest.Eval[string](t, ctx, flagged), "bob-lee: ⚠ same name as bob-lee-2 | bob-lee-2: ⚠ same name as bob-lee"; got != want {
+		t.Errorf("flagged rows: %q, want %q", got, want)
+	}
+	browsertest.Eval[bool](t, ctx, `(document.documentElement.dataset.theme = "light", true)`)
+	browsertest.Shot(t, ctx, "room-same-names-en")
+	browsertest.Do(t, ctx, "Thai, dark, phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Navigate(lab.URL()+"/labs/dashboard?lang=th"))
+	browsertest.WaitJS(t, ctx, "the flags in Thai", `document.documentElement.lang === "th" && document.querySelectorAll("[data-same-name]").length === 2 && document.querySelector("[data-same-name]").textContent.includes("ชื่อซ้ำกับ")`)
+	browsertest.Eval[bool](t, ctx, `(document.documentElement.dataset.theme = "dark", true)`)
+	browsertest.NoWiderThan(t, ctx, "the dashboard", 390)
+	browsertest.Shot(t, ctx, "room-same-names-th-dark-phone")
+}

@@ -26,6 +26,8 @@ type uiText struct {
 	OpenIt                                                                         string
 	// The class a student joined, as the drill-down names it.
 	Class string
+	// SameName flags a display name that reads as another student's.
+	SameName string
 }
 
 var texts = i18n.Catalog[uiText]{
@@ -58,7 +60,7 @@ var texts = i18n.Catalog[uiText]{
 		DoAgain: "Do it again", DoAgainHelp: "Starts this lab's steps over; they count only what you do from now on. That you finished it stays on record.",
 		DoneBefore: "Finished %d time(s) before.", WhyNot: "Not yet",
 		OpenIt: "This step is checked in the browser, not from the terminal: open the etcd inspector",
-		Class:  "Class",
+		Class:  "Class", SameName: "same name as",
 	},
 	i18n.Thai: {
 		Lang: "th", LabsTitle: "แล็บ", LabsIntro: "แล็บลงมือทำเจ็ดชุด เรียงตามลำดับที่หน้าบทเรียนลิงก์ถึง ทุกขั้นตรวจจากสิ่งที่เกิดขึ้นจริงบน server ทั้ง trace ของ request ของคุณ event ของ watch ที่ server ส่งให้คุณ และ state ใน etcd ดังนั้นจะใช้ kubectl, curl หรือเบราว์เซอร์ก็นับเหมือนกัน",
@@ -89,7 +91,7 @@ var texts = i18n.Catalog[uiText]{
 		DoAgain: "ทำอีกครั้ง", DoAgainHelp: "เริ่มขั้นของแล็บนี้ใหม่ทั้งหมด โดยนับเฉพาะสิ่งที่คุณทำต่อจากนี้ บันทึกว่าคุณเคยทำเสร็จยังอยู่",
 		DoneBefore: "เคยทำเสร็จมาแล้ว %d ครั้ง", WhyNot: "ยังไม่ผ่าน",
 		OpenIt: "ขั้นนี้ตรวจจากเบราว์เซอร์ ไม่ใช่จากเทอร์มินัล: เปิด etcd inspector",
-		Class:  "ชั้นเรียน",
+		Class:  "ชั้นเรียน", SameName: "ชื่อซ้ำกับ",
 	},
 }
 
