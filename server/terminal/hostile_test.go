@@ -374,6 +374,27 @@ func TestHostileCaps(t *testing.T) {
 			t.Fatalf("after the first stopped: %+v", r)
 		}
 	})
+	t.Run("ErrClassWideCommands", func(t *testing.T) {
+		// Each running command may be a process of about 66 MiB, so the
+		// server runs at most Total of them, whoever asks.
+		busy := startTerminal(t, func(c *terminal.Config) {
+			c.Limits = terminal.Limits{Commands: 2, Total: 1, Output: 4 << 10, RunTime: 5 * time.Minute, Stdin: 1 << 10}
+		})
+		first, second := open(t, busy, nil), open(t, busy, nil)
+		first.send(map[string]any{"t": "run", "line": "kubectl get pods -w"})
+		first.until("ssa-demo", 20*time.Second)
+		r := second.run("kubectl get pods", "")
+		if r.Code == 0 || !strings.Contains(r.Err, "the server is running 1 commands for the class right now") {
+			t.Fatalf("a command past the server's cap: %+v", r)
+		}
+		first.send(map[string]any{"t": "int"})
+		if r := first.wait(20 * time.Second); r.Code != 130 {
+			t.Fatalf("after Ctrl-C: %+v", r)
+		}
+		if r := second.run("kubectl get pods -o name", ""); r.Code != 0 {
+			t.Fatalf("once the first stopped: %+v", r)
+		}
+	})
 	t.Run("ErrStdin", func(t *testing.T) {
 		tm := open(t, lab, nil)
 		r := tm.run("kubectl apply -f -", strings.Repeat("#", 2<<10))

@@ -31,11 +31,15 @@ import (
 	"github.com/kubelab/kubelab/web/i18n"
 )
 
-// Limits are the per-user caps.
+// Limits are the per-user caps, and the server's.
 type Limits struct {
 	// Commands is how many commands one user may run at once, over every
 	// tab.
 	Commands int
+	// Total is how many commands the server runs at once, every user's
+	// together (0: no limit). In processes of their own each holds about
+	// 66 MiB, so a class's worst case is bounded by it, not by its size.
+	Total int
 	// Output is the most one command may print; past it the command is
 	// stopped.
 	Output int64
@@ -52,7 +56,8 @@ type Limits struct {
 
 // DefaultLimits are the caps of a class: a watch and a command beside it,
 // a megabyte of output, ten minutes.
-var DefaultLimits = Limits{Commands: 2, Output: 1 << 20, RunTime: 10 * time.Minute, Stdin: 512 << 10,
+// Of them all at once, 64 commands: about 4 GiB in processes.
+var DefaultLimits = Limits{Commands: 2, Total: 64, Output: 1 << 20, RunTime: 10 * time.Minute, Stdin: 512 << 10,
 	Memory: 256 << 20, CPU: time.Minute}
 
 // Config is what the terminal needs from the server.
@@ -81,6 +86,7 @@ type Terminal struct {
 	cfg     Config
 	mu      sync.Mutex
 	running map[string]int
+	total   int // of running
 	ctx     context.Context
 	stop    context.CancelFunc
 }
@@ -105,20 +111,26 @@ func New(cfg Config) *Terminal {
 // Close ends every running command: the server is shutting down.
 func (t *Terminal) Close() { t.stop() }
 
-// enter counts a command of user against the cap.
-func (t *Terminal) enter(user string) bool {
+// enter counts a command of user against the caps; it says why not, or
+// nil.
+func (t *Terminal) enter(user string) *refusal {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.running[user] >= t.cfg.Limits.Commands {
-		return false
+		return refuse("cap.commands", fmt.Sprint(t.cfg.Limits.Commands))
+	}
+	if t.cfg.Limits.Total > 0 && t.total >= t.cfg.Limits.Total {
+		return refuse("cap.total", fmt.Sprint(t.cfg.Limits.Total))
 	}
 	t.running[user]++
-	return true
+	t.total++
+	return nil
 }
 
 func (t *Terminal) leave(user string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.total--
 	if t.running[user]--; t.running[user] <= 0 {
 		delete(t.running, user)
 	}
@@ -302,8 +314,11 @@ func (s *session) start(ctx context.Context, m inMsg) {
 		s.exit(1)
 		return
 	}
-	if !s.t.enter(s.owner) {
-		s.say(refuse("cap.commands", fmt.Sprint(s.t.cfg.Limits.Commands)))
+	if r := s.t.enter(s.owner); r != nil {
+		if r.key == "cap.total" {
+			s.t.cfg.Logger.Warn("the terminal refused a command: the server runs the most commands it may at once (terminal.Limits.Total)", "user", s.owner)
+		}
+		s.say(r)
 		s.exit(1)
 		return
 	}
