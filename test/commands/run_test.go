@@ -52,8 +52,9 @@ func (r *reader) in(t *testing.T) *reader {
 // sooner, by its expectation's timeout. The longest by design is the gone
 // lab's window: a 76 s sleep, then 121 kubectl runs, which took half a
 // second each on two cores busy with the rest of the suite (about 140 s
-// in all; 90 s cut it off after 28 runs).
-const commandTimeout = 3 * time.Minute
+// in all; 90 s cut it off after 28 runs), and 1.6 s each on two cores
+// loaded three times as much (3 minutes cut it off after 111 runs).
+const commandTimeout = 6 * time.Minute
 
 // terminal makes the reader's shell: kubectl and etcdctl on PATH, the
 // kubeconfig, and etcdctl's endpoint. kubectl is a small wrapper that runs
