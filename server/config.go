@@ -99,10 +99,12 @@ type Config struct {
 	AdaptiveInflightLimit bool
 	// RequestTimeout bounds every request that is not long-running.
 	RequestTimeout time.Duration
-	// TerminalProcesses runs each of the terminal's kubectl commands in a
-	// child process of kubelab's binary, under memory and CPU limits,
-	// rather than in the server (see package terminal). Off by default
-	// while the rest of the terminal's isolation is built.
+	// TerminalProcesses runs each of the terminal's lines in a child
+	// process of kubelab's binary, in its shell, under memory and CPU
+	// limits, rather than kubectl alone in the server (see package
+	// terminal). kubelab's binary turns it on unless told otherwise; it is
+	// off here because a process can run a terminal's command only if its
+	// main calls terminal.RunCommandIfAsked, which tests' binaries do not.
 	TerminalProcesses bool
 
 	// APIServer chooses the core that serves the Kubernetes API:

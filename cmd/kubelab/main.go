@@ -73,7 +73,10 @@ func parseConfig(args []string, stderr io.Writer) (server.Config, error) {
 	fs.IntVar(&cfg.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", cfg.MaxMutatingRequestsInflight, "most mutating requests served at once; more get 429")
 	fs.BoolVar(&cfg.AdaptiveInflightLimit, "adaptive-inflight-limit", cfg.AdaptiveInflightLimit, "lower the in-flight limits below those maxima while admitted requests' latency rises past its no-load baseline, refusing the excess with 429")
 	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", cfg.RequestTimeout, "time limit of every request but watches; past it the client gets 504")
-	fs.BoolVar(&cfg.TerminalProcesses, "terminal-processes", cfg.TerminalProcesses, "run each of the web terminal's kubectl commands in a process of its own, with memory and CPU limits, rather than in the server")
+	// The binary runs the terminal's commands in processes of its own:
+	// only a binary whose main calls terminal.RunCommandIfAsked can, so
+	// server.DefaultConfig, which tests' own binaries use, keeps them in.
+	fs.BoolVar(&cfg.TerminalProcesses, "terminal-processes", true, "run each line of the web terminal in a process of its own, in a shell written in Go (pipes, $(...), loops, heredocs, jq and the usual text tools), with memory and CPU limits; false runs kubectl alone, in the server")
 	fs.StringVar(&cfg.APIServer, "apiserver", cfg.APIServer, "the core that serves the Kubernetes API: kubelab (kubelab's own, with the lesson's pages) or kube (new: kube-apiserver's own code, in-process; the API only, not yet the pages or classroom mode)")
 	fs.BoolVar(&cfg.SimulatedNode, "simulated-node", cfg.SimulatedNode, "run a simulated node (kubelab-node) on which pods are scheduled and reported Running; no container runs")
 	fs.DurationVar(&cfg.PodStartDelay, "pod-start-delay", cfg.PodStartDelay, "how long the simulated node keeps a new pod Pending before it reports it Running")

@@ -12,16 +12,27 @@ import (
 	"github.com/coder/websocket"
 )
 
-// TestTerminalCommandsInProcessesOfTheirOwn: with --terminal-processes, a
-// student's kubectl in the page's terminal runs in a child process of the
-// real kubelab binary, as the student: their namespace, their RBAC. A
-// go-template that doubles a string 32 times ends at the command's memory
-// limit with a word on why, and the class's server goes on serving.
+// TestTerminalCommandsInProcessesOfTheirOwn: by default a student's line
+// in the page's terminal runs in a child process of the real kubelab
+// binary, in its shell, as the student: their namespace, their RBAC. The
+// labs' lines run as printed. A go-template that doubles a string 32
+// times ends at the command's memory limit with a word on why, and the
+// class's server goes on serving.
 func TestTerminalCommandsInProcessesOfTheirOwn(t *testing.T) {
 	t.Parallel()
-	c := startClass(t, "--terminal-processes")
+	c := startClass(t)
 	alice, bob := join(t, c.URL(), "Alice"), join(t, c.URL(), "Bob")
 	term := openTerminal(t, c, alice)
+
+	// Lab 1, step 2, as printed: a new student met "there is no shell
+	// here" on it.
+	line := "kubectl -n " + alice.name + " label pod ssa-demo demo-round=$(date +%s) --overwrite"
+	if r := term.run(t, line); r.code != 0 || r.out != "pod/ssa-demo labeled\n" {
+		t.Errorf("%q: %+v", line, r)
+	}
+	if r := term.run(t, "kubectl get --raw /api/v1/namespaces/"+alice.name+"/pods | jq -r '.items[].metadata.name' | grep -c '^ssa-demo$'"); r.code != 0 || r.out != "1\n" {
+		t.Errorf("a pipe through jq and grep: %+v", r)
+	}
 
 	if r := term.run(t, "kubectl auth whoami -o jsonpath={.status.userInfo.username}"); r.code != 0 || r.out != alice.name {
 		t.Errorf("whoami in alice's terminal: %+v", r)

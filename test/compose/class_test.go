@@ -1,6 +1,7 @@
 package compose_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubelab/kubelab/internal/clitest"
@@ -84,6 +86,13 @@ func TestClass(t *testing.T) {
 		}
 		s.passReadKey(t)
 		s.submitQuiz(t)
+	}
+	// The page's terminal runs the labs' lines as printed, shell and
+	// all, in a process of the container's own binary.
+	alice := class[0]
+	line := "kubectl -n " + alice.name + " label pod ssa-demo demo-round=$(date +%s) --overwrite && kubectl get pods -o name | grep -c ssa-demo"
+	if out, code := alice.runInTerminal(t, line); code != 0 || out != "pod/ssa-demo labeled\n1\n" {
+		t.Fatalf("%q in %s's terminal: exit %d, printed %q", line, alice.name, code, out)
 	}
 
 	// The instructor's dashboard and the grader's JSON and CSV: all
@@ -172,6 +181,53 @@ func (s *student) downloadKubeconfig(t *testing.T, p *project) {
 	}
 	if got := serverOf(t, s.kubeconfig); got != p.httpsURL() {
 		t.Fatalf("%s's kubeconfig names %s, want the published %s", s.name, got, p.httpsURL())
+	}
+}
+
+// runInTerminal runs line in the page's terminal, over its websocket as
+// the page opens it, and returns what it printed and its exit status.
+func (s *student) runInTerminal(t *testing.T, line string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := *s.browser
+	client.Timeout = 0 // the websocket's context bounds it
+	u, _ := url.Parse(s.base)
+	conn, _, err := websocket.Dial(ctx, "wss://"+u.Host+"/ui/ws/terminal", &websocket.DialOptions{
+		HTTPClient: &client, HTTPHeader: http.Header{"Origin": {s.base}}})
+	if err != nil {
+		t.Fatalf("%s's terminal: %v", s.name, err)
+	}
+	defer conn.CloseNow()
+	run, _ := json.Marshal(map[string]string{"t": "run", "line": line})
+	if err := conn.Write(ctx, websocket.MessageText, run); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	for {
+		_, b, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("%q in %s's terminal: %v; so far %q %q", line, s.name, err, out.String(), errOut.String())
+		}
+		var m struct {
+			T    string `json:"t"`
+			D    string `json:"d"`
+			Code *int   `json:"code"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("the terminal sent %s", b)
+		}
+		switch m.T {
+		case "o":
+			out.WriteString(m.D)
+		case "e":
+			errOut.WriteString(m.D)
+		case "exit":
+			if errOut.Len() > 0 {
+				t.Logf("%q wrote to stderr: %s", line, errOut.String())
+			}
+			return out.String(), *m.Code
+		}
 	}
 }
 
