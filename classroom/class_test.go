@@ -215,25 +215,7 @@ func TestMaxStudents(t *testing.T) {
 	ctx := context.Background()
 	c := newClass(t, "", nil)
 	c.cfg.MaxStudents = 5
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	joined, refused := 0, 0
-	for i := range 12 {
-		wg.Go(func() {
-			_, _, err := c.Join(ctx, fmt.Sprintf("student %d", i), "", "")
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				joined++
-			case errors.Is(err, ErrNoSeatLeft):
-				refused++
-			default:
-				t.Errorf("join %d: %v", i, err)
-			}
-		})
-	}
-	wg.Wait()
+	joined, refused := joinAtOnce(t, c, 12, "student", "", ErrNoSeatLeft)
 	list, err := c.Students(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -256,25 +238,7 @@ func TestMaxJoinsPerAddress(t *testing.T) {
 	ctx := context.Background()
 	c := newClass(t, "", nil)
 	c.cfg.MaxJoinsPerAddress = 2
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	joined, refused := 0, 0
-	for i := range 8 {
-		wg.Go(func() {
-			_, _, err := c.Join(ctx, fmt.Sprintf("throwaway %d", i), "", "192.0.2.7")
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				joined++
-			case errors.Is(err, ErrAddressFull):
-				refused++
-			default:
-				t.Errorf("join %d: %v", i, err)
-			}
-		})
-	}
-	wg.Wait()
+	joined, refused := joinAtOnce(t, c, 8, "throwaway", "192.0.2.7", ErrAddressFull)
 	if joined != 2 || refused != 6 {
 		t.Fatalf("8 joins at once from one address, 2 allowed: %d joined, %d refused", joined, refused)
 	}
@@ -290,4 +254,30 @@ func TestMaxJoinsPerAddress(t *testing.T) {
 	if err != nil || len(list) != 5 {
 		t.Fatalf("students kept: %d %v, want 5", len(list), err)
 	}
+}
+
+// joinAtOnce signs in n students named "name 0", "name 1", ... from the
+// address from, all at once, and counts those who joined and those
+// refused with refusal; any other error fails the test.
+func joinAtOnce(t *testing.T, c *Class, n int, name, from string, refusal error) (joined, refused int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i := range n {
+		wg.Go(func() {
+			_, _, err := c.Join(context.Background(), fmt.Sprintf("%s %d", name, i), "", from)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				joined++
+			case errors.Is(err, refusal):
+				refused++
+			default:
+				t.Errorf("join %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	return joined, refused
 }

@@ -358,21 +358,7 @@ func TestHostileCaps(t *testing.T) {
 		}
 	})
 	t.Run("ErrConcurrentCommands", func(t *testing.T) {
-		first, second := open(t, lab, nil), open(t, lab, nil)
-		first.send(map[string]any{"t": "run", "line": "kubectl get pods -w"})
-		first.until("ssa-demo", 20*time.Second)
-		r := second.run("kubectl get pods", "")
-		if r.Code == 0 || !strings.Contains(r.Err, "already have 1 commands running") {
-			t.Fatalf("%+v", r)
-		}
-		// Ctrl-C gives the place back.
-		first.send(map[string]any{"t": "int"})
-		if r := first.wait(20 * time.Second); r.Code != 130 || !strings.Contains(r.Err, "^C") {
-			t.Fatalf("after Ctrl-C: %+v", r)
-		}
-		if r := second.run("kubectl get pods -o name", ""); r.Code != 0 {
-			t.Fatalf("after the first stopped: %+v", r)
-		}
+		refusedBesideAWatch(t, lab, "already have 1 commands running")
 	})
 	t.Run("ErrClassWideCommands", func(t *testing.T) {
 		// Each running command may be a process of about 66 MiB, so the
@@ -380,20 +366,7 @@ func TestHostileCaps(t *testing.T) {
 		busy := startTerminal(t, func(c *terminal.Config) {
 			c.Limits = terminal.Limits{Commands: 2, Total: 1, Output: 4 << 10, RunTime: 5 * time.Minute, Stdin: 1 << 10}
 		})
-		first, second := open(t, busy, nil), open(t, busy, nil)
-		first.send(map[string]any{"t": "run", "line": "kubectl get pods -w"})
-		first.until("ssa-demo", 20*time.Second)
-		r := second.run("kubectl get pods", "")
-		if r.Code == 0 || !strings.Contains(r.Err, "the server is running 1 commands for the class right now") {
-			t.Fatalf("a command past the server's cap: %+v", r)
-		}
-		first.send(map[string]any{"t": "int"})
-		if r := first.wait(20 * time.Second); r.Code != 130 {
-			t.Fatalf("after Ctrl-C: %+v", r)
-		}
-		if r := second.run("kubectl get pods -o name", ""); r.Code != 0 {
-			t.Fatalf("once the first stopped: %+v", r)
-		}
+		refusedBesideAWatch(t, busy, "the server is running 1 commands for the class right now")
 	})
 	t.Run("ErrStdin", func(t *testing.T) {
 		tm := open(t, lab, nil)
@@ -497,4 +470,24 @@ func heapBytes() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// refusedBesideAWatch runs a watch in one tab of lab's terminal, then a
+// command in another, which must be refused saying want; Ctrl-C on the
+// watch gives the place back.
+func refusedBesideAWatch(t *testing.T, lab served, want string) {
+	t.Helper()
+	first, second := open(t, lab, nil), open(t, lab, nil)
+	first.send(map[string]any{"t": "run", "line": "kubectl get pods -w"})
+	first.until("ssa-demo", 20*time.Second)
+	if r := second.run("kubectl get pods", ""); r.Code == 0 || !strings.Contains(r.Err, want) {
+		t.Fatalf("a command beside the watch: %+v, want refused saying %q", r, want)
+	}
+	first.send(map[string]any{"t": "int"})
+	if r := first.wait(20 * time.Second); r.Code != 130 || !strings.Contains(r.Err, "^C") {
+		t.Fatalf("after Ctrl-C: %+v", r)
+	}
+	if r := second.run("kubectl get pods -o name", ""); r.Code != 0 {
+		t.Fatalf("once the watch stopped: %+v", r)
+	}
 }
