@@ -54,7 +54,7 @@ func TestClassroomPages(t *testing.T) {
 	joinAndWork(t, student, base)
 	result := browsertest.Eval[string](t, student, `location.pathname`)
 	// A second student who joined and has not started: attendance.
-	if _, _, err := lab.Class().Join(context.Background(), "Ada Lovelace", joinCode); err != nil {
+	if _, _, err := lab.Class().Join(context.Background(), "Ada Lovelace", joinCode, ""); err != nil {
 		t.Fatal(err)
 	}
 	browsertest.Do(t, instructor, "open the dashboard", chromedp.Navigate(base+"/labs/dashboard"))

@@ -162,7 +162,7 @@ func studentReader(t *testing.T) *reader {
 		c.Classroom = true
 		c.InstructorToken = "instructor-token-0123456789"
 	})
-	st, token, err := l.Class().Join(context.Background(), "alice", "")
+	st, token, err := l.Class().Join(context.Background(), "alice", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
