@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +137,10 @@ func TestBrowser(t *testing.T) {
 		kubectl(t, lab, "-n", "internals-demo", "annotate", "pod", "ssa-demo", "note="+evil)
 		browsertest.Do(t, ctx, "open the etcd page", chromedp.Navigate(lab.URL()+"/lesson/etcd"))
 		browsertest.WaitJS(t, ctx, "the key list", `document.querySelector('[data-key="/registry/pods/internals-demo/ssa-demo"]') !== null`)
+		// The list is a read, not a stream: its badge says when, in words.
+		if badge := browsertest.Eval[string](t, ctx, `(b => b.className + ": " + b.textContent)(document.querySelector(".inspector [data-conn]"))`); !regexp.MustCompile(`^conn idle: read at etcd rev [1-9][0-9]*$`).MatchString(badge) {
+			t.Errorf("the inspector's badge: %q", badge)
+		}
 		browsertest.Do(t, ctx, "pick ssa-demo", browsertest.Press(`[data-key="/registry/pods/internals-demo/ssa-demo"]`))
 		browsertest.WaitJS(t, ctx, "the decoded value", `document.querySelector("[data-json]").textContent.includes("onerror") && document.querySelector(".hex-b.prefix") !== null`)
 		if n := browsertest.Eval[int](t, ctx, `document.querySelectorAll("main img").length`); n != 0 {
@@ -156,6 +161,10 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("OK poll vs watch", func(t *testing.T) {
 		browsertest.Do(t, ctx, "open the lab", chromedp.Navigate(lab.URL()+"/lab"))
+		// Nothing runs until Start: the badge says so, not "connecting".
+		if badge := browsertest.Eval[string](t, ctx, `(b => b.className + ": " + b.textContent)(document.querySelector(".pollwatch [data-conn]"))`); badge != "conn idle: idle: press Start" {
+			t.Errorf("the race's badge before Start: %q", badge)
+		}
 		browsertest.Do(t, ctx, "start the race", browsertest.Press(`.pollwatch [data-start]`))
 		browsertest.WaitJS(t, ctx, "the race to be ready", `!document.querySelector(".pollwatch [data-change]").disabled && +document.querySelector('.pollwatch [data-side="poll"] [data-requests]').textContent > 1`)
 		browsertest.Do(t, ctx, "change the pod", browsertest.Press(`.pollwatch [data-change]`))
@@ -204,10 +213,16 @@ func TestBrowserWatchTimeline(t *testing.T) {
 	if !browsertest.Eval[bool](t, ctx, `document.querySelector(".timeline [data-push]").disabled`) {
 		t.Fatal("push offered before watcher B is paused")
 	}
+	// While the countdown runs, the server would refuse a push: the
+	// button must be off whenever the countdown shows.
+	browsertest.Eval[bool](t, ctx, `(tl => { const push = tl.querySelector("[data-push]"), left = tl.querySelector("[data-b-countdown]"); window.pushOfferedEarly = 0; new MutationObserver(() => { if (left.textContent && !push.disabled) window.pushOfferedEarly++; }).observe(tl, {subtree: true, childList: true, characterData: true, attributes: true}); return true; })(document.querySelector(".timeline"))`)
 	browsertest.Do(t, ctx, "pause lane B", browsertest.Press(`.lane-ctl[data-lane="B"] [data-toggle]`))
 	kubectl(t, lab, "-n", "internals-demo", "label", "pod", "ssa-demo", "demo-round=one", "--overwrite")
 	browsertest.WaitJS(t, ctx, "the change on A, missed on B", `[...document.querySelectorAll(".event-log li")].some(l => /\[A\]MODIFIED pod\/ssa-demo resourceVersion=\d+/.test(l.textContent)) && document.querySelector(".tl-svg circle.MISSED") !== null`)
 	browsertest.WaitJS(t, ctx, "the missed change to be old enough", `document.querySelector("[data-b-status]").textContent.includes("old enough")`)
+	if n := browsertest.Eval[int](t, ctx, `window.pushOfferedEarly`); n != 0 {
+		t.Errorf("the push was offered %d times while the countdown ran", n)
+	}
 	browsertest.Do(t, ctx, "push the window past B", browsertest.Press(`.timeline [data-push]`))
 	browsertest.WaitJS(t, ctx, "the push", `document.querySelector(".timeline").dataset.pushed > 0`)
 	browsertest.ScrollTo(t, ctx, ".timeline")

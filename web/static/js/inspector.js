@@ -22,12 +22,15 @@ export function initInspector(root) {
       const r = await fetch("/ui/etcd/keys?prefix=" + encodeURIComponent(filter.value), { credentials: "same-origin" });
       const data = await r.json();
       if (!r.ok) throw new Error(data.message || r.statusText);
-      badge.className = "conn live";
-      badge.textContent = "etcd rev " + data.revision;
+      // A read, not a stream: the badge says when it was read, not that
+      // it is live.
+      badge.className = "conn idle";
+      badge.textContent = say("insp.readAt", { rev: data.revision });
       keys.replaceChildren(...data.keys.map((k) => h("li", null, h("button", { type: "button", "data-key": k, "aria-pressed": "false" }, k))));
     } catch (err) {
       badge.className = "conn down";
-      badge.textContent = err.message;
+      // fetch itself fails (TypeError) only when the server does not answer.
+      badge.textContent = err instanceof TypeError ? say("unreachable") : err.message;
     }
   };
   let t = 0;

@@ -175,7 +175,9 @@ export function initTimeline(root) {
     }
     if (status.textContent !== text) status.textContent = text;
     countdown.textContent = left > 0 ? say.left(left) : "";
-    pushBtn.disabled = !b.paused || !online;
+    // During the countdown the server would refuse the push: the button
+    // waits with it, and the status beside it says why.
+    pushBtn.disabled = !b.paused || !online || left > 0;
   }
   setInterval(() => { if (lanes.B && lanes.B.paused) explainB(); }, 1000);
 
