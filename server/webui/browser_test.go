@@ -165,6 +165,8 @@ func TestBrowser(t *testing.T) {
 		if badge := browsertest.Eval[string](t, ctx, `(b => b.className + ": " + b.textContent)(document.querySelector(".pollwatch [data-conn]"))`); badge != "conn idle: idle: press Start" {
 			t.Errorf("the race's badge before Start: %q", badge)
 		}
+		browsertest.ScrollTo(t, ctx, ".pollwatch")
+		browsertest.Shot(t, ctx, "lab-poll-vs-watch-idle")
 		browsertest.Do(t, ctx, "start the race", browsertest.Press(`.pollwatch [data-start]`))
 		browsertest.WaitJS(t, ctx, "the race to be ready", `!document.querySelector(".pollwatch [data-change]").disabled && +document.querySelector('.pollwatch [data-side="poll"] [data-requests]').textContent > 1`)
 		browsertest.Do(t, ctx, "change the pod", browsertest.Press(`.pollwatch [data-change]`))
