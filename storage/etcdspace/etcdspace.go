@@ -66,6 +66,12 @@ type Guard struct {
 	mu        sync.Mutex
 	state     State
 	listeners []func()
+	// filledAt is the revision at which live data was last found to fill
+	// the quota (0: not so). Until the revision moves (a delete), another
+	// compaction and defragmentation would free nothing, and a defrag
+	// holds every request to the member meanwhile: the instructor's
+	// deletes timed out behind the guard's defrags, one every look.
+	filledAt int64
 }
 
 // New returns a Guard over client, which must be allowed etcd's
@@ -154,6 +160,12 @@ func (g *Guard) Check(ctx context.Context) error {
 		return fmt.Errorf("reading etcd's revision: %w", err)
 	}
 	rev := now.Header.Revision
+	g.mu.Lock()
+	unchanged := g.filledAt == rev
+	g.mu.Unlock()
+	if unchanged {
+		return nil
+	}
 	if _, err := g.client.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
 		return fmt.Errorf("compacting etcd at revision %d: %w", rev, err)
 	}
@@ -196,6 +208,10 @@ func (g *Guard) Check(ctx context.Context) error {
 			"after", g.now().Sub(since).Round(time.Millisecond))
 	}
 	g.update(func(s *State) {
+		g.filledAt = 0
+		if worst.LiveDataFills {
+			g.filledAt = rev
+		}
 		s.InUse, s.Quota, s.LiveDataFills = worst.InUse, worst.Quota, worst.LiveDataFills
 		if disarmed == len(full) {
 			s.Full, s.Since, s.LastRecovery = false, nil, g.now().Sub(since)
@@ -225,6 +241,9 @@ func (g *Guard) raised() (since time.Time) {
 // cleared records that no NOSPACE alarm is raised: another replica's
 // Guard, or an operator, disarmed the one this Guard saw.
 func (g *Guard) cleared() {
+	g.mu.Lock()
+	g.filledAt = 0
+	g.mu.Unlock()
 	g.update(func(s *State) { s.Full, s.Since, s.LiveDataFills = false, nil, false })
 }
 

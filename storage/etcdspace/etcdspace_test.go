@@ -114,6 +114,8 @@ func TestLiveDataThatFillsTheQuotaIsReported(t *testing.T) {
 	if n := noSpaceAlarms(t, c); n != 1 {
 		t.Fatalf("%d NOSPACE alarms, want the one still raised", n)
 	}
+	// More than one if an early alarm was disarmed on the way (above).
+	recoveries := g.State().Recoveries
 	if _, err := c.Delete(context.Background(), "/registry/configmaps/alice/", clientv3.WithPrefix()); err != nil {
 		t.Fatalf("deleting while out of space: %v", err)
 	}
@@ -123,8 +125,8 @@ func TestLiveDataThatFillsTheQuotaIsReported(t *testing.T) {
 	})
 	s := g.State()
 	t.Logf("%d keys of 256 KiB filled an 8 MiB quota; deleted, then %d bytes in use", written, s.InUse)
-	if s.Full || s.LiveDataFills || s.Recoveries != 1 {
-		t.Errorf("the guard's state after recovery: %+v", s)
+	if s.Full || s.LiveDataFills || s.Recoveries != recoveries+1 {
+		t.Errorf("the guard's state after recovery: %+v, want %d recoveries", s, recoveries+1)
 	}
 }
 
