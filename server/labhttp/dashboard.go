@@ -35,8 +35,11 @@ const dashboardSessionLifetime = 12 * time.Hour
 // ClassView is the dashboard: every student who joined the class, started
 // a lab or took a quiz.
 type ClassView struct {
-	Generated  time.Time    `json:"generated"`
-	StuckAfter string       `json:"stuckAfter"`
+	Generated time.Time `json:"generated"`
+	// StuckAfter is --stuck-after as Go writes a duration ("10m0s"), for
+	// clients; the page says it in words (stuckAfter).
+	StuckAfter string `json:"stuckAfter"`
+	stuckAfter time.Duration
 	Labs       []LabSummary `json:"labs"`
 	Students   []StudentRow `json:"students"`
 	// Etcd is what kubelab knows of etcd's space: while it is full,
@@ -106,7 +109,7 @@ func (h *handlers) classSnapshot(ctx context.Context) (*ClassView, error) {
 		}
 	}
 	now := h.cfg.Now()
-	v := &ClassView{Generated: now, StuckAfter: h.cfg.StuckAfter.String(), Labs: listView(h.svc.labs, labs.NewProgress("", "", ""), i18n.English).Items}
+	v := &ClassView{Generated: now, StuckAfter: h.cfg.StuckAfter.String(), stuckAfter: h.cfg.StuckAfter, Labs: listView(h.svc.labs, labs.NewProgress("", "", ""), i18n.English).Items}
 	if h.cfg.EtcdSpace != nil {
 		state := h.cfg.EtcdSpace.State()
 		v.Etcd = &state

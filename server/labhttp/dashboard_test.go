@@ -207,6 +207,9 @@ func TestDashboardShowsSameNamesApart(t *testing.T) {
 		t.Errorf("same names: %v, want %v", same, want)
 	}
 	resp, html := instructor(t, lab).inBrowser().do("GET", labhttp.DashboardPath+"?lang=th", "", "", "Accept", "text/html")
+	if !strings.Contains(html, "ไม่มีความคืบหน้ามา 10 นาที") || strings.Contains(html, "10m0s") {
+		t.Errorf("the room in Thai does not say --stuck-after in Thai words")
+	}
 	if resp.StatusCode != http.StatusOK || strings.Count(html, "data-same-name") != 3 || !strings.Contains(html, "ชื่อซ้ำกับ") {
 		t.Errorf("the room in Thai: %d, %d rows flagged; want 3, saying ชื่อซ้ำกับ", resp.StatusCode, strings.Count(html, "data-same-name"))
 	}

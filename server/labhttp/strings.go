@@ -18,6 +18,8 @@ type uiText struct {
 	// The instructor's room: names, attendance, relative times and the
 	// drill-down into one student.
 	User, NamespaceCol, JoinedAgo, NoProgress, JustNow, MinAgo, HoursAgo, DaysAgo string
+	// A duration in words: "%d h", "%d min", "%d s".
+	Hours, Minutes, Seconds                                                       string
 	Details, StudentOf, ClassLink, StepsHeading, RequestsHeading, AttemptsHeading string
 	NoRequests, NoAttempts, NoLabs, AttemptN, Score, When, Request, Code, Joined  string
 	RequestsHelp, StudentNotFound                                                 string
@@ -51,6 +53,7 @@ var texts = i18n.Catalog[uiText]{
 		Back: "Back", LabsDone: "labs done", Finished: "finished", Evidence: "What the server saw", Live: "live", NotStarted: "not started",
 		User: "user", NamespaceCol: "namespace", JoinedAgo: "joined", NoProgress: "no progress yet", JustNow: "just now",
 		MinAgo: "%d min ago", HoursAgo: "%d h ago", DaysAgo: "%d d ago",
+		Hours: "%d h", Minutes: "%d min", Seconds: "%d s",
 		Details: "Details of %s", StudentOf: "Student %s", ClassLink: "Class dashboard", StepsHeading: "Lab steps",
 		RequestsHeading: "Recent requests", AttemptsHeading: "Quiz attempts", NoRequests: "No requests yet.", NoAttempts: "No quiz submitted yet.",
 		NoLabs: "No lab started yet.", AttemptN: "Attempt %d", Score: "Score", When: "When", Request: "Request", Code: "Status", Joined: "Joined",
@@ -82,6 +85,7 @@ var texts = i18n.Catalog[uiText]{
 		Back: "กลับ", LabsDone: "แล็บที่เสร็จ", Finished: "เสร็จแล้ว", Evidence: "สิ่งที่ server เห็น", Live: "สด", NotStarted: "ยังไม่เริ่ม",
 		User: "ผู้ใช้", NamespaceCol: "namespace", JoinedAgo: "เข้าร่วม", NoProgress: "ยังไม่มีความคืบหน้า", JustNow: "เมื่อสักครู่",
 		MinAgo: "%d นาทีที่แล้ว", HoursAgo: "%d ชั่วโมงที่แล้ว", DaysAgo: "%d วันที่แล้ว",
+		Hours: "%d ชั่วโมง", Minutes: "%d นาที", Seconds: "%d วินาที",
 		Details: "รายละเอียดของ %s", StudentOf: "นักเรียน %s", ClassLink: "แดชบอร์ดของชั้นเรียน", StepsHeading: "ขั้นของแล็บ",
 		RequestsHeading: "request ล่าสุด", AttemptsHeading: "การทำแบบทดสอบ", NoRequests: "ยังไม่มี request", NoAttempts: "ยังไม่ได้ส่งแบบทดสอบ",
 		NoLabs: "ยังไม่ได้เริ่มแล็บ", AttemptN: "ครั้งที่ %d", Score: "คะแนน", When: "เมื่อ", Request: "request", Code: "สถานะ", Joined: "เข้าร่วม",

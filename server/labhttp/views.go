@@ -195,6 +195,22 @@ func ago(now, t time.Time, s uiText) string {
 	}
 }
 
+// span says a duration in words, "1 h 30 min" or in Thai "1 ชั่วโมง 30
+// นาที", to the second: not Go's "1h30m0s" in a sentence.
+func span(d time.Duration, s uiText) string {
+	var parts []string
+	if h := int(d / time.Hour); h > 0 {
+		parts = append(parts, fmt.Sprintf(s.Hours, h))
+	}
+	if m := int(d % time.Hour / time.Minute); m > 0 {
+		parts = append(parts, fmt.Sprintf(s.Minutes, m))
+	}
+	if sec := int(d % time.Minute / time.Second); sec > 0 || len(parts) == 0 {
+		parts = append(parts, fmt.Sprintf(s.Seconds, sec))
+	}
+	return strings.Join(parts, " ")
+}
+
 // label is how a student is named on the instructor's pages: the name
 // they typed, else their user name.
 func (r StudentRow) label() string {
