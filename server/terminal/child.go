@@ -44,12 +44,16 @@ const childEnv = "KUBELAB_TERMINAL_COMMAND"
 // childSpec is what a child needs to run one command: a shell's Line in
 // the session's Scratch directory, or kubectl's Args (a Tab's completion).
 type childSpec struct {
-	Line      string   `json:"line,omitempty"`
-	Scratch   string   `json:"scratch,omitempty"`
-	Args      []string `json:"args,omitempty"` // without "kubectl"
-	Socket    string   `json:"socket"`
-	Namespace string   `json:"namespace"`
-	Lang      string   `json:"lang"`
+	Line    string   `json:"line,omitempty"`
+	Scratch string   `json:"scratch,omitempty"`
+	Args    []string `json:"args,omitempty"` // without "kubectl"
+	Socket  string   `json:"socket"`
+	Server  string   `json:"server,omitempty"`
+	// EtcdSocket is where the line's etcdctl asks the server to read etcd,
+	// in local mode only.
+	EtcdSocket string `json:"etcdSocket,omitempty"`
+	Namespace  string `json:"namespace"`
+	Lang       string `json:"lang"`
 	// Memory bounds the heap the command may add to the process as it
 	// started (RLIMIT_AS over its size then); CPUSeconds its processor
 	// time (RLIMIT_CPU).
@@ -106,7 +110,7 @@ func childMain() int {
 	// The collector works harder as the heap nears the limit, so that a
 	// command with a large but bounded answer finishes.
 	debug.SetMemoryLimit(spec.Memory * 3 / 4)
-	id := identity{socket: spec.Socket, namespace: spec.Namespace}
+	id := identity{socket: spec.Socket, etcdSocket: spec.EtcdSocket, server: spec.Server, namespace: spec.Namespace}
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	lang := i18n.Lang(spec.Lang)
 	if spec.Line != "" {
@@ -228,13 +232,24 @@ func runChild(ctx context.Context, id identity, lang i18n.Lang, limits Limits, s
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go api.Serve(ln)
 	defer api.Close()
+	if id.etcd != nil {
+		spec.EtcdSocket = filepath.Join(dir, "etcd.sock")
+		ln, err := net.Listen("unix", spec.EtcdSocket)
+		if err != nil {
+			return childFailed(streams, err)
+		}
+		etcd := &http.Server{Handler: serveEtcdctl(id.etcd, lang), ReadHeaderTimeout: 10 * time.Second,
+			BaseContext: func(net.Listener) context.Context { return ctx }}
+		go etcd.Serve(ln)
+		defer etcd.Close()
+	}
 
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return childFailed(streams, err)
 	}
 	defer specR.Close()
-	spec.Socket, spec.Namespace, spec.Lang = socket, id.namespace, string(lang)
+	spec.Socket, spec.Server, spec.Namespace, spec.Lang = socket, id.server, id.namespace, string(lang)
 	spec.Memory, spec.CPUSeconds = limits.Memory, max(int(limits.CPU/time.Second), 1)
 	encoded, _ := json.Marshal(spec)
 	// The spec's pipe is also the child's lifeline (see childMain): its

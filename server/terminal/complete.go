@@ -50,7 +50,7 @@ func (s *session) completions(ctx context.Context, line string) []string {
 	default:
 		return nil
 	}
-	if checkLine(words[1:]) != nil || s.t.enter(s.owner) != nil {
+	if checkLine(words[1:], false) != nil || s.t.enter(s.owner) != nil {
 		return nil
 	}
 	defer s.t.leave(s.owner)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -44,15 +46,20 @@ func runEtcdctl(ctx context.Context, etcd EtcdReader, argv []string, streams gen
 	limit := fs.Int64("limit", 0, "")
 	rev := fs.Int64("rev", 0, "")
 	out := fs.StringP("write-out", "w", "simple", "")
+	endpoints := fs.String("endpoints", "", "")
 	for _, a := range argv {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && (name == "endpoints" || name == "cert" || name == "key" || name == "cacert" || name == "user" || name == "password" || name == "discovery-srv") {
+		if strings.HasPrefix(a, "-") && (name == "cert" || name == "key" || name == "cacert" || name == "user" || name == "password" || name == "discovery-srv") {
 			say(refuse("etcd.flag", a))
 			return 1
 		}
 	}
 	if err := fs.Parse(argv); err != nil {
 		fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
+		return 1
+	}
+	if fs.Changed("endpoints") && !namesMember(etcd, *endpoints) {
+		say(refuse("etcd.flag", "--endpoints="+*endpoints))
 		return 1
 	}
 	args := fs.Args()
@@ -125,6 +132,24 @@ func runEtcdctl(ctx context.Context, etcd EtcdReader, argv []string, streams gen
 	}
 	say(refuse("etcd.usage"))
 	return 1
+}
+
+// namesMember says whether an --endpoints value names only the member
+// this etcdctl reads, by its client address (the lesson's
+// --endpoints=127.0.0.1:2379 names local mode's).
+func namesMember(etcd EtcdReader, endpoints string) bool {
+	hostPort := func(endpoint string) string {
+		if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+			return u.Host
+		}
+		return endpoint
+	}
+	for _, e := range strings.Split(endpoints, ",") {
+		if !slices.ContainsFunc(etcd.Endpoints(), func(member string) bool { return hostPort(member) == hostPort(e) }) {
+			return false
+		}
+	}
+	return endpoints != ""
 }
 
 func endpointStatus(ctx context.Context, etcd EtcdReader, format string, streams genericiooptions.IOStreams) int {

@@ -250,6 +250,7 @@ func TestHostileClassroom(t *testing.T) {
 		c.Classroom = true
 		c.SecureListen = "127.0.0.1:0"
 		c.JoinCode = "k8s-101"
+		c.TerminalProcesses = true // kubelab's default
 	})
 	join := func(name string) http.Header {
 		jar, _ := cookiejar.New(nil)
@@ -327,6 +328,8 @@ func TestHostileClassroom(t *testing.T) {
 	})
 	t.Run("ErrEtcdctl", func(t *testing.T) {
 		refused(t, tm, "etcdctl get /registry/ --prefix --keys-only", "etcd inspector")
+		// In a pipe too: a student's command has no way to etcd at all.
+		refused(t, tm, "echo | etcdctl get /registry/ --prefix --keys-only", "etcd inspector")
 	})
 }
 

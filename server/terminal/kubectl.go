@@ -1,8 +1,10 @@
 package terminal
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/cmd/annotate"
 	"k8s.io/kubectl/pkg/cmd/apiresources"
 	"k8s.io/kubectl/pkg/cmd/apply"
@@ -85,6 +88,15 @@ type identity struct {
 	// requests go instead: the server there serves them with router as
 	// from.
 	socket string
+	// etcd is the member a line's etcdctl reads, in local mode only; in
+	// the command's child process, etcdSocket is where it asks the server
+	// to (see etcdbridge.go).
+	etcd       EtcdReader
+	etcdSocket string
+	// server is the address the student's browser reached kubelab at,
+	// which kubectl names as its server (in -v's logs, cluster-info). It
+	// is never dialled: the transport serves every request.
+	server string
 	// logger gets the stack of a command that failed inside kubectl, not
 	// through its fatal handler: a bug to fix, not a student's error.
 	logger *slog.Logger
@@ -106,7 +118,10 @@ type clientGetter struct {
 	// (--server, --kubeconfig, --token, --cache-dir...) are not defined.
 	namespace, as, asUID, timeout string
 	asGroups                      []string
-	warningsAsErrors              bool
+	// verbosity is kubectl's -v, defined in a command's own process only
+	// (see logTo).
+	verbosity        string
+	warningsAsErrors bool
 	// warningCount writes the API's warnings to the command's stderr and
 	// counts them, for --warnings-as-errors.
 	warningCount warningCounter
@@ -139,19 +154,23 @@ func (g *clientGetter) addFlags(cmd *cobra.Command) {
 	fl.StringArrayVar(&g.asGroups, "as-group", nil, "Group to impersonate for the operation, this flag can be repeated to specify multiple groups.")
 	fl.StringVar(&g.asUID, "as-uid", "", "UID to impersonate for the operation.")
 	fl.BoolVar(&g.warningsAsErrors, "warnings-as-errors", false, "Treat warnings received from the server as errors and exit with a non-zero exit code")
+	if g.id.socket != "" {
+		fl.StringVarP(&g.verbosity, "v", "v", "0", "number for the log level verbosity: at 6 and above, kubectl logs each request it sends")
+	}
 	fl.StringVar(&g.timeout, "request-timeout", "0", "The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.")
 }
 
 // ToRESTConfig implements genericclioptions.RESTClientGetter.
 func (g *clientGetter) ToRESTConfig() (*rest.Config, error) {
-	host, transport := "https://"+clusterName+".invalid", http.RoundTripper(&inProcess{router: g.id.router, from: g.id.from, ctx: g.ctx})
+	host, transport := cmp.Or(g.id.server, "https://"+clusterName+".invalid"), http.RoundTripper(&inProcess{router: g.id.router, from: g.id.from, ctx: g.ctx})
 	if g.id.socket != "" {
-		// Plain HTTP over the command's own socket: the server behind it
-		// gives each request the browser's TLS state and credentials.
+		// Plain HTTP over the command's own socket, whatever the server's
+		// scheme says: the server behind it gives each request the
+		// browser's TLS state and credentials.
 		socket := g.id.socket
-		host, transport = "http://"+clusterName+".invalid", &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		transport = plainHTTP{&http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
-		}}
+		}}}
 	}
 	cfg := &rest.Config{
 		Host:      host,
@@ -170,6 +189,43 @@ func (g *clientGetter) ToRESTConfig() (*rest.Config, error) {
 		cfg.Timeout = d
 	}
 	return cfg, nil
+}
+
+// plainHTTP sends each request in plain HTTP, to the command's socket.
+type plainHTTP struct{ *http.Transport }
+
+func (p plainHTTP) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme == "http" {
+		return p.Transport.RoundTrip(r)
+	}
+	plain := r.Clone(r.Context())
+	plain.URL.Scheme = "http"
+	return p.Transport.RoundTrip(plain)
+}
+
+// klogFlags are klog's settings, which are the process's.
+var klogFlags = sync.OnceValue(func() *flag.FlagSet {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	return fs
+})
+
+// logTo sends klog's log at verbosity v, where client-go logs each request
+// from 6 up, to w, the command's stderr: then a line's 2>&1 and pipes see
+// it as they see kubectl's other output. In a command's own process only
+// (Config.Processes): in the server, it would be every student's.
+func logTo(w io.Writer, v string) error {
+	fs := klogFlags()
+	if err := fs.Set("v", v); err != nil {
+		return fmt.Errorf("invalid argument %q for \"-v, --v\" flag: %v", v, err)
+	}
+	for name, value := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL"} {
+		if err := fs.Set(name, value); err != nil {
+			return err
+		}
+	}
+	klog.SetOutput(w)
+	return nil
 }
 
 // ToDiscoveryClient implements genericclioptions.RESTClientGetter.
@@ -208,7 +264,7 @@ func (g *clientGetter) ToRESTMapper() (meta.RESTMapper, error) {
 // namespace is the student's.
 func (g *clientGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[clusterName] = &clientcmdapi.Cluster{Server: "https://" + clusterName + ".invalid"}
+	cfg.Clusters[clusterName] = &clientcmdapi.Cluster{Server: cmp.Or(g.id.server, "https://"+clusterName+".invalid")}
 	cfg.AuthInfos[clusterName] = &clientcmdapi.AuthInfo{}
 	cfg.Contexts[clusterName] = &clientcmdapi.Context{Cluster: clusterName, AuthInfo: clusterName, Namespace: g.id.namespace}
 	cfg.CurrentContext = clusterName
@@ -238,6 +294,11 @@ func newKubectl(g *clientGetter, streams genericiooptions.IOStreams) *cobra.Comm
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFlags(cmd); err != nil {
 				return err
+			}
+			if g.id.socket != "" {
+				if err := logTo(streams.ErrOut, g.verbosity); err != nil {
+					return err
+				}
 			}
 			if readsStdin(cmd) {
 				release, err := lendStdin(cmd.Context(), g.stdin)

@@ -88,7 +88,10 @@ func watches(args []string) bool {
 
 // checkLine refuses a kubectl command line (argv without "kubectl") that
 // asks for something the terminal does not do.
-func checkLine(argv []string) *refusal {
+//
+// In a command's own process (Config.Processes), kubectl's -v is allowed:
+// its log there is the command's stderr, the student's, not the server's.
+func checkLine(argv []string, inChild bool) *refusal {
 	var positional []string
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]
@@ -102,7 +105,7 @@ func checkLine(argv []string) *refusal {
 				// -sVALUE, -kDIR, -v9: a shorthand with its value attached.
 				name = name[:1]
 			}
-			if key, ok := deniedGlobalFlags[name]; ok && (!short || len(name) == 1) {
+			if key, ok := deniedGlobalFlags[name]; ok && (!short || len(name) == 1) && !(inChild && name == "v") {
 				return refuse(key, a)
 			}
 			if valueFlags[a] {

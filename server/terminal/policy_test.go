@@ -73,13 +73,31 @@ func TestCheckLine(t *testing.T) {
 		"apply -kdir":                       "flag.kustomize",
 		"get pods -- --server=x":            "",
 	} {
-		r := checkLine(strings.Fields(line))
+		r := checkLine(strings.Fields(line), false)
 		got := ""
 		if r != nil {
 			got = r.key
 		}
 		if got != key {
 			t.Errorf("checkLine(%q) = %q, want %q", line, got, key)
+		}
+	}
+	// In a command's own process, kubectl's log is the student's stderr.
+	for line, key := range map[string]string{
+		"get pods -v9":                "",
+		"get pods -v=6":               "",
+		"--v=9 get pods":              "",
+		"get pods --vmodule=x=9":      "flag.verbose",
+		"get pods --log-file=/tmp/x":  "flag.profile",
+		"get pods --server=https://x": "flag.server",
+	} {
+		r := checkLine(strings.Fields(line), true)
+		got := ""
+		if r != nil {
+			got = r.key
+		}
+		if got != key {
+			t.Errorf("in a child, checkLine(%q) = %q, want %q", line, got, key)
 		}
 	}
 }

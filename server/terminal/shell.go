@@ -43,8 +43,9 @@ func init() {
 		"kubectl": (*shell).kubectl, "k": (*shell).kubectl,
 		"jq":  runJQ,
 		"cat": runCat, "grep": runGrep, "head": runHead, "tail": runTail, "sort": runSort, "uniq": runUniq,
-		"wc": runWc, "cut": runCut, "tr": runTr, "date": runDate, "seq": runSeq, "sleep": runSleep, "base64": runBase64,
-		"ls": runLs, "rm": runRm,
+		"wc": runWc, "cut": runCut, "tr": runTr, "date": runDate, "seq": runSeq, "sleep": runSleep, "base64": runBase64, "od": runOd,
+		"etcdctl": (*shell).etcdctl,
+		"ls":      runLs, "rm": runRm,
 	}
 }
 
@@ -173,11 +174,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 	}
 	t, ok := tools[args[0]]
 	if !ok {
-		r := refuse("shell.program", args[0], toolNames())
-		if args[0] == "etcdctl" {
-			r = refuse("shell.etcdctl")
-		}
-		fmt.Fprintln(hc.Stderr, say(sh.lang, r))
+		fmt.Fprintln(hc.Stderr, say(sh.lang, refuse("shell.program", args[0], toolNames())))
 		return interp.ExitStatus(127)
 	}
 	if hc.Stdin == nil {
@@ -188,7 +185,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 
 // kubectl runs kubectl in this process, with the policy of the terminal.
 func (sh *shell) kubectl(ctx context.Context, hc interp.HandlerContext, args []string) error {
-	if r := checkLine(args); r != nil {
+	if r := checkLine(args, true); r != nil {
 		fmt.Fprintln(hc.Stderr, say(sh.lang, r))
 		return interp.ExitStatus(1)
 	}

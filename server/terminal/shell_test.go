@@ -15,7 +15,12 @@ import (
 // labs' lines as they are printed.
 func TestShellRunsTheLessonsLines(t *testing.T) {
 	t.Parallel()
-	tm := open(t, startTerminal(t, processes), nil)
+	lab := startTerminal(t, processes)
+	tm := open(t, lab, nil)
+	// The member's address, as etcdctl's --endpoints names it, and the
+	// address the page reached kubelab at, as kubectl's log names it.
+	member := strings.TrimPrefix(lab.EtcdClient().Endpoints()[0], "http://")
+	server := lab.URL()
 	for _, tc := range []struct{ line, want string }{
 		{"kubectl -n internals-demo label pod ssa-demo demo-round=$(date +%s) --overwrite", `^pod/ssa-demo labeled\n$`},
 		{"kubectl get --raw /api/v1/namespaces/internals-demo/pods | jq -r .metadata.resourceVersion", `^[1-9][0-9]*\n$`},
@@ -30,6 +35,12 @@ func TestShellRunsTheLessonsLines(t *testing.T) {
 		{"echo a:b:c | cut -d: -f2,3; printf '%s\\n' x y | sort -r | head -1; echo aGk= | base64 -d; echo", `^b:c\ny\nhi\n$`},
 		{"date -u -d @0 +%F", `^1970-01-01\n$`},
 		{"sleep 0.1 && echo slept", `^slept\n$`},
+		// etcdctl in a pipe, as the lesson prints it; kubectl -v logs
+		// to the line's stderr, and the next kubectl logs no more.
+		{"etcdctl get /registry/pods/internals-demo/ssa-demo --print-value-only | head -c 24 | od -c", `^0000000 +k +8 +s +\\0 +\\n `},
+		{"etcdctl --endpoints=" + member + " get /registry/pods/internals-demo/ssa-demo --keys-only | wc -l", `^2\n$`},
+		{`kubectl get pods -v=6 2>&1 | grep -c '"Response" verb="GET" url="` + server + `/api/v1/namespaces/internals-demo/pods?limit=500" status="200 OK"'`, `^1\n$`},
+		{"kubectl get pods 2>&1 | grep -c Response; echo $?", `^0\n1\n$`},
 	} {
 		r := tm.run(tc.line, "")
 		if r.Code != 0 || !regexp.MustCompile(tc.want).MatchString(r.Out) {
@@ -59,22 +70,23 @@ func TestHostileShell(t *testing.T) {
 	secret := secretFile(t)
 	outside := t.TempDir() + "/escaped"
 	for line, want := range map[string]string{
-		"cat " + secret:            "permission denied",
-		"echo x > " + outside:      "permission denied",
-		"cd / && ls":               "cd: ",
-		"source " + secret:         "permission denied",
-		"jq . " + secret:           "permission denied",
-		"grep -r SECRET " + secret: "unknown shorthand flag",
-		"bash -c id":               "not a program of this terminal's shell",
-		"exec /bin/ls":             "not a program of this terminal's shell",
-		"vi notes":                 "not a program of this terminal's shell",
-		"cat <(echo hi)":           "process substitution",
-		"type ls":                  "looks names up among the server's files",
-		"command -v kubectl":       "looks names up among the server's files",
-		"kubectl get pods -o name | etcdctl get /": "etcdctl runs here on a line of its own",
-		"kubectl get pods --kubeconfig=" + secret:  "no kubeconfig here",
-		"kubectl get pods -f " + secret:            "cannot read files",
-		"echo $PATH $KUBECONFIG | grep -c /":       "",
+		"cat " + secret:                    "permission denied",
+		"echo x > " + outside:              "permission denied",
+		"cd / && ls":                       "cd: ",
+		"source " + secret:                 "permission denied",
+		"jq . " + secret:                   "permission denied",
+		"grep -r SECRET " + secret:         "unknown shorthand flag",
+		"bash -c id":                       "not a program of this terminal's shell",
+		"exec /bin/ls":                     "not a program of this terminal's shell",
+		"vi notes":                         "not a program of this terminal's shell",
+		"cat <(echo hi)":                   "process substitution",
+		"type ls":                          "looks names up among the server's files",
+		"command -v kubectl":               "looks names up among the server's files",
+		"echo | etcdctl put /registry/x y": "only reads",
+		"seq 2 | etcdctl --endpoints=http://10.0.0.1:2379 get /": "embedded member only",
+		"kubectl get pods --kubeconfig=" + secret:                "no kubeconfig here",
+		"kubectl get pods -f " + secret:                          "cannot read files",
+		"echo $PATH $KUBECONFIG | grep -c /":                     "",
 	} {
 		r := tm.run(line, "")
 		if strings.Contains(r.all(), "SERVER-SECRET-CONTENT") {
@@ -223,6 +235,14 @@ func TestShellTools(t *testing.T) {
 		`echo '{"n":"x"}' | jq -r --arg v y '.n + $v'`:    "xy\n",
 		`printf '1 2 3' | jq -s -c .`:                     "[1,2,3]\n",
 		`jq -n '1 + 1'`:                                   "2\n",
+		`printf 'k8s\0\n\002v1\200abcdefghijklmnopqrstuvwxyz\a\b\f\r\t\v\\ ' | od -c`: "0000000   k   8   s  \\0  \\n 002   v   1 200   a   b   c   d   e   f   g\n" +
+			"0000020   h   i   j   k   l   m   n   o   p   q   r   s   t   u   v   w\n" +
+			"0000040   x   y   z  \\a  \\b  \\f  \\r  \\t  \\v   \\    \n0000053\n",
+		`printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaabc' | od -c`: "0000000   a   a   a   a   a   a   a   a   a   a   a   a   a   a   a   a\n*\n" +
+			"0000060   a   a   a   a   a   b   c\n0000067\n",
+		`printf abc | od`:    "0000000 061141 000143\n0000003\n",
+		`printf abc | od -b`: "0000000 141 142 143\n0000003\n",
+		`printf '' | od -c`:  "0000000\n",
 	} {
 		if r := tm.run(line, ""); r.Out != want {
 			t.Errorf("%s\ngot %q (err %q, code %d), want %q", line, r.Out, r.Err, r.Code, want)

@@ -182,8 +182,12 @@ func (t *Terminal) ServeWS(c echo.Context) error {
 		return nil // Accept has answered (403 for a foreign Origin).
 	}
 	conn.SetReadLimit(int64(t.cfg.Limits.Stdin) + 64<<10)
+	from := CallerOf(r)
 	s := &session{t: t, conn: conn, lang: i18n.Of(r), owner: owner.Name,
-		id: identity{router: t.cfg.Router, from: CallerOf(r), namespace: classroom.NamespaceOf(user), logger: t.cfg.Logger}}
+		id: identity{router: t.cfg.Router, from: from, server: from.server(), namespace: classroom.NamespaceOf(user), logger: t.cfg.Logger}}
+	if !t.cfg.Classroom {
+		s.id.etcd = t.cfg.Etcd
+	}
 	if t.cfg.Processes {
 		dir, err := os.MkdirTemp("", "kubelab-scratch-")
 		if err != nil {
@@ -195,7 +199,7 @@ func (t *Terminal) ServeWS(c echo.Context) error {
 	}
 	ctx, cancel := context.WithCancel(t.ctx)
 	defer cancel()
-	etcd := t.cfg.Etcd != nil && !t.cfg.Classroom
+	etcd := s.id.etcd != nil
 	s.send(outMsg{T: "hello", User: user.Name, NS: s.id.namespace, Etcd: &etcd})
 	s.serve(ctx)
 	conn.Close(websocket.StatusNormalClosure, "")
@@ -378,10 +382,9 @@ func (s *session) run(ctx context.Context, stop context.CancelCauseFunc, m inMsg
 	if len(words) == 0 {
 		return 0
 	}
-	if s.t.cfg.Processes && words[0] != "etcdctl" {
+	if s.t.cfg.Processes {
 		// The line, whole, to a shell in a process of its own (child.go,
-		// shell.go). etcdctl reads the server's etcd client, so its lines
-		// stay below.
+		// shell.go).
 		code, cause := runChild(ctx, s.id, s.lang, s.t.cfg.Limits, childSpec{Line: m.Line, Scratch: s.scratch}, streams)
 		if cause != nil {
 			stop(cause)
@@ -398,7 +401,7 @@ func (s *session) run(ctx context.Context, stop context.CancelCauseFunc, m inMsg
 	}
 	switch argv[0] {
 	case "kubectl", "k":
-		if r := checkLine(argv[1:]); r != nil {
+		if r := checkLine(argv[1:], false); r != nil {
 			s.say(r)
 			return 1
 		}
@@ -415,11 +418,11 @@ func (s *session) run(ctx context.Context, stop context.CancelCauseFunc, m inMsg
 		}
 		return runKubectl(ctx, s.id, argv[1:], streams.In, streams, s.say)
 	case "etcdctl":
-		if s.t.cfg.Classroom || s.t.cfg.Etcd == nil {
+		if s.id.etcd == nil {
 			s.say(refuse("etcd.classroom"))
 			return 1
 		}
-		return runEtcdctl(ctx, s.t.cfg.Etcd, argv[1:], streams, s.say)
+		return runEtcdctl(ctx, s.id.etcd, argv[1:], streams, s.say)
 	default:
 		s.say(refuse("notkubectl", argv[0]))
 		return 127

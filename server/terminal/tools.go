@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -275,6 +276,98 @@ func runBase64(sh *shell, ctx context.Context, hc interp.HandlerContext, args []
 		return interp.ExitStatus(1)
 	}
 	return status(failed)
+}
+
+// runOd dumps its input as od(1) does: -c as characters (C escapes, octal
+// for other bytes), -b as octal bytes, and by default as octal two-byte
+// words; 16 bytes a line after the offset in octal, and a line the same
+// as the one before as "*" unless -v.
+func runOd(sh *shell, ctx context.Context, hc interp.HandlerContext, args []string) error {
+	fs := toolFlags("od", hc)
+	chars := fs.BoolP("chars", "c", false, "")
+	octalBytes := fs.BoolP("octal-bytes", "b", false, "")
+	verbose := fs.BoolP("output-duplicates", "v", false, "")
+	if err := fs.Parse(args); err != nil {
+		return usage(hc, fs.Name(), err)
+	}
+	failed := false
+	in := bufio.NewReader(sh.inputs(ctx, hc, "od", fs.Args(), &failed))
+	format := func(line []byte) string {
+		var b strings.Builder
+		switch {
+		case *chars:
+			for _, c := range line {
+				b.WriteString(fmt.Sprintf("%4s", odChar(c)))
+			}
+		case *octalBytes:
+			for _, c := range line {
+				fmt.Fprintf(&b, " %03o", c)
+			}
+		default:
+			for i := 0; i < len(line); i += 2 {
+				w := uint16(line[i])
+				if i+1 < len(line) {
+					w |= uint16(line[i+1]) << 8
+				}
+				fmt.Fprintf(&b, " %06o", w)
+			}
+		}
+		return b.String()
+	}
+	out := bufio.NewWriter(hc.Stdout)
+	line, last := make([]byte, 16), make([]byte, 0, 16)
+	starred, off := false, 0
+	for {
+		n, err := io.ReadFull(in, line)
+		switch {
+		case n == 0:
+		case !*verbose && n == 16 && bytes.Equal(line, last):
+			if !starred {
+				out.WriteString("*\n")
+				starred = true
+			}
+		default:
+			last, starred = append(last[:0], line[:n]...), false
+			if _, werr := fmt.Fprintf(out, "%07o%s\n", off, format(line[:n])); werr != nil {
+				return writeError(hc, "od", werr)
+			}
+		}
+		off += n
+		if err != nil {
+			break
+		}
+	}
+	fmt.Fprintf(out, "%07o\n", off)
+	if err := out.Flush(); err != nil {
+		return writeError(hc, "od", err)
+	}
+	return status(failed)
+}
+
+// odChar is how od -c shows a byte.
+func odChar(c byte) string {
+	switch c {
+	case 0:
+		return `\0`
+	case '\a':
+		return `\a`
+	case '\b':
+		return `\b`
+	case '\f':
+		return `\f`
+	case '\n':
+		return `\n`
+	case '\r':
+		return `\r`
+	case '\t':
+		return `\t`
+	case '\v':
+		return `\v`
+	}
+	if c >= 0x20 && c < 0x7f {
+		return string(rune(c))
+	}
+	return fmt.Sprintf("%03o", c)
 }
 
 // runLs lists the scratch directory, or the names given: -l adds each

@@ -28,6 +28,20 @@ func CallerOf(r *http.Request) Caller {
 		Cookie: r.Header.Get("Cookie"), Authorization: r.Header.Get("Authorization")}
 }
 
+// server is the address the caller reached kubelab at, as a URL, or ""
+// if their Host does not make one.
+func (c Caller) server() string {
+	scheme := "http"
+	if c.TLS != nil {
+		scheme = "https"
+	}
+	u, err := url.Parse(scheme + "://" + c.Host)
+	if c.Host == "" || err != nil || u.Host != c.Host || u.Path != "" {
+		return ""
+	}
+	return u.String()
+}
+
 // apply makes r the caller's: their address, TLS state and host, and
 // their credentials, and only those: a command's own Authorization (none
 // is configured) must not stand in for them.
