@@ -110,7 +110,10 @@ func childMain() int {
 	// The collector works harder as the heap nears the limit, so that a
 	// command with a large but bounded answer finishes.
 	debug.SetMemoryLimit(spec.Memory * 3 / 4)
-	id := identity{socket: spec.Socket, etcdSocket: spec.EtcdSocket, server: spec.Server, namespace: spec.Namespace}
+	id := identity{toSocket: plainHTTP{unixTransport(spec.Socket)}, server: spec.Server, namespace: spec.Namespace}
+	if spec.EtcdSocket != "" {
+		id.toEtcd = unixTransport(spec.EtcdSocket)
+	}
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	lang := i18n.Lang(spec.Lang)
 	if spec.Line != "" {

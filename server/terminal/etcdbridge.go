@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -104,15 +103,12 @@ const maxFrame = 8 << 20
 // etcdctl is the shell's etcdctl: it relays the words to the server and
 // its answer to the line's streams.
 func (sh *shell) etcdctl(ctx context.Context, hc interp.HandlerContext, args []string) error {
-	if sh.id.etcdSocket == "" {
+	if sh.id.toEtcd == nil {
 		fmt.Fprintln(hc.Stderr, say(sh.lang, refuse("etcd.classroom")))
 		return interp.ExitStatus(1)
 	}
 	body, _ := json.Marshal(etcdctlRequest{Args: args})
-	socket := sh.id.etcdSocket
-	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
-	}}}
+	client := &http.Client{Transport: sh.id.toEtcd}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://etcd"+etcdctlPath, bytes.NewReader(body))
 	resp, err := client.Do(req)
 	if err != nil {

@@ -84,15 +84,18 @@ type identity struct {
 	router    http.Handler
 	from      Caller
 	namespace string
-	// socket, in a command's child process (see child.go), is where its
-	// requests go instead: the server there serves them with router as
-	// from.
-	socket string
+	// toSocket, in a command's child process (see child.go), carries its
+	// requests to the command's socket instead: the server there serves
+	// them with router as from. It is one for the whole line, so that a
+	// loop's hundred kubectl runs share its connections: each run's own
+	// transport kept its idle ones open, a descriptor each, until the
+	// line met the process's limit of them.
+	toSocket http.RoundTripper
 	// etcd is the member a line's etcdctl reads, in local mode only; in
-	// the command's child process, etcdSocket is where it asks the server
-	// to (see etcdbridge.go).
-	etcd       EtcdReader
-	etcdSocket string
+	// the command's child process, toEtcd carries etcdctl's words to the
+	// server (see etcdbridge.go).
+	etcd   EtcdReader
+	toEtcd http.RoundTripper
 	// server is the address the student's browser reached kubelab at,
 	// which kubectl names as its server (in -v's logs, cluster-info). It
 	// is never dialled: the transport serves every request.
@@ -154,7 +157,7 @@ func (g *clientGetter) addFlags(cmd *cobra.Command) {
 	fl.StringArrayVar(&g.asGroups, "as-group", nil, "Group to impersonate for the operation, this flag can be repeated to specify multiple groups.")
 	fl.StringVar(&g.asUID, "as-uid", "", "UID to impersonate for the operation.")
 	fl.BoolVar(&g.warningsAsErrors, "warnings-as-errors", false, "Treat warnings received from the server as errors and exit with a non-zero exit code")
-	if g.id.socket != "" {
+	if g.id.toSocket != nil {
 		fl.StringVarP(&g.verbosity, "v", "v", "0", "number for the log level verbosity: at 6 and above, kubectl logs each request it sends")
 	}
 	fl.StringVar(&g.timeout, "request-timeout", "0", "The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.")
@@ -163,14 +166,8 @@ func (g *clientGetter) addFlags(cmd *cobra.Command) {
 // ToRESTConfig implements genericclioptions.RESTClientGetter.
 func (g *clientGetter) ToRESTConfig() (*rest.Config, error) {
 	host, transport := cmp.Or(g.id.server, "https://"+clusterName+".invalid"), http.RoundTripper(&inProcess{router: g.id.router, from: g.id.from, ctx: g.ctx})
-	if g.id.socket != "" {
-		// Plain HTTP over the command's own socket, whatever the server's
-		// scheme says: the server behind it gives each request the
-		// browser's TLS state and credentials.
-		socket := g.id.socket
-		transport = plainHTTP{&http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
-		}}}
+	if g.id.toSocket != nil {
+		transport = g.id.toSocket
 	}
 	cfg := &rest.Config{
 		Host:      host,
@@ -191,7 +188,16 @@ func (g *clientGetter) ToRESTConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-// plainHTTP sends each request in plain HTTP, to the command's socket.
+// unixTransport sends requests to the Unix socket at path.
+func unixTransport(path string) *http.Transport {
+	return &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}}
+}
+
+// plainHTTP sends each request in plain HTTP, whatever the server's scheme
+// says: to the command's socket, where the server behind it gives each
+// request the browser's TLS state and credentials.
 type plainHTTP struct{ *http.Transport }
 
 func (p plainHTTP) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -295,7 +301,7 @@ func newKubectl(g *clientGetter, streams genericiooptions.IOStreams) *cobra.Comm
 			if err := checkFlags(cmd); err != nil {
 				return err
 			}
-			if g.id.socket != "" {
+			if g.id.toSocket != nil {
 				if err := logTo(streams.ErrOut, g.verbosity); err != nil {
 					return err
 				}

@@ -255,3 +255,20 @@ func TestShellTools(t *testing.T) {
 		t.Errorf("jq on bad JSON: %+v", r)
 	}
 }
+
+// TestShellLoopsOfCommands: a line may run kubectl and etcdctl more times
+// than its process may hold descriptors (256): their connections to the
+// server are the line's, not each run's.
+func TestShellLoopsOfCommands(t *testing.T) {
+	t.Parallel()
+	tm := open(t, startTerminal(t, processes), nil)
+	for _, line := range []string{
+		"for i in $(seq 300); do kubectl get pod ssa-demo -o name; done | grep -c pod/ssa-demo",
+		"for i in $(seq 300); do etcdctl get /registry/pods/internals-demo/ssa-demo --keys-only; done | grep -c /registry/pods/internals-demo/ssa-demo",
+	} {
+		tm.send(map[string]any{"t": "run", "line": line})
+		if r := tm.wait(3 * time.Minute); r.Code != 0 || r.Out != "300\n" {
+			t.Errorf("%s: %+v", line, r)
+		}
+	}
+}

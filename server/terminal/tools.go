@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,6 +46,34 @@ func writeError(hc interp.HandlerContext, prog string, err error) error {
 		fmt.Fprintf(hc.Stderr, "%s: write error: %v\n", prog, unwrapPathError(err))
 	}
 	return interp.ExitStatus(1)
+}
+
+// toolOutput is a tool's stdout, buffered as C's stdio buffers it: by the
+// line when it is the terminal itself (the command's own stdout), so that
+// `kubectl get pods -w | grep ssa` shows each match as the watch sends it,
+// not all of them at Ctrl-C, and by the block into a pipe or a file.
+type toolOutput struct {
+	*bufio.Writer
+	byLine bool
+}
+
+func newToolOutput(w io.Writer) *toolOutput {
+	return &toolOutput{Writer: bufio.NewWriter(w), byLine: w == io.Writer(os.Stdout)}
+}
+
+func (o *toolOutput) Write(p []byte) (int, error) {
+	n, err := o.Writer.Write(p)
+	if err == nil && o.byLine && bytes.IndexByte(p, '\n') >= 0 {
+		err = o.Flush()
+	}
+	return n, err
+}
+
+func (o *toolOutput) WriteString(s string) (int, error) { return o.Write([]byte(s)) }
+
+func (o *toolOutput) WriteByte(c byte) error {
+	_, err := o.Write([]byte{c})
+	return err
 }
 
 // status is a tool's exit: 0 unless failed.
@@ -196,7 +225,7 @@ func runSeq(sh *shell, ctx context.Context, hc interp.HandlerContext, args []str
 	if v[1] == 0 {
 		return usage(hc, "seq", errors.New("invalid Zero increment value"))
 	}
-	out := bufio.NewWriter(hc.Stdout)
+	out := newToolOutput(hc.Stdout)
 	for x, i := v[0], 0; (v[1] > 0 && x <= v[2]) || (v[1] < 0 && x >= v[2]); x, i = v[0]+float64(i+1)*v[1], i+1 {
 		if i > 0 {
 			out.WriteString(*sep)
@@ -266,7 +295,7 @@ func runBase64(sh *shell, ctx context.Context, hc interp.HandlerContext, args []
 		return status(failed)
 	}
 	enc := base64.StdEncoding.EncodeToString(data)
-	out := bufio.NewWriter(hc.Stdout)
+	out := newToolOutput(hc.Stdout)
 	for *wrap > 0 && len(enc) > *wrap {
 		out.WriteString(enc[:*wrap] + "\n")
 		enc = enc[*wrap:]
@@ -314,7 +343,7 @@ func runOd(sh *shell, ctx context.Context, hc interp.HandlerContext, args []stri
 		}
 		return b.String()
 	}
-	out := bufio.NewWriter(hc.Stdout)
+	out := newToolOutput(hc.Stdout)
 	line, last := make([]byte, 16), make([]byte, 0, 16)
 	starred, off := false, 0
 	for {
@@ -384,7 +413,7 @@ func runLs(sh *shell, ctx context.Context, hc interp.HandlerContext, args []stri
 		names = []string{"."}
 	}
 	failed := false
-	out := bufio.NewWriter(hc.Stdout)
+	out := newToolOutput(hc.Stdout)
 	defer out.Flush()
 	show := func(name string, info iofs.FileInfo) {
 		if *long {

@@ -28,7 +28,7 @@ func readLines(r io.Reader) ([]string, error) {
 
 // writeLines writes ls, a newline after each.
 func writeLines(w io.Writer, ls []string) error {
-	out := bufio.NewWriter(w)
+	out := newToolOutput(w)
 	for _, l := range ls {
 		out.WriteString(l)
 		out.WriteByte('\n')
@@ -135,7 +135,7 @@ func runUniq(sh *shell, ctx context.Context, hc interp.HandlerContext, args []st
 		return usage(hc, fs.Name(), err)
 	}
 	failed := false
-	out := bufio.NewWriter(hc.Stdout)
+	out := newToolOutput(hc.Stdout)
 	prev, n := "", 0
 	flush := func() {
 		if n == 0 || (*repeated && n < 2) || (*unique && n > 1) {
@@ -265,7 +265,7 @@ func runCut(sh *shell, ctx context.Context, hc interp.HandlerContext, args []str
 		return usage(hc, "cut", err)
 	}
 	failed := false
-	out := bufio.NewWriter(hc.Stdout)
+	out := newToolOutput(hc.Stdout)
 	err = lines(sh.inputs(ctx, hc, "cut", fs.Args(), &failed), func(l string) bool {
 		l = strings.TrimSuffix(l, "\n")
 		var picked []string
@@ -365,7 +365,7 @@ func runTr(sh *shell, ctx context.Context, hc interp.HandlerContext, args []stri
 		}
 	}
 	br := bufio.NewReader(hc.Stdin)
-	out := bufio.NewWriter(hc.Stdout)
+	out := newToolOutput(hc.Stdout)
 	last, hasLast := rune(0), false
 	for {
 		r, _, err := br.ReadRune()

@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -88,7 +87,7 @@ func runGrep(sh *shell, ctx context.Context, hc interp.HandlerContext, args []st
 		return usage(hc, "grep", err)
 	}
 	failed, matched, n, lineNo := false, false, 0, 0
-	out := bufio.NewWriter(hc.Stdout)
+	out := newToolOutput(hc.Stdout)
 	var werr error
 	err = lines(sh.inputs(ctx, hc, "grep", rest, &failed), func(line string) bool {
 		lineNo++
@@ -172,7 +171,7 @@ func runHead(sh *shell, ctx context.Context, hc interp.HandlerContext, args []st
 	if err != nil {
 		return usage(hc, "head", err)
 	}
-	out := bufio.NewWriter(hc.Stdout)
+	out := newToolOutput(hc.Stdout)
 	var werr error
 	if sign == '-' { // all but the last n lines
 		var held []string
@@ -221,7 +220,7 @@ func runTail(sh *shell, ctx context.Context, hc interp.HandlerContext, args []st
 	if err != nil || (sign != '+' && n > maxTail) {
 		return usage(hc, "tail", fmt.Errorf("invalid number: %q (at most %d)", spec, maxTail))
 	}
-	out := bufio.NewWriter(hc.Stdout)
+	out := newToolOutput(hc.Stdout)
 	defer out.Flush()
 	if *nBytes != "" {
 		data, err := io.ReadAll(in)

@@ -97,22 +97,44 @@ func lessonCommands(t *testing.T) []lessonCommand {
 
 func TestLessonCommandsLocalMode(t *testing.T) {
 	t.Parallel()
-	runLesson(t, localReader(t))
+	runLesson(t, localReader(t, false))
 }
 
 func TestLabCommandsLocalMode(t *testing.T) {
 	t.Parallel()
-	runLabs(t, localReader(t))
+	runLabs(t, localReader(t, false))
 }
 
 func TestLessonCommandsClassroomMode(t *testing.T) {
 	t.Parallel()
-	runLesson(t, studentReader(t))
+	runLesson(t, studentReader(t, false))
 }
 
 func TestLabCommandsClassroomMode(t *testing.T) {
 	t.Parallel()
-	runLabs(t, studentReader(t))
+	runLabs(t, studentReader(t, false))
+}
+
+// The same commands, typed as printed into the page's own terminal.
+
+func TestLessonCommandsInThePageLocalMode(t *testing.T) {
+	t.Parallel()
+	runLesson(t, localReader(t, true))
+}
+
+func TestLabCommandsInThePageLocalMode(t *testing.T) {
+	t.Parallel()
+	runLabs(t, localReader(t, true))
+}
+
+func TestLessonCommandsInThePageClassroomMode(t *testing.T) {
+	t.Parallel()
+	runLesson(t, studentReader(t, true))
+}
+
+func TestLabCommandsInThePageClassroomMode(t *testing.T) {
+	t.Parallel()
+	runLabs(t, studentReader(t, true))
 }
 
 // Every command has an expectation and every expectation a command, so
@@ -141,23 +163,29 @@ func TestEveryCommandHasAnExpectation(t *testing.T) {
 	}
 }
 
-// startLab runs kubelab with the watch cache's freshness shortened.
+// startLab runs kubelab with the watch cache's freshness shortened, and
+// its terminal's lines in processes of their own, as kubelab's binary
+// runs them.
 func startLab(t *testing.T, options ...func(*server.Config)) *kubelabtest.Lab {
-	return kubelabtest.Start(t, append(options, func(c *server.Config) { c.WatchCacheEventFreshness = windowFreshness })...)
+	return kubelabtest.Start(t, append(options, func(c *server.Config) {
+		c.WatchCacheEventFreshness = windowFreshness
+		c.TerminalProcesses = true
+	})...)
 }
 
 // localReader is a reader of a kubelab in local mode, with the admin
-// kubeconfig kubelab writes.
-func localReader(t *testing.T) *reader {
+// kubeconfig kubelab writes, or the page's terminal if inPage.
+func localReader(t *testing.T, inPage bool) *reader {
 	l := startLab(t)
-	r := &reader{t: t, lab: l, ns: web.DemoNamespace}
+	r := &reader{t: t, lab: l, ns: web.DemoNamespace, inPage: inPage}
 	r.terminal(l.KubeconfigPath())
 	return r
 }
 
 // studentReader is a student signed in to a class, with the kubeconfig
-// their browser downloads: HTTPS, kubelab's CA, a token of their own.
-func studentReader(t *testing.T) *reader {
+// their browser downloads (HTTPS, kubelab's CA, a token of their own), or
+// the page's terminal if inPage.
+func studentReader(t *testing.T, inPage bool) *reader {
 	l := startLab(t, func(c *server.Config) {
 		c.Classroom = true
 		c.InstructorToken = "instructor-token-0123456789"
@@ -166,7 +194,7 @@ func studentReader(t *testing.T) *reader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &reader{t: t, lab: l, ns: st.Name, token: token, student: true}
+	r := &reader{t: t, lab: l, ns: st.Name, token: token, student: true, inPage: inPage}
 	code, kubeconfig := r.do("POST", "/kubelab/v1/kubeconfig", "")
 	if code != http.StatusOK {
 		t.Fatalf("kubeconfig: HTTP %d: %s", code, kubeconfig)
@@ -447,8 +475,12 @@ func inspectorModRevision(t *testing.T, r *reader, key string) string {
 // check asserts a command's exit status and output, and returns its output.
 func check(t *testing.T, r *reader, line string, e expectation, got result) string {
 	t.Helper()
-	if got.code != e.exit {
-		t.Errorf("%s\nexit %d, want %d; it printed:\n%s", line, got.code, e.exit, got.out)
+	want := e.exit
+	if got.interruptedInPage {
+		want = 130
+	}
+	if got.code != want {
+		t.Errorf("%s\nexit %d, want %d; it printed:\n%s", line, got.code, want, got.out)
 		return got.out
 	}
 	for _, re := range e.patterns(r) {

@@ -158,8 +158,10 @@ var expectations = map[string]expectation{
 	"kubectl get --raw /apis | jq -r '.groups[].name'":               {output: []string{`(?m)^apiextensions\.k8s\.io$`, `(?m)^apiregistration\.k8s\.io$`, `(?m)^metrics\.k8s\.io$`}},
 	"kubectl get --raw /openapi/v3 | jq -r '.paths | keys | .[0:6]'": {output: []string{`^\[\n  "api",\n  "api/v1",\n  "apis",\n`}},
 	"kubectl explain pod.spec.containers.ports":                      {output: []string{`(?m)^FIELD: ports <\[\]ContainerPort>$`, `containerPort\s+<integer> -required-`}},
-	`kubectl get --raw /openapi/v3/api/v1 | jq -c '.components.schemas["io.k8s.api.core.v1.PodSpec"].properties.containers | {"x-kubernetes-list-type", "x-kubernetes-list-map-keys"}'`: {
-		output: []string{`^\{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":\["name"\]\}\n$`}},
+	`kubectl get --raw /openapi/v3/api/v1 | jq -c '.components.schemas["io.k8s.api.core.v1.PodSpec"].properties.containers | {"x-kubernetes-list-map-keys", "x-kubernetes-list-type"}'`: {
+		// The keys in sorted order, which jq and the page's gojq (which
+		// sorts an object's keys) both print in that order.
+		output: []string{`^\{"x-kubernetes-list-map-keys":\["name"\],"x-kubernetes-list-type":"map"\}\n$`}},
 
 	// The labs' commands that the lesson does not have as such.
 	// Stopped with Ctrl-C once the lab is done (kubectl then exits 1); the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,9 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/eventually"
@@ -38,7 +42,11 @@ type reader struct {
 	token string
 	// student is set in classroom mode: no etcd access from the terminal.
 	student bool
-	env     []string
+	// inPage runs the commands in the page's own terminal, over its
+	// websocket, as the reader's browser; otherwise bash runs them, with
+	// the real kubectl and etcdctl, as in a terminal of the reader's own.
+	inPage bool
+	env    []string
 }
 
 // in is the same reader in a subtest.
@@ -85,13 +93,19 @@ type result struct {
 	out  string // stdout and stderr, as a terminal shows them
 	code int    // exit status
 	took time.Duration
+	// interruptedInPage is set for a command that the page's terminal
+	// ended at Ctrl-C: its status is then the terminal's 130, as a
+	// shell's for a command ended by SIGINT, whatever the command's own
+	// would have been.
+	interruptedInPage bool
 }
 
 // running is a command started in the background.
 type running struct {
-	pid  int
 	out  *terminalOutput
 	done chan result
+	// interrupt is Ctrl-C.
+	interrupt func()
 }
 
 // terminalOutput is what a command has printed so far, read while it
@@ -132,13 +146,20 @@ func (r *running) awaitPrinted(patterns []*regexp.Regexp, within time.Duration) 
 	}
 }
 
-// interrupt sends SIGINT to the command and all it started, as Ctrl-C in
-// a terminal does.
-func (r *running) interrupt() { syscall.Kill(-r.pid, syscall.SIGINT) }
-
-// start runs line with bash -c in the reader's terminal; timeout, when
-// not zero, ends kubectl (through the wrapper) after that long.
+// start runs line in the reader's terminal; timeout, when not zero, ends
+// a command that is still running after that long, as a student's Ctrl-C
+// does.
 func (r *reader) start(line string, timeout time.Duration) *running {
+	r.t.Helper()
+	if r.inPage {
+		return r.startInPage(line, timeout)
+	}
+	return r.startInBash(line, timeout)
+}
+
+// startInBash runs line with bash -c; timeout ends kubectl (through the
+// wrapper) under timeout(1).
+func (r *reader) startInBash(line string, timeout time.Duration) *running {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	cmd := exec.CommandContext(ctx, "bash", "-c", r.rewrite(line))
@@ -163,7 +184,9 @@ func (r *reader) start(line string, timeout time.Duration) *running {
 		cancel()
 		r.t.Fatalf("bash -c %q: %v", line, err)
 	}
-	run := &running{pid: cmd.Process.Pid, out: buf, done: make(chan result, 1)}
+	// Ctrl-C in a terminal sends SIGINT to the command and all it started.
+	pid := cmd.Process.Pid
+	run := &running{out: buf, done: make(chan result, 1), interrupt: func() { syscall.Kill(-pid, syscall.SIGINT) }}
 	go func() {
 		defer cancel()
 		err := cmd.Wait()
@@ -181,6 +204,74 @@ func (r *reader) start(line string, timeout time.Duration) *running {
 }
 
 func (r *running) wait() result { return <-r.done }
+
+// startInPage runs line in the page's terminal, over its websocket as the
+// page speaks it, in a tab of its own, so that a lab's watch runs in one
+// tab while its next commands go in others. Its stdout and stderr are
+// what the terminal shows.
+func (r *reader) startInPage(line string, timeout time.Duration) *running {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	header := http.Header{"Origin": {r.lab.URL()}}
+	if r.student {
+		header.Set("Cookie", authn.SessionCookie+"="+r.token)
+	}
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(r.lab.URL(), "http")+"/ui/ws/terminal", &websocket.DialOptions{HTTPHeader: header})
+	if err != nil {
+		cancel()
+		r.t.Fatalf("the page's terminal: %v", err)
+	}
+	// A frame holds what one write of the command wrote: kubectl -v=9
+	// writes a whole response body at once.
+	conn.SetReadLimit(4 << 20)
+	send := func(m map[string]string) error {
+		b, _ := json.Marshal(m)
+		return conn.Write(ctx, websocket.MessageText, b)
+	}
+	if err := send(map[string]string{"t": "run", "line": r.rewrite(line)}); err != nil {
+		cancel()
+		r.t.Fatalf("sending %q to the page's terminal: %v", line, err)
+	}
+	buf := &terminalOutput{}
+	var interrupted atomic.Bool
+	run := &running{out: buf, done: make(chan result, 1), interrupt: func() {
+		interrupted.Store(true)
+		_ = send(map[string]string{"t": "int"})
+	}}
+	began := time.Now()
+	go func() {
+		defer cancel()
+		defer conn.CloseNow()
+		if timeout > 0 {
+			defer time.AfterFunc(timeout, run.interrupt).Stop()
+		}
+		for {
+			_, b, err := conn.Read(ctx)
+			if err != nil {
+				fmt.Fprintf(buf, "\n[the terminal's websocket: %v]\n", err)
+				run.done <- result{out: buf.String(), code: -1, took: time.Since(began)}
+				return
+			}
+			var m struct {
+				T    string `json:"t"`
+				D    string `json:"d"`
+				Code *int   `json:"code"`
+			}
+			if err := json.Unmarshal(b, &m); err != nil {
+				fmt.Fprintf(buf, "\n[the terminal sent %q]\n", b)
+				continue
+			}
+			switch {
+			case m.T == "o" || m.T == "e":
+				buf.Write([]byte(m.D))
+			case m.T == "exit" && m.Code != nil:
+				run.done <- result{out: buf.String(), code: *m.Code, took: time.Since(began), interruptedInPage: interrupted.Load()}
+				return
+			}
+		}
+	}()
+	return run
+}
 
 // do sends a request to kubelab as the reader's browser: the session
 // cookie in a class, the admin's token in local mode.
