@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -128,17 +129,35 @@ func runGrep(sh *shell, ctx context.Context, hc interp.HandlerContext, args []st
 }
 
 // countArg reads head's and tail's -n or -c value: a count, "+N" (tail:
-// from the Nth) or "-N" (head: all but the last N).
+// from the Nth) or "-N" (head: all but the last N), with GNU's multiplier
+// suffixes (`head -c 10G`); a count past the largest int64 is that.
 func countArg(s string) (n int64, sign byte, err error) {
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		sign, s = s[0], s[1:]
 	}
-	n, err = strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
+	digits := strings.TrimRightFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	multiplier, ok := countSuffixes[s[len(digits):]]
+	n, err = strconv.ParseInt(digits, 10, 64)
+	if !ok || err != nil || n < 0 {
 		return 0, 0, fmt.Errorf("invalid number: %q", s)
 	}
-	return n, sign, nil
+	if n > math.MaxInt64/multiplier {
+		return math.MaxInt64, sign, nil
+	}
+	return n * multiplier, sign, nil
 }
+
+// countSuffixes are the multipliers GNU head and tail take after a count.
+var countSuffixes = func() map[string]int64 {
+	m := map[string]int64{"": 1, "b": 512}
+	k, si := int64(1), int64(1)
+	for _, p := range "KMGTPE" {
+		k, si = k*1024, si*1000
+		m[string(p)], m[string(p)+"iB"], m[string(p)+"B"] = k, k, si
+	}
+	m["kB"] = 1000
+	return m
+}()
 
 // obsoleteCount turns head -5 and tail -5 into -n 5.
 func obsoleteCount(args []string) []string {
