@@ -3,6 +3,7 @@ package terminal_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/kubelab/kubelab/server/terminal"
 )
 
 // BenchmarkAnotherStudentDuringAttacks: while one terminal attacks, another
@@ -135,15 +138,84 @@ func BenchmarkAnotherStudentDuringAttacks(b *testing.B) {
 	}
 }
 
+// BenchmarkClassWatching: 63 terminals each watch their pods (`kubectl get
+// pods -w`), each in a process of its own: with a classmate's command, the
+// most the server runs at once (Limits.Total, 64). Meanwhile the classmate
+// runs `kubectl get pods`. It reports the classmate's median and p99, the
+// server's RSS growth, and the memory the watches' processes hold: their
+// PSS, in which the pages they share (kubelab's binary) count once, not in
+// each. No watch is the baseline, in the same run.
+//
+//	go test -run XXX -bench ClassWatching -benchtime 40x ./server/terminal/
+func BenchmarkClassWatching(b *testing.B) {
+	for _, watches := range []int{0, 63} {
+		b.Run(fmt.Sprintf("watches=%d", watches), func(b *testing.B) {
+			// One local user has every terminal here: the cap per user is
+			// the class's.
+			limits := terminal.DefaultLimits
+			limits.Commands = limits.Total
+			lab := startTerminal(b, processes, func(c *terminal.Config) { c.Limits = limits })
+			other := open(b, lab, nil)
+			other.run("kubectl get pods", "")
+			before := serverRSS()
+			watchers := make([]*term, watches)
+			for i := range watchers {
+				watchers[i] = open(b, lab, nil)
+				watchers[i].send(map[string]any{"t": "run", "line": "kubectl get pods -w"})
+			}
+			for _, w := range watchers {
+				w.until("ssa-demo", 5*time.Minute)
+			}
+			var commands int64
+			pids := commandProcesses(b)
+			for _, pid := range pids {
+				commands += processPSS(pid)
+			}
+			latencies := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				began := time.Now()
+				if r := other.run("kubectl get pods", ""); r.Code != 0 {
+					b.Fatalf("the classmate's kubectl get pods: %+v", r)
+				}
+				latencies = append(latencies, time.Since(began))
+			}
+			b.StopTimer()
+			grown := serverRSS() - before
+			for _, w := range watchers {
+				w.send(map[string]any{"t": "int"})
+			}
+			for _, w := range watchers {
+				w.wait(time.Minute)
+			}
+			slices.Sort(latencies)
+			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+			b.ReportMetric(ms(latencies[len(latencies)/2]), "classmate-p50-ms")
+			b.ReportMetric(ms(latencies[(len(latencies)*99+99)/100-1]), "classmate-p99-ms")
+			b.ReportMetric(float64(grown)/(1<<20), "server-RSS-grown-MiB")
+			b.ReportMetric(float64(len(pids)), "command-processes")
+			b.ReportMetric(float64(commands)/(1<<20), "commands-PSS-MiB")
+		})
+	}
+}
+
+// processPSS is pid's proportional set size, or 0 if it cannot be read.
+func processPSS(pid int) int64 {
+	return kiBOf(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss:")
+}
+
 // serverRSS is this process's resident memory, the server's (not its
 // commands' processes), or 0 if it cannot be read.
-func serverRSS() int64 {
-	status, err := os.ReadFile("/proc/self/status")
+func serverRSS() int64 { return kiBOf("/proc/self/status", "VmRSS:") }
+
+// kiBOf reads a figure in kB off a /proc file, in bytes.
+func kiBOf(file, field string) int64 {
+	status, err := os.ReadFile(file)
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(l, field); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10
 		}

@@ -143,7 +143,7 @@ func TestHostileProcessesOwnStdin(t *testing.T) {
 
 // commandProcesses lists the terminal's command processes this test
 // binary has running: its children marked as commands.
-func commandProcesses(t *testing.T) []int {
+func commandProcesses(t testing.TB) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
