@@ -105,16 +105,7 @@ func BenchmarkAnotherStudentDuringAttacks(b *testing.B) {
 				}
 			}()
 			<-attacking
-			latencies := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for range b.N {
-				began := time.Now()
-				if r := other.run("kubectl get pods", ""); r.Code != 0 {
-					b.Fatalf("the classmate's kubectl get pods: %+v", r)
-				}
-				latencies = append(latencies, time.Since(began))
-			}
-			b.StopTimer()
+			latencies := classmate(b, other)
 			began := time.Now()
 			mu.Lock()
 			stopped = true
@@ -124,15 +115,12 @@ func BenchmarkAnotherStudentDuringAttacks(b *testing.B) {
 			ctrlC := time.Since(began)
 			close(stop)
 			wg.Wait()
-			slices.Sort(latencies)
-			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-			b.ReportMetric(ms(latencies[len(latencies)/2]), "classmate-p50-ms")
-			b.ReportMetric(ms(latencies[(len(latencies)*99+99)/100-1]), "classmate-p99-ms")
+			reportLatencies(b, latencies)
 			b.ReportMetric(float64(peak.Load()-before)/(1<<20), "server-RSS-grown-MiB")
 			if endedAtCtrlC.Load() {
 				// Not for an attack the server ended by closing the
 				// attacker's websocket (the heredoc).
-				b.ReportMetric(ms(ctrlC), "attack-ended-after-ctrl-c-ms")
+				b.ReportMetric(float64(ctrlC)/float64(time.Millisecond), "attack-ended-after-ctrl-c-ms")
 			}
 		})
 	}
@@ -171,16 +159,7 @@ func BenchmarkClassWatching(b *testing.B) {
 			for _, pid := range pids {
 				commands += processPSS(pid)
 			}
-			latencies := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for range b.N {
-				began := time.Now()
-				if r := other.run("kubectl get pods", ""); r.Code != 0 {
-					b.Fatalf("the classmate's kubectl get pods: %+v", r)
-				}
-				latencies = append(latencies, time.Since(began))
-			}
-			b.StopTimer()
+			latencies := classmate(b, other)
 			grown := serverRSS() - before
 			for _, w := range watchers {
 				w.send(map[string]any{"t": "int"})
@@ -188,15 +167,35 @@ func BenchmarkClassWatching(b *testing.B) {
 			for _, w := range watchers {
 				w.wait(time.Minute)
 			}
-			slices.Sort(latencies)
-			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-			b.ReportMetric(ms(latencies[len(latencies)/2]), "classmate-p50-ms")
-			b.ReportMetric(ms(latencies[(len(latencies)*99+99)/100-1]), "classmate-p99-ms")
+			reportLatencies(b, latencies)
 			b.ReportMetric(float64(grown)/(1<<20), "server-RSS-grown-MiB")
 			b.ReportMetric(float64(len(pids)), "command-processes")
 			b.ReportMetric(float64(commands)/(1<<20), "commands-PSS-MiB")
 		})
 	}
+}
+
+// classmate runs `kubectl get pods` b.N times in tm, timed, and returns
+// how long each took, from the line sent to its exit.
+func classmate(b *testing.B, tm *term) []time.Duration {
+	latencies := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		began := time.Now()
+		if r := tm.run("kubectl get pods", ""); r.Code != 0 {
+			b.Fatalf("the classmate's kubectl get pods: %+v", r)
+		}
+		latencies = append(latencies, time.Since(began))
+	}
+	b.StopTimer()
+	return latencies
+}
+
+func reportLatencies(b *testing.B, latencies []time.Duration) {
+	slices.Sort(latencies)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(latencies[len(latencies)/2]), "classmate-p50-ms")
+	b.ReportMetric(ms(latencies[(len(latencies)*99+99)/100-1]), "classmate-p99-ms")
 }
 
 // processPSS is pid's proportional set size, or 0 if it cannot be read.

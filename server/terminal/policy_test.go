@@ -73,12 +73,7 @@ func TestCheckLine(t *testing.T) {
 		"apply -kdir":                       "flag.kustomize",
 		"get pods -- --server=x":            "",
 	} {
-		r := checkLine(strings.Fields(line), false)
-		got := ""
-		if r != nil {
-			got = r.key
-		}
-		if got != key {
+		if got := refusalOf(line, false); got != key {
 			t.Errorf("checkLine(%q) = %q, want %q", line, got, key)
 		}
 	}
@@ -91,15 +86,18 @@ func TestCheckLine(t *testing.T) {
 		"get pods --log-file=/tmp/x":  "flag.profile",
 		"get pods --server=https://x": "flag.server",
 	} {
-		r := checkLine(strings.Fields(line), true)
-		got := ""
-		if r != nil {
-			got = r.key
-		}
-		if got != key {
+		if got := refusalOf(line, true); got != key {
 			t.Errorf("in a child, checkLine(%q) = %q, want %q", line, got, key)
 		}
 	}
+}
+
+// refusalOf is the key of checkLine's refusal of line, or "".
+func refusalOf(line string, inChild bool) string {
+	if r := checkLine(strings.Fields(line), inChild); r != nil {
+		return r.key
+	}
+	return ""
 }
 
 // TestFlagsAreCheckedForEveryCommand: the flag check is the root's
