@@ -1,10 +1,16 @@
 package terminal_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
 	"os"
+	"os/exec"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,45 +26,34 @@ import (
 
 // BenchmarkAnotherStudentDuringAttacks: while one terminal attacks, another
 // runs `kubectl get pods`, as a classmate would, in processes of their own
-// as kubelab runs them. Each attack runs again as soon as it ends, so that
-// it is under way for the whole measurement. It reports the classmate's
-// median and p99 latency, from the line sent to its exit, the most the
-// server's RSS grew over its level before the attack, and how long the
-// attacker's command took to end after Ctrl-C. "none" is the baseline, in
-// the same run.
+// as kubelab runs them. The attacker is a process of its own too (this
+// binary again, see attackerMain), so that what it holds on its side (the
+// heredoc's 100 MB, the output it reads) is not counted as the server's.
+// Each attack runs again as soon as it ends, so that it is under way for
+// the whole measurement. It reports the classmate's median and p99
+// latency, from the line sent to its exit, the most the server's RSS grew
+// over its settled level before the attack, and how long the attacker's
+// command took to end after Ctrl-C. "none" is the baseline, in the same
+// run.
 //
 //	go test -run XXX -bench AnotherStudentDuringAttacks -benchtime 40x ./server/terminal/
 func BenchmarkAnotherStudentDuringAttacks(b *testing.B) {
-	for _, attack := range []struct{ name, line string }{
-		{name: "none"},
-		// Memory: doubles a string 32 times, to the command's 256 MiB.
-		{name: "template-bomb", line: templateBomb},
-		// CPU: a template that ranges a million times a million.
-		{name: "template-loop", line: `kubectl get ns -o go-template='{{range 1000000}}{{range 1000000}}{{end}}{{end}}'`},
-		// Processes: kubectl after kubectl, in the background, without end.
-		{name: "kubectl-fork-loop", line: "while :; do kubectl get pods & done"},
-		// Output: as `yes | head -c 10G` would, to the 1 MiB output cap.
-		{name: "output-flood", line: "while :; do echo yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy; done | head -c 10G"},
-		// Input: a heredoc of 100 MB, past what a message may carry.
-		{name: "heredoc-100MB", line: "cat <<'EOF' | wc -c\n" + strings.Repeat("x", 100<<20) + "\nEOF"},
-	} {
-		b.Run(attack.name, func(b *testing.B) {
+	for _, name := range append([]string{"none"}, slices.Sorted(maps.Keys(attacks))...) {
+		b.Run(name, func(b *testing.B) {
 			lab := startTerminal(b, processes)
-			attacker, other := open(b, lab, nil), open(b, lab, nil)
+			other := open(b, lab, nil)
 			// The classmate's first command, before the attack: discovery
 			// and the first list are not what is measured.
 			other.run("kubectl get pods", "")
-			before := serverRSS()
+			before := settledRSS()
 			if before <= 0 {
 				b.Fatal("no VmRSS in /proc/self/status")
 			}
 			var peak atomic.Int64
 			peak.Store(before)
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			wg.Add(1)
+			stop, sampled := make(chan struct{}), make(chan struct{})
 			go func() {
-				defer wg.Done()
+				defer close(sampled)
 				for {
 					select {
 					case <-stop:
@@ -70,59 +65,125 @@ func BenchmarkAnotherStudentDuringAttacks(b *testing.B) {
 					}
 				}
 			}()
-			// The attacker runs the line again each time it ends, until
-			// Ctrl-C: sent under mu, after which no run starts, so that
-			// Ctrl-C always finds the last run (the server reads a
-			// session's messages in order).
-			var mu sync.Mutex
-			stopped := false
-			attacking, attackerDone := make(chan struct{}), make(chan struct{})
-			var endedAtCtrlC atomic.Bool
-			go func() {
-				defer close(attackerDone)
-				if attack.line == "" {
-					close(attacking)
-					return
+			var attacker *exec.Cmd
+			var toAttacker io.WriteCloser
+			var fromAttacker *bufio.Reader
+			if name != "none" {
+				attacker = exec.Command(os.Args[0], "-test.run=^$")
+				attacker.Env = append(os.Environ(), attackerEnv+"="+name, attackerURLEnv+"="+lab.URL())
+				attacker.Stderr = os.Stderr
+				toAttacker, _ = attacker.StdinPipe()
+				out, _ := attacker.StdoutPipe()
+				fromAttacker = bufio.NewReader(out)
+				if err := attacker.Start(); err != nil {
+					b.Fatal(err)
 				}
-				for first := true; ; first = false {
-					mu.Lock()
-					if stopped {
-						mu.Unlock()
-						endedAtCtrlC.Store(true)
-						return
-					}
-					err := attacker.sendRun(attack.line)
-					mu.Unlock()
-					if first {
-						close(attacking)
-					}
-					if err == nil {
-						err = attacker.waitExit()
-					}
-					if err != nil {
-						return // the server closed the attacker's websocket
-					}
+				if said, err := fromAttacker.ReadString('\n'); said != "attacking\n" {
+					b.Fatalf("the attacker said %q (%v)", said, err)
 				}
-			}()
-			<-attacking
+			}
 			latencies := classmate(b, other)
-			began := time.Now()
-			mu.Lock()
-			stopped = true
-			_ = attacker.sendInterrupt()
-			mu.Unlock()
-			<-attackerDone
-			ctrlC := time.Since(began)
+			var ctrlC time.Duration
+			endedAtCtrlC := false
+			if attacker != nil {
+				began := time.Now()
+				_, _ = io.WriteString(toAttacker, "ctrl-c\n")
+				said, _ := io.ReadAll(fromAttacker)
+				if err := attacker.Wait(); err != nil {
+					b.Fatalf("the attacker: %v", err)
+				}
+				ctrlC = time.Since(began)
+				// Not for an attack that the server ended by closing the
+				// attacker's websocket (the heredoc).
+				endedAtCtrlC = string(said) == "ended at ctrl-c\n"
+			}
 			close(stop)
-			wg.Wait()
+			<-sampled
 			reportLatencies(b, latencies)
 			b.ReportMetric(float64(peak.Load()-before)/(1<<20), "server-RSS-grown-MiB")
-			if endedAtCtrlC.Load() {
-				// Not for an attack the server ended by closing the
-				// attacker's websocket (the heredoc).
+			if endedAtCtrlC {
 				b.ReportMetric(float64(ctrlC)/float64(time.Millisecond), "attack-ended-after-ctrl-c-ms")
 			}
 		})
+	}
+}
+
+// attacks make the lines of BenchmarkAnotherStudentDuringAttacks's
+// attacker, by name: made when an attacker runs, not at every start of
+// this binary (the terminal's commands are this binary too).
+var attacks = map[string]func() string{
+	// Memory: doubles a string 32 times, to the command's 256 MiB.
+	"template-bomb": func() string { return templateBomb },
+	// CPU: a template that ranges a million times a million.
+	"template-loop": func() string {
+		return `kubectl get ns -o go-template='{{range 1000000}}{{range 1000000}}{{end}}{{end}}'`
+	},
+	// Processes: kubectl after kubectl, in the background, without end.
+	"kubectl-fork-loop": func() string { return "while :; do kubectl get pods & done" },
+	// Output: as `yes | head -c 10G` would, to the 1 MiB output cap.
+	"output-flood": func() string { return "while :; do echo yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy; done | head -c 10G" },
+	// Input: a heredoc of 100 MB, past what a message may carry.
+	"heredoc-100MB": func() string { return "cat <<'EOF' | wc -c\n" + strings.Repeat("x", 100<<20) + "\nEOF" },
+}
+
+// The attacker's process: this binary, with the attack's name and the
+// lab's URL in its environment.
+const (
+	attackerEnv    = "KUBELAB_BENCH_ATTACK"
+	attackerURLEnv = "KUBELAB_BENCH_URL"
+)
+
+// attackerMain runs an attack's line in a terminal of the lab, again each
+// time it ends, until a line on stdin says Ctrl-C: that is sent under mu,
+// after which no run starts, so that it always finds the last run (the
+// server reads a session's messages in order). It says "attacking" once
+// the first run is sent, then how the attack ended.
+func attackerMain(name, url string) int {
+	ctx := context.Background()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/ui/ws/terminal",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {url}}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "the attacker's terminal:", err)
+		return 1
+	}
+	conn.SetReadLimit(4 << 20)
+	line, ok := attacks[name]
+	if !ok {
+		fmt.Fprintln(os.Stderr, "no attack named", name)
+		return 1
+	}
+	run, _ := json.Marshal(map[string]any{"t": "run", "line": line()})
+	var mu sync.Mutex
+	stopped := false
+	go func() {
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		_ = conn.Write(ctx, websocket.MessageText, []byte(`{"t":"int"}`))
+	}()
+	for first := true; ; first = false {
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			fmt.Println("ended at ctrl-c")
+			return 0
+		}
+		err := conn.Write(ctx, websocket.MessageText, run)
+		mu.Unlock()
+		if first {
+			fmt.Println("attacking")
+		}
+		for err == nil {
+			var b []byte
+			if _, b, err = conn.Read(ctx); err == nil && strings.Contains(string(b), `"t":"exit"`) {
+				break
+			}
+		}
+		if err != nil {
+			fmt.Println("the server closed the websocket")
+			return 0
+		}
 	}
 }
 
@@ -130,7 +191,7 @@ func BenchmarkAnotherStudentDuringAttacks(b *testing.B) {
 // pods -w`), each in a process of its own: with a classmate's command, the
 // most the server runs at once (Limits.Total, 64). Meanwhile the classmate
 // runs `kubectl get pods`. It reports the classmate's median and p99, the
-// server's RSS growth, and the memory the watches' processes hold: their
+// RSS the server holds more, and the memory the watches' processes hold: their
 // PSS, in which the pages they share (kubelab's binary) count once, not in
 // each. No watch is the baseline, in the same run.
 //
@@ -145,7 +206,7 @@ func BenchmarkClassWatching(b *testing.B) {
 			lab := startTerminal(b, processes, func(c *terminal.Config) { c.Limits = limits })
 			other := open(b, lab, nil)
 			other.run("kubectl get pods", "")
-			before := serverRSS()
+			before := settledRSS()
 			watchers := make([]*term, watches)
 			for i := range watchers {
 				watchers[i] = open(b, lab, nil)
@@ -160,7 +221,7 @@ func BenchmarkClassWatching(b *testing.B) {
 				commands += processPSS(pid)
 			}
 			latencies := classmate(b, other)
-			grown := serverRSS() - before
+			held := settledRSS() - before
 			for _, w := range watchers {
 				w.send(map[string]any{"t": "int"})
 			}
@@ -168,7 +229,7 @@ func BenchmarkClassWatching(b *testing.B) {
 				w.wait(time.Minute)
 			}
 			reportLatencies(b, latencies)
-			b.ReportMetric(float64(grown)/(1<<20), "server-RSS-grown-MiB")
+			b.ReportMetric(float64(held)/(1<<20), "server-RSS-held-MiB")
 			b.ReportMetric(float64(len(pids)), "command-processes")
 			b.ReportMetric(float64(commands)/(1<<20), "commands-PSS-MiB")
 		})
@@ -203,6 +264,13 @@ func processPSS(pid int) int64 {
 	return kiBOf(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss:")
 }
 
+// settledRSS is serverRSS once the garbage of what ran before is
+// collected and returned to the system.
+func settledRSS() int64 {
+	debug.FreeOSMemory()
+	return serverRSS()
+}
+
 // serverRSS is this process's resident memory, the server's (not its
 // commands' processes), or 0 if it cannot be read.
 func serverRSS() int64 { return kiBOf("/proc/self/status", "VmRSS:") }
@@ -220,29 +288,4 @@ func kiBOf(file, field string) int64 {
 		}
 	}
 	return 0
-}
-
-// sendRun, sendInterrupt and waitExit are for a benchmark's goroutine,
-// and for a websocket the server may have closed: they return errors
-// rather than end the benchmark.
-func (tm *term) sendRun(line string) error {
-	b, _ := json.Marshal(map[string]any{"t": "run", "line": line})
-	return tm.conn.Write(context.Background(), websocket.MessageText, b)
-}
-
-func (tm *term) sendInterrupt() error {
-	return tm.conn.Write(context.Background(), websocket.MessageText, []byte(`{"t":"int"}`))
-}
-
-func (tm *term) waitExit() error {
-	for {
-		_, b, err := tm.conn.Read(context.Background())
-		if err != nil {
-			return err
-		}
-		var m msg
-		if json.Unmarshal(b, &m) == nil && m.T == "exit" {
-			return nil
-		}
-	}
 }
