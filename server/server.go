@@ -384,7 +384,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	s.pageNotFound = ui.NotFound
 	kubeconfig, _ := filepath.Abs(s.kubeconfig)
 	term := terminal.Install(s.echo, terminal.Config{Router: s.echo, Etcd: s.etcd.Client(), Classroom: s.cfg.Classroom, Processes: s.cfg.TerminalProcesses,
-		Kubeconfig: kubeconfig, Websockets: websockets, Logger: s.log})
+		Kubeconfig: kubeconfig, Websockets: websockets, Authenticate: s.authn.AuthenticateRequest, Logger: s.log})
 	s.OnShutdown(func(context.Context) { term.Close() })
 	labs, err := labhttp.Install(s.echo, labhttp.Config{Pods: labPods{store: podStore, cache: podsCache}, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
 		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.mintDashboardSession, SessionCookie: authn.NewSessionCookie,

@@ -326,6 +326,34 @@ func TestHostileClassroom(t *testing.T) {
 		refused(t, tm, "kubectl get --raw /api/v1/namespaces/bob/pods --as=bob", `User "ada" cannot impersonate resource "users"`)
 		refused(t, tm, "kubectl get --raw /api/v1/secrets --as=kubelab-admin --as-group=system:masters", "cannot impersonate")
 	})
+	t.Run("ErrSignedOutEndsTheTerminal", func(t *testing.T) {
+		// Signed out in another tab: the watch in this one ends, with
+		// the reason, and the terminal closes.
+		cy := join("Cy")
+		watching := open(t, lab, cy)
+		watching.send(map[string]any{"t": "run", "line": "kubectl create configmap till-signout && kubectl get configmaps -w"})
+		watching.until("\ntill-signout ", time.Minute) // the watch has listed
+		req, _ := http.NewRequest("POST", lab.URL()+"/signout", nil)
+		req.Header.Set("Cookie", cy.Get("Cookie"))
+		req.Header.Set("Origin", lab.URL())
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil || resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("sign-out: %v %v", err, resp)
+		}
+		resp.Body.Close()
+		watching.until("you have signed out, so this terminal has stopped", time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		// The watch's exit, then the close.
+		var closed error
+		for closed == nil {
+			_, _, closed = watching.conn.Read(ctx)
+		}
+		if websocket.CloseStatus(closed) != websocket.StatusNormalClosure {
+			t.Errorf("after the sign-out, the terminal's websocket: %v", closed)
+		}
+	})
 	t.Run("ErrEtcdctl", func(t *testing.T) {
 		refused(t, tm, "etcdctl get /registry/ --prefix --keys-only", "etcd inspector")
 		// In a pipe too: a student's command has no way to etcd at all.

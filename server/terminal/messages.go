@@ -55,6 +55,7 @@ var messages = i18n.Catalog[map[string]string]{
 		"etcd.readonly":      "%s: this terminal's etcdctl only reads (get, watch, endpoint status); writes go through the API, so that the pipeline and the watch cache see them.",
 		"etcd.flag":          "%s: the terminal's etcdctl reads the embedded member only: leave the flag out (--endpoints may name the member's own address).",
 		"interrupted":        "^C",
+		"signedout":          "you have signed out, so this terminal has stopped: sign in again to use it.",
 	},
 	i18n.Thai: {
 		"shell.operator":     "%s: ที่นี่ไม่มีเชลล์ จึงใช้ไพป์ การเปลี่ยนทิศทาง หรือหลายคำสั่งในบรรทัดเดียวไม่ได้ รันทีละคำสั่ง ส่วน `apply -f -` ให้วาง YAML ในช่อง stdin ใต้เทอร์มินัล",
@@ -100,6 +101,7 @@ var messages = i18n.Catalog[map[string]string]{
 		"etcd.readonly":      "%s: etcdctl ของเทอร์มินัลนี้อ่านได้อย่างเดียว (get, watch, endpoint status) การเขียนต้องผ่าน API เพื่อให้ไปป์ไลน์และ watch cache เห็น",
 		"etcd.flag":          "%s: etcdctl ของเทอร์มินัลอ่านได้เฉพาะสมาชิก etcd ที่ฝังอยู่ ให้ละแฟล็กนี้ไว้ (--endpoints ระบุได้เฉพาะที่อยู่ของสมาชิกนั้นเอง)",
 		"interrupted":        "^C",
+		"signedout":          "คุณออกจากระบบแล้ว เทอร์มินัลนี้จึงหยุดทำงาน ลงชื่อเข้าใช้อีกครั้งเพื่อใช้งาน",
 	},
 }
 

@@ -77,8 +77,12 @@ type Config struct {
 	// Websockets counts each user's websockets against the cap the live
 	// views and the labs share.
 	Websockets wshub.Counter
-	Limits     Limits
-	Logger     *slog.Logger
+	// Authenticate is the front door's authenticator, with which a
+	// terminal in classroom mode checks, while it is open, that its
+	// browser is still signed in (see endAtSignOut).
+	Authenticate func(*http.Request) (pipeline.User, bool, error)
+	Limits       Limits
+	Logger       *slog.Logger
 }
 
 // Terminal runs the commands.
@@ -199,11 +203,48 @@ func (t *Terminal) ServeWS(c echo.Context) error {
 	}
 	ctx, cancel := context.WithCancel(t.ctx)
 	defer cancel()
+	if t.cfg.Classroom && t.cfg.Authenticate != nil {
+		go s.endAtSignOut(ctx)
+	}
 	etcd := s.id.etcd != nil
 	s.send(outMsg{T: "hello", User: user.Name, NS: s.id.namespace, Etcd: &etcd})
 	s.serve(ctx)
 	conn.Close(websocket.StatusNormalClosure, "")
 	return nil
+}
+
+// signInCheck is how often a terminal in a class checks that its browser
+// is still signed in.
+const signInCheck = 5 * time.Second
+
+// endAtSignOut ends the session, and its running command, once its
+// browser's sign-in has ended (signed out in this tab or another, or its
+// token revoked): a watch would otherwise go on showing what its student
+// may no longer read. A store that does not answer is not a sign-out: it
+// is asked again at the next check (and every request of the command fails
+// meanwhile).
+func (s *session) endAtSignOut(ctx context.Context) {
+	tick := time.NewTicker(signInCheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		// A request of its own each time: the authenticator removes the
+		// bearer token it has read.
+		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+		s.id.from.apply(r)
+		u, _, err := s.t.cfg.Authenticate(r)
+		if err == nil && u.Name != s.owner {
+			s.say(refuse("signedout"))
+			// Closed as a closing server does, for the page to say why;
+			// serve then ends the command.
+			s.conn.Close(websocket.StatusNormalClosure, "signed out")
+			return
+		}
+	}
 }
 
 // session is one browser terminal: one command at a time, as in a shell.
