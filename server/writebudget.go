@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
+	"github.com/kubelab/kubelab/storage"
 )
 
 // WriteBytesPerSecond and WriteBurstBytes are classroom mode's budget of
@@ -144,8 +147,13 @@ func (w *writeBudgets) pay(key string, n int64) {
 // limits, around the API's creates, updates and patches. What a write
 // costs is the larger of the body it sent and the object it got back,
 // which is the object etcd stored (the API's answers are not
-// compressed); a dry run costs nothing. A user in debt gets kube's 429
-// with the seconds to wait in Retry-After, which client-go honours.
+// compressed); a dry run costs nothing. A client may ask for another
+// answer than the object, though (a Table, or its metadata alone: an
+// Accept with as=), and then a one-line patch would pay a few hundred
+// bytes for rewriting a megabyte: such a write costs the largest object
+// storage writes, for its stored size is not known here. kubectl never
+// asks for one on a write. A user in debt gets kube's 429 with the
+// seconds to wait in Retry-After, which client-go honours.
 func limitWrites(w *writeBudgets) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -173,11 +181,38 @@ func limitWrites(w *writeBudgets) echo.MiddlewareFunc {
 			err := next(c)
 			// A dry run stores nothing, so it costs nothing.
 			if st := c.Response().Status; st >= 200 && st < 300 && len(r.URL.Query()["dryRun"]) == 0 {
-				w.pay(key, max(body.n, c.Response().Size))
+				w.pay(key, writeCost(r, body.n, c.Response()))
 			}
 			return err
 		}
 	}
+}
+
+// writeCost is what a write of r that sent sent bytes and got resp back
+// costs: the larger of the two when the answer is the object, and the
+// largest object storage writes when it may be another representation.
+func writeCost(r *http.Request, sent int64, resp *echo.Response) int64 {
+	if answersWithObject(r.Header.Values("Accept"), resp.Header().Get(echo.HeaderContentType)) {
+		return max(sent, resp.Size)
+	}
+	return max(sent, resp.Size, storage.MaxObjectBytes)
+}
+
+// answersWithObject says whether an answer of contentType, to a request
+// that accepted accept, is the object itself. A Table or the metadata
+// alone is asked for with kube's as= parameter, and kubelab's own core
+// does not repeat it in its answer's type: so an Accept that names as=
+// in any of its choices (read loosely: a server may read one that does
+// not parse), or an answer whose type names it or cannot be read, is not
+// known to be the object.
+func answersWithObject(accept []string, contentType string) bool {
+	for _, header := range accept {
+		if strings.Contains(strings.ToLower(header), "as=") {
+			return false
+		}
+	}
+	_, params, err := mime.ParseMediaType(contentType)
+	return err == nil && params["as"] == ""
 }
 
 // countingBody counts the bytes read from a request's body.

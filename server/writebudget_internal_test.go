@@ -93,3 +93,30 @@ func TestBudgetKeyIsTheStudentsOrTheNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// Only an answer that is the object tells what the write stored: a
+// request that accepts a Table or the metadata alone (kube's as=) may get
+// one, whatever type the answer names, and an answer whose type names
+// as= or cannot be read is not known to be the object either.
+func TestAnswersWithObject(t *testing.T) {
+	for _, tc := range []struct {
+		accept      []string
+		contentType string
+		want        bool
+	}{
+		{nil, "application/json", true},
+		{[]string{"application/json"}, "application/json", true},
+		{[]string{"application/vnd.kubernetes.protobuf, application/json"}, "application/vnd.kubernetes.protobuf", true},
+		{[]string{"*/*"}, "application/yaml; charset=utf-8", true},
+		{[]string{"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"}, "application/json", false},
+		{[]string{"application/json", "application/json;AS=Table;g=meta.k8s.io;v=v1"}, "application/json", false},
+		{[]string{"application/json;as=Table;g=meta.k8s.io;v=v1, application/json"}, "application/json", false},
+		{[]string{"application/json"}, "application/json;as=Table;g=meta.k8s.io;v=v1", false},
+		{[]string{"application/json"}, "", false},
+		{[]string{"application/json"}, "application/json;;;=", false},
+	} {
+		if got := answersWithObject(tc.accept, tc.contentType); got != tc.want {
+			t.Errorf("answersWithObject(%q, %q) = %v, want %v", tc.accept, tc.contentType, got, tc.want)
+		}
+	}
+}

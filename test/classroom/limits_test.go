@@ -359,9 +359,25 @@ func etcdFileBytes(t *testing.T, c *class) int64 {
 // write in the class. Now a student writes at most WriteBurstBytes at
 // once and WriteBytesPerSecond after: past it, kube's 429 with the
 // seconds to wait. A small patch that rewrites the big object pays for
-// the object. Another student writes on.
+// the object, and so does one that asks for the object's metadata alone
+// in the answer (a few hundred bytes). Another student writes on.
 func TestLimitsRewritingABigObjectIsThrottled(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct{ name, accept string }{
+		{"TheObjectAnswered", "application/json"},
+		{"ItsMetadataAnswered", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rewriteABigObject(t, tc.accept)
+		})
+	}
+}
+
+// rewriteABigObject has twelve loops rewrite a student's 900 KiB
+// ConfigMap, each patch asking for an answer of accept, and checks that
+// the write budget refuses most of them.
+func rewriteABigObject(t *testing.T, accept string) {
 	srv := limitsClass(t)
 	alice, bob := join(t, srv.URL(), "Alice"), join(t, srv.URL(), "Bob")
 	data := strings.Repeat("x", 900<<10)
@@ -388,7 +404,8 @@ func TestLimitsRewritingABigObjectIsThrottled(t *testing.T) {
 		go func() {
 			for i := range each {
 				patch := fmt.Sprintf(`{"metadata":{"annotations":{"rewrite":"%d-%d"}}}`, l, i)
-				resp, body := sendAs(t, alice, "PATCH", path, patch, "application/merge-patch+json")
+				resp, body := webclient.Send(t, alice.api, "PATCH", alice.config.Host+path, patch,
+					"Content-Type", "application/merge-patch+json", "Accept", accept)
 				results <- result{resp.StatusCode, resp.Header.Get("Retry-After"), body}
 			}
 		}()
