@@ -46,6 +46,13 @@ func CleanDisplayName(s string) (string, error) {
 		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
 			return "", fmt.Errorf("%w: it contains the invisible character %U", ErrInvalidDisplayName, r)
 		}
+		// Braille's blank pattern (U+2800) is a symbol, not a space, so
+		// it is neither trimmed nor ignorable, and draws nothing: "bob"
+		// and a blank cell passed for Bob. The other patterns are dots,
+		// which no one reads as a name on a screen.
+		if unicode.Is(unicode.Braille, r) {
+			return "", fmt.Errorf("%w: it contains the Braille pattern %U, which reads as blank or as dots", ErrInvalidDisplayName, r)
+		}
 		seen = seen || unicode.IsLetter(r) || unicode.IsDigit(r)
 	}
 	if !seen {

@@ -94,8 +94,8 @@ func TestStudentCannotImpersonateAMalformedServiceAccount(t *testing.T) {
 }
 
 // TestInvisibleAndBlankDisplayNamesAreRefused: a name an instructor cannot
-// read on the room's page (a Hangul filler draws nothing, and dots name
-// no one), or one made to look like another's (Latin "bob" with a
+// read on the room's page (a Hangul filler or Braille's blank pattern
+// draws nothing, and dots name no one), or one made to look like another's (Latin "bob" with a
 // Cyrillic "о"), is refused at sign-in with the reason, as a Status for a script
 // and on the page for a browser, and leaves no namespace or user behind.
 func TestInvisibleAndBlankDisplayNamesAreRefused(t *testing.T) {
@@ -112,6 +112,8 @@ func TestInvisibleAndBlankDisplayNamesAreRefused(t *testing.T) {
 		"...":          "no letter or digit",
 		"\u3000\u3000": "it is empty",
 		"b\u043eb":     "it mixes Latin and Cyrillic letters",
+		"Bob\u2800":    "Braille pattern U+2800",
+		"\u2800\u2800": "Braille pattern U+2800",
 	} {
 		form := url.Values{"name": {display}, "code": {joinCode}}.Encode()
 		jar, _ := cookiejar.New(nil)
