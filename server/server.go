@@ -340,6 +340,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	}
 	// Within the limits: a form being read holds its sender's place.
 	s.echo.Use(guardForms)
+	s.echo.Use(explainEtcdFull(s.etcdSpace))
 	for kind, l := range map[string]*adaptive.Limit{"reads": in.adaptiveReads, "mutations": in.adaptiveMutations} {
 		if l == nil {
 			continue

@@ -64,18 +64,15 @@ func TestRoomSaysEtcdIsFull(t *testing.T) {
 	}
 
 	// History: one key rewritten, as a replace loop does. The guard
-	// reclaims it by itself.
+	// reclaims it by itself, starting at the first refused write, and a
+	// student's kubectl, told to try again after a few seconds, rides
+	// out the recovery: its create goes through.
 	rewrites := fillEtcd(t, etcd, func(int) string { return "/kubelab-test/rewritten" })
 	full := time.Now()
-	if err := create("while-full"); err == nil || !strings.Contains(err.Error(), "database space exceeded") {
-		t.Fatalf("a student's create while etcd is full: %v, want etcd's refusal", err)
-	} else {
-		t.Logf("a student's create while etcd is full: %v", err)
+	if err := create("while-full"); err != nil {
+		t.Fatalf("a student's create while kubelab reclaims etcd's history: %v", err)
 	}
-	eventually.HoldsWithin(t, time.Minute, "a student's create once kubelab reclaimed the history", func() (bool, error) {
-		return create("after-reclaim") == nil, nil
-	})
-	t.Logf("%d rewrites of a MiB filled etcd; writes were refused for %v, until kubelab compacted, defragmented and disarmed it",
+	t.Logf("%d rewrites of a MiB filled etcd; a student's create sent then went through after %v, once kubelab compacted, defragmented and disarmed it",
 		rewrites, time.Since(full).Round(100*time.Millisecond))
 	// The write can pass between the disarm and the guard's record of it.
 	eventually.Holds(t, "the dashboard's etcd after the reclaim", func() (bool, error) {
@@ -109,8 +106,9 @@ func TestRoomSaysEtcdIsFull(t *testing.T) {
 	}
 	browsertest.NoWiderThan(t, ctx, "the dashboard", 1280)
 	browsertest.Shot(t, ctx, "room-etcd-full-en")
-	if err := create("while-live-data-fills"); err == nil {
-		t.Fatal("a student's create while live data fills etcd was accepted")
+	// The student is told why, and what gives room back.
+	if err := create("while-live-data-fills"); err == nil || !strings.Contains(err.Error(), "what the class stores fills its space quota") {
+		t.Fatalf("a student's create while live data fills etcd: %v, want etcd's refusal in words", err)
 	}
 	e := teacher.dashboard().Etcd
 	if e == nil || !e.Full || !e.LiveDataFills || e.InUse == 0 || e.Quota != spaceQuota {

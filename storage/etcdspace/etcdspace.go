@@ -72,12 +72,14 @@ type Guard struct {
 	// holds every request to the member meanwhile: the instructor's
 	// deletes timed out behind the guard's defrags, one every look.
 	filledAt int64
+	// look has Run look again now rather than at its next tick.
+	look chan struct{}
 }
 
 // New returns a Guard over client, which must be allowed etcd's
 // maintenance calls (an admin's).
 func New(client *clientv3.Client, log *slog.Logger) *Guard {
-	return &Guard{client: client, log: log, now: time.Now}
+	return &Guard{client: client, log: log, now: time.Now, look: make(chan struct{}, 1)}
 }
 
 // OnChange has f called, without the Guard's lock, whenever the alarm is
@@ -129,7 +131,18 @@ func (g *Guard) Run(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-g.look:
 		}
+	}
+}
+
+// Refused tells the Guard that etcd refused a write for want of space, so
+// that Run looks now: the recovery then starts at the first refusal, not
+// up to an interval later. A look already asked for is not asked twice.
+func (g *Guard) Refused() {
+	select {
+	case g.look <- struct{}{}:
+	default:
 	}
 }
 
