@@ -57,6 +57,13 @@ type inflight struct {
 	// users counts each user's short requests in flight and watches each
 	// user's open watches; both are nil when there is no per-user limit.
 	users, watches *userCounts
+	// strangers counts the short requests in flight that came without
+	// credentials, from every address together (nil with no per-user
+	// limit). Each address has a user's share of its own, so that one
+	// stranger cannot keep the class from signing in; together they get
+	// at most half the mutating cap, so that a stranger with a few
+	// addresses cannot take the places of the class's signed-in writes.
+	strangers *userCounts
 	// adaptiveReads and adaptiveMutations, if not nil, are limits under
 	// the hard caps that fall when the latency of admitted requests rises
 	// (package adaptive); nil when --adaptive-inflight-limit is off.
@@ -70,6 +77,7 @@ func newInflight(reads, mutations, perUser, watchesPerUser int, adapt bool) *inf
 	in.capped = filters.WithMaxInFlightLimit(http.HandlerFunc(resumeAdmitted), reads, mutations, nil)
 	if perUser > 0 {
 		in.users = newUserCounts(perUser)
+		in.strangers = newUserCounts(max(1, mutations/2))
 	}
 	if watchesPerUser > 0 {
 		in.watches = newUserCounts(watchesPerUser)
@@ -190,6 +198,12 @@ func (in *inflight) serveAdmitted(c echo.Context, next echo.HandlerFunc, timeout
 			return tooManyRequests(c)
 		}
 		defer in.users.Leave(key)
+		if isStranger(r) {
+			if !in.strangers.Enter(pipeline.AnonymousUser) {
+				return tooManyRequests(c)
+			}
+			defer in.strangers.Leave(pipeline.AnonymousUser)
+		}
 	}
 	d, err := requestTimeout(r, timeout)
 	if err != nil {
@@ -235,14 +249,20 @@ func (b deadlineBody) Read(p []byte) (int, error) {
 // from: in one allowance for all of them, anyone on the network who held
 // it (50 slowly sent bodies) kept every student from signing in.
 func limitKey(r *http.Request) string {
-	u, _ := pipeline.AuthenticatedFromContext(r.Context())
-	if u.Name == "" || u.IsAnonymous() {
+	if isStranger(r) {
 		return pipeline.AnonymousUser + "@" + clientAddr(r)
 	}
+	u, _ := pipeline.AuthenticatedFromContext(r.Context())
 	if key, ok := budgetKey(u); ok {
 		return key
 	}
 	return u.Name
+}
+
+// isStranger says whether r came without credentials.
+func isStranger(r *http.Request) bool {
+	u, _ := pipeline.AuthenticatedFromContext(r.Context())
+	return u.Name == "" || u.IsAnonymous()
 }
 
 // bodyDeadline gives a short request's body the request timeout to arrive,

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -166,5 +167,72 @@ func TestLimitKeyCountsAServiceAccountAsItsNamespacesStudent(t *testing.T) {
 		if got := limitKey(r); got != tc.want {
 			t.Errorf("%s: counted as %q, want %q", tc.user.Name, got, tc.want)
 		}
+	}
+}
+
+// Requests without credentials are counted by address, and together: a
+// stranger with several addresses, each within its own share, gets at
+// most half the mutating cap, and the signed-in class keeps the rest.
+// Here the cap is 8 mutations, each address's share 3 and the strangers'
+// 4: two addresses hold 3 and 1, a third address is refused, and a
+// student still writes.
+func TestStrangersTogetherHoldAtMostHalfTheMutations(t *testing.T) {
+	t.Parallel()
+	in := newInflight(100, 8, 3, 0, false)
+	e := echo.New()
+	e.HTTPErrorHandler = (&Server{log: slog.New(slog.DiscardHandler)}).handleError
+	// The front door's part: X-Real is who authenticated (none for a
+	// stranger), X-From the address the request came from.
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			r.RemoteAddr = r.Header.Get("X-From") + ":40000"
+			real := pipeline.User{Name: r.Header.Get("X-Real")}
+			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, real, real)))
+			return next(c)
+		}
+	})
+	e.Use(limit(in, time.Minute))
+	release, entered := make(chan struct{}), make(chan struct{}, 8)
+	e.POST("/signin", func(c echo.Context) error {
+		entered <- struct{}{}
+		<-release
+		return c.NoContent(http.StatusSeeOther)
+	})
+	e.POST("/api/*", func(c echo.Context) error { return c.NoContent(http.StatusCreated) })
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	send := func(path, from, real string) int {
+		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader("name=x"))
+		req.Header.Set("X-From", from)
+		req.Header.Set("X-Real", real)
+		// A request let in past the limits would wait for release: the
+		// client gives up on it, so the test fails rather than hangs.
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	var held sync.WaitGroup
+	for _, from := range []string{"10.0.0.1", "10.0.0.1", "10.0.0.1", "10.0.0.2"} {
+		held.Go(func() { send("/signin", from, "") })
+		<-entered
+	}
+	if code := send("/signin", "10.0.0.2", ""); code != http.StatusTooManyRequests {
+		t.Errorf("a fifth stranger's request, from an address with 1 in flight: %d, want 429", code)
+	}
+	if code := send("/signin", "10.0.0.3", ""); code != http.StatusTooManyRequests {
+		t.Errorf("a stranger's request from a third address: %d, want 429", code)
+	}
+	if code := send("/api/v1/namespaces/alice/configmaps", "10.0.0.4", "alice"); code != http.StatusCreated {
+		t.Errorf("a student's write beside the strangers' 4: %d, want 201", code)
+	}
+	close(release)
+	held.Wait()
+	if code := send("/signin", "10.0.0.3", ""); code != http.StatusSeeOther {
+		t.Errorf("a stranger's request once the others ended: %d, want 303", code)
 	}
 }
