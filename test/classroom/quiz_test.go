@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"slices"
 	"strings"
@@ -126,14 +127,14 @@ func TestQuizBlankSubmissionRevealsNothing(t *testing.T) {
 				t.Errorf("%s of a blank %s marks an answer right: %s", what, quizID, text)
 			}
 			for _, qu := range q.Questions {
-				if strings.Contains(text, jsonOrHTML(qu.Explanation.EN)) {
+				if mentions(text, qu.Explanation.EN) {
 					t.Errorf("%s of a blank %s explains question %s", what, quizID, qu.ID)
 				}
 				if qu.Answer != "" && strings.Contains(text, `"`+qu.Answer+`"`) {
 					t.Errorf("%s of a blank %s names the answer %q", what, quizID, qu.Answer)
 				}
 				for _, b := range qu.Bugs {
-					if strings.Contains(text, jsonOrHTML(b.Explanation.EN)) || strings.Contains(text, `"`+b.ID+`"`) {
+					if mentions(text, b.Explanation.EN) || strings.Contains(text, `"`+b.ID+`"`) {
 						t.Errorf("%s of a blank %s explains bug %s", what, quizID, b.ID)
 					}
 				}
@@ -142,13 +143,25 @@ func TestQuizBlankSubmissionRevealsNothing(t *testing.T) {
 	}
 }
 
-// jsonOrHTML is the first words of s, which both JSON and HTML carry
-// unescaped.
-func jsonOrHTML(s string) string {
-	if len(s) > 24 {
-		s = s[:24]
+// mentions says whether text, a JSON answer or a page, carries s whole:
+// as a JSON string (with or without HTML's characters escaped), or in
+// the page once its escapes are undone. A prefix of s would miss an
+// explanation that starts with a quote or a "<", which both escape.
+func mentions(text, s string) bool {
+	if strings.Contains(html.UnescapeString(text), s) {
+		return true
 	}
-	return s
+	for _, escapeHTML := range []bool{true, false} {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(escapeHTML)
+		enc.Encode(s)
+		quoted := strings.TrimSuffix(b.String(), "\n")
+		if strings.Contains(text, quoted[1:len(quoted)-1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestQuizAttemptIDsAreIssuedByTheServer: students used to choose their own
