@@ -38,6 +38,7 @@ require (
 
 require (
 	github.com/itchyny/gojq v0.12.20
+	github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659
 	github.com/pires/go-proxyproto v0.15.0
 	go.uber.org/goleak v1.3.0
 	k8s.io/kubernetes v1.37.2

@@ -284,3 +284,29 @@ func joinAtOnce(t *testing.T, c *Class, n int, name, from string, refusal error)
 	wg.Wait()
 	return joined, refused
 }
+
+// Names that read alike get one key: by case, width and spacing, and by
+// letters that look like others (UTS #39's skeleton); names that look
+// different keep their own.
+func TestSameNameKey(t *testing.T) {
+	same := [][]string{
+		{"Bob Lee", "bob  lee", "Ｂｏｂ Ｌｅｅ", "BOB LEE", "B0b Lee", "\u0412\u041e\u0412 Lee", "b\u043eb lee"},
+		{"Tim", "Tirn"},
+		{"สมชาย ใจดี", "สมชาย  ใจดี"},
+	}
+	for _, names := range same {
+		for _, n := range names[1:] {
+			if SameNameKey(n) != SameNameKey(names[0]) {
+				t.Errorf("%q and %q read alike, but their keys are %q and %q", names[0], n, SameNameKey(names[0]), SameNameKey(n))
+			}
+		}
+	}
+	apart := []string{"Bob Lee", "Rob Lee", "Alice", "สมชาย ใจดี", "Bob"}
+	for i, a := range apart {
+		for _, b := range apart[i+1:] {
+			if SameNameKey(a) == SameNameKey(b) {
+				t.Errorf("%q and %q look different, but share the key %q", a, b, SameNameKey(a))
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mtibben/confusables"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -176,10 +177,14 @@ func candidates(display string) []string {
 }
 
 // SameNameKey is a display name as a reader tells names apart: in
-// compatibility form (a full-width "Ｂｏｂ" is "Bob"), case folded, with its
-// runs of spaces as one. Two students whose names have the same key look
-// alike on a list, so the instructor's pages show them apart.
+// compatibility form (a full-width "Ｂｏｂ" is "Bob"), as its UTS #39
+// skeleton (a digit "0" is an "O", a Cyrillic "В" a Latin "B", "rn" an
+// "m"), case folded, with its runs of spaces as one. Two students whose
+// names have the same key look alike on a list ("Bob", "B0b" and a
+// Cyrillic "ВОВ"), so the instructor's pages show them apart. The
+// skeleton is taken again after folding, for a letter that looks like
+// another only in lower case.
 func SameNameKey(display string) string {
-	folded := cases.Fold().String(norm.NFKC.String(display))
-	return strings.Join(strings.FieldsFunc(folded, unicode.IsSpace), " ")
+	skeleton := confusables.Skeleton(cases.Fold().String(confusables.Skeleton(norm.NFKC.String(display))))
+	return strings.Join(strings.FieldsFunc(skeleton, unicode.IsSpace), " ")
 }
