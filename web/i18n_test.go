@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/kubelab/kubelab/web/i18n"
 )
@@ -20,6 +21,23 @@ func TestCataloguesAreWhole(t *testing.T) {
 	}
 	for _, m := range flowLabels.Missing() {
 		t.Errorf("flowLabels: %s", m)
+	}
+}
+
+// A Thai page says its labels, titles and aria-labels in Thai: every Thai
+// word of the catalogue has Thai letters in it, but for names that are
+// the same in every language. Before, "Pipeline tracer", "Watch
+// timeline", "Key" and a raw "2s" sat in Thai pages, and a Thai label
+// beginning with "output" was shown as an upper-case "OUTPUT".
+func TestThaiWordsAreThai(t *testing.T) {
+	names := map[string]bool{"account.kubeconfig": true}
+	for key, word := range uiStrings.In(i18n.Thai) {
+		if names[key] {
+			continue
+		}
+		if !strings.ContainsFunc(word, func(r rune) bool { return unicode.Is(unicode.Thai, r) }) {
+			t.Errorf("%s is %q in Thai, with no Thai in it", key, word)
+		}
 	}
 }
 

@@ -57,7 +57,7 @@ export function connect(path, { params = () => ({}), onMessage, onOpen, onClose,
       if (stopped) { setBadge("down", say("down")); return; }
       // 1013: the server closed us for falling behind; come back at once.
       const delay = e.code === 1013 ? 100 : Math.min(10000, 500 * 2 ** attempt++);
-      setBadge("down", say("reconnecting") + " " + Math.ceil(delay / 1000) + "s" + (e.reason ? " · " + e.reason : ""));
+      setBadge("down", say("reconnecting", { n: Math.ceil(delay / 1000) }) + (e.reason ? " · " + e.reason : ""));
       timer = setTimeout(open, delay);
     };
   };
