@@ -81,3 +81,10 @@ func (s *Server) apiRemoveStudent(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, st)
 }
+
+// removeFromRoom is removeStudent for the room's button, which shows the
+// room again rather than the student.
+func (s *Server) removeFromRoom(ctx context.Context, u pipeline.User, name string) error {
+	_, err := s.removeStudent(ctx, u, name)
+	return err
+}
