@@ -2,23 +2,27 @@ package labhttp_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/kubelab/kubelab/internal/browsertest"
 	"github.com/kubelab/kubelab/internal/kubelabtest"
+	"github.com/kubelab/kubelab/server/quizhttp"
 )
 
 // The room's "Remove from the class" in Chromium: a throwaway account's
 // drill-down offers it behind a second click that says what it does (in
 // English and Thai); removing it brings the instructor back to the room,
-// where its row is gone and the classmate's stays, and its token is
-// refused.
+// where its row is gone and the classmate's stays, its token is refused,
+// and the grader lists none of its quiz attempts.
 func TestRemovingAStudentInTheBrowser(t *testing.T) {
 	t.Parallel()
 	lab := kubelabtest.Start(t, classroomMode)
 	throwaway, alice := student(t, lab, "Throwaway"), student(t, lab, "Alice")
+	throwaway.start("watch")
+	throwaway.takeQuiz()
 	ctx := browsertest.Start(t)
 	browsertest.SignInToDashboard(t, ctx, lab.URL(), instructorToken)
 	row := func(u user) string { return `document.querySelector('tr[data-user="` + u.name + `"]')` }
@@ -34,6 +38,10 @@ func TestRemovingAStudentInTheBrowser(t *testing.T) {
 	browsertest.Shot(t, ctx, "room-removed-en")
 	if resp, body := throwaway.get("/kubelab/v1/labs"); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the removed student's token: %d %s, want 401", resp.StatusCode, body)
+	}
+	// Their attempts are dropped, not left to the grader under no name.
+	if resp, body := instructor(t, lab).get(quizhttp.GraderPath + "/results"); resp.StatusCode != http.StatusOK || strings.Contains(body, `"`+throwaway.name+`"`) {
+		t.Errorf("the grader's results after the throwaway was removed: %d %s", resp.StatusCode, body)
 	}
 
 	browsertest.Do(t, ctx, "Alice's details in Thai", chromedp.Navigate(lab.URL()+"/labs/dashboard/students/"+alice.name+"?lang=th"))
