@@ -288,3 +288,20 @@ func (c *Class) DisplayNames(ctx context.Context) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// Remove takes name out of the class, and its seat back: the record is
+// what checkSeats counts, for the class and for the address it joined
+// from. also are deleted in the same transaction (what else the student
+// left in etcd), so that no one is ever shown half removed. It reports
+// false if name was not in the class.
+func (c *Class) Remove(ctx context.Context, name string, also ...clientv3.Op) (bool, error) {
+	key := StudentPrefix + name
+	resp, err := c.cfg.Client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), ">", 0)).
+		Then(append([]clientv3.Op{clientv3.OpDelete(key)}, also...)...).
+		Commit()
+	if err != nil {
+		return false, fmt.Errorf("removing the student: %w", err)
+	}
+	return resp.Succeeded, nil
+}

@@ -259,6 +259,38 @@ func TestMaxJoinsPerAddress(t *testing.T) {
 	}
 }
 
+// TestRemoveGivesTheSeatBack: no seat was ever given back, so throwaway
+// accounts filled a class for good. A removed student frees their seat
+// in the class and their address's, and is gone from the list.
+func TestRemoveGivesTheSeatBack(t *testing.T) {
+	ctx := context.Background()
+	c := newClass(t, "", nil)
+	c.cfg.MaxStudents, c.cfg.MaxJoinsPerAddress = 2, 1
+	a, _, err := c.Join(ctx, "Alice", "", "192.0.2.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Join(ctx, "Bob", "", "192.0.2.8"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Join(ctx, "Carol", "", "192.0.2.9"); !errors.Is(err, ErrNoSeatLeft) {
+		t.Fatalf("a third join into a class of 2: %v, want ErrNoSeatLeft", err)
+	}
+	if ok, err := c.Remove(ctx, a.Name); !ok || err != nil {
+		t.Fatalf("Remove(%s) = %v, %v", a.Name, ok, err)
+	}
+	if ok, err := c.Remove(ctx, a.Name); ok || err != nil {
+		t.Fatalf("removing %s again = %v, %v; want false, nil", a.Name, ok, err)
+	}
+	if _, ok, _ := c.Get(ctx, a.Name); ok {
+		t.Fatalf("%s is still in the class", a.Name)
+	}
+	// Alice's address had its one join: it is free again too.
+	if _, _, err := c.Join(ctx, "Carol", "", "192.0.2.7"); err != nil {
+		t.Fatalf("a join into the freed seat, from the freed address: %v", err)
+	}
+}
+
 // joinAtOnce signs in n students named "name 0", "name 1", ... from the
 // address from, all at once, and counts those who joined and those
 // refused with refusal; any other error fails the test.

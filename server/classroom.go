@@ -154,8 +154,8 @@ func (s *Server) waitForAccess(ctx context.Context, u pipeline.User, namespace s
 }
 
 // installClassroom serves what is not the Kubernetes API but is about who
-// the user is: sign-in and out, whoami, the kubeconfig download and the
-// user's recent traces.
+// the user is: sign-in and out, whoami, the kubeconfig download, the
+// user's recent traces, and an instructor's removing a student.
 func (s *Server) installClassroom() {
 	e := s.echo
 	limits := newSigninLimits()
@@ -166,6 +166,7 @@ func (s *Server) installClassroom() {
 	e.POST(KubeconfigPath, s.downloadKubeconfig)
 	e.GET(KubeconfigPath, kubeconfigByGet)
 	e.GET("/kubelab/v1/traces", s.listTraces)
+	e.DELETE(StudentsPath+"/:name", s.apiRemoveStudent)
 }
 
 // Whoami is the answer of /kubelab/v1/whoami.

@@ -390,7 +390,7 @@ func (s *Server) installAPI(ctx context.Context) error {
 	labs, err := labhttp.Install(s.echo, labhttp.Config{Pods: labPods{store: podStore, cache: podsCache}, Etcd: s.etcd.Client(), Traces: s.traces, Quizzes: attempts,
 		Reset: s.resetNamespace, Authenticate: s.authn.AuthenticateToken, Mint: s.mintDashboardSession, SessionCookie: authn.NewSessionCookie,
 		RequireSignIn: s.cfg.Classroom, Websockets: websockets, StuckAfter: s.cfg.StuckAfter, Layout: web.SectionPage("labs"), RoomLayout: web.SectionPage("room"), Logger: s.log,
-		Class: s.class, EtcdSpace: s.etcdSpace})
+		Class: s.class, EtcdSpace: s.etcdSpace, Remove: s.removeFromRoom})
 	if err != nil {
 		return err
 	}

@@ -112,6 +112,11 @@ func (s *Server) claimStudentNamespace(ctx context.Context, name string) error {
 	if obj.(*corev1.Namespace).Labels[classroom.StudentLabel] != name {
 		return fmt.Errorf("%w: namespace %s exists", classroom.ErrNameTaken, name)
 	}
+	// A removed student's namespace, still emptying: the name's new
+	// student starts afresh under the next name, not in what is going.
+	if obj.(*corev1.Namespace).DeletionTimestamp != nil {
+		return fmt.Errorf("%w: namespace %s is being deleted", classroom.ErrNameTaken, name)
+	}
 	return nil
 }
 

@@ -301,3 +301,20 @@ func (a *Authenticator) Revoke(ctx context.Context, token string) error {
 	a.forget(hash)
 	return nil
 }
+
+// RevokeUser revokes every minted token of the user that carries group
+// (a student removed from the class: their sessions and kubeconfigs, in
+// every sign-in), on this server at once, on replicas sharing the etcd
+// within CacheTTL. The group keeps an instructor's sessions, had they the
+// same name, out of it.
+func (a *Authenticator) RevokeUser(ctx context.Context, user, group string) error {
+	if a.cfg.Store == nil {
+		return ErrNoStore
+	}
+	hashes, err := a.cfg.Store.RemoveUser(ctx, user, group)
+	if err != nil {
+		return err
+	}
+	a.forget(hashes...)
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -141,12 +142,48 @@ func (s *EtcdTokens) RemoveSignIn(ctx context.Context, signIn string) ([]string,
 	for _, h := range hashes {
 		ops = append(ops, clientv3.OpDelete(TokenPrefix+h), clientv3.OpDelete(signInKey(signIn, h)))
 	}
+	if err := s.deleteAll(ctx, ops); err != nil {
+		return nil, fmt.Errorf("revoking the tokens of a sign-in: %w", err)
+	}
+	return hashes, nil
+}
+
+// RemoveUser implements TokenStore. Tokens are kept by hash, not by user,
+// so every token is read: a class's few thousand at most, and only when
+// an instructor removes a student.
+func (s *EtcdTokens) RemoveUser(ctx context.Context, user, group string) ([]string, error) {
+	resp, err := s.client.Get(ctx, TokenPrefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("listing tokens: %w", err)
+	}
+	var hashes []string
+	var ops []clientv3.Op
+	for _, kv := range resp.Kvs {
+		var e Entry
+		if json.Unmarshal(kv.Value, &e) != nil || e.User != user || !slices.Contains(e.Groups, group) {
+			continue // a corrupt entry is refused by Lookup anyway
+		}
+		h := strings.TrimPrefix(string(kv.Key), TokenPrefix)
+		hashes = append(hashes, h)
+		ops = append(ops, clientv3.OpDelete(string(kv.Key)))
+		if e.SignIn != "" {
+			ops = append(ops, clientv3.OpDelete(signInKey(e.SignIn, h)))
+		}
+	}
+	if err := s.deleteAll(ctx, ops); err != nil {
+		return nil, fmt.Errorf("revoking the tokens of %s: %w", user, err)
+	}
+	return hashes, nil
+}
+
+// deleteAll runs ops in transactions of at most maxOpsPerTxn.
+func (s *EtcdTokens) deleteAll(ctx context.Context, ops []clientv3.Op) error {
 	for len(ops) > 0 {
 		n := min(len(ops), maxOpsPerTxn)
 		if _, err := s.client.Txn(ctx).Then(ops[:n]...).Commit(); err != nil {
-			return nil, fmt.Errorf("revoking the tokens of a sign-in: %w", err)
+			return err
 		}
 		ops = ops[n:]
 	}
-	return hashes, nil
+	return nil
 }

@@ -63,6 +63,36 @@ func TestRevokeSignInEndsEveryTokenOfTheSignIn(t *testing.T) {
 	}
 }
 
+// Removing a student ends every token of theirs, in every sign-in, even
+// where this server had them cached; not another student's, nor the
+// tokens of someone of the same name outside the group.
+func TestRevokeUserEndsEveryTokenOfTheUser(t *testing.T) {
+	a, _, _ := setup(t)
+	ctx := context.Background()
+	alice := pipeline.User{Name: "alice", Groups: []string{"students"}}
+	session1, _ := a.Mint(ctx, alice)
+	session2, _ := a.Mint(ctx, alice)
+	kube := mustMint(t, a, session1)
+	bob, _ := a.Mint(ctx, pipeline.User{Name: "bob", Groups: []string{"students"}})
+	notStudent, _ := a.Mint(ctx, pipeline.User{Name: "alice", Groups: []string{"instructors"}})
+	for _, tok := range []string{session1, session2, kube, bob, notStudent} {
+		if !works(a, tok) { // and now cached
+			t.Fatal("a fresh token is refused")
+		}
+	}
+	if err := a.RevokeUser(ctx, "alice", "students"); err != nil {
+		t.Fatal(err)
+	}
+	for name, tok := range map[string]string{"session 1": session1, "session 2": session2, "kubeconfig": kube} {
+		if works(a, tok) {
+			t.Errorf("alice's %s works after she was removed", name)
+		}
+	}
+	if !works(a, bob) || !works(a, notStudent) {
+		t.Error("removing alice ended a token of someone else")
+	}
+}
+
 // A sign-in holds at most MaxKubeconfigsPerSignIn kubeconfigs; each lives
 // no longer than its session.
 func TestKubeconfigsPerSignInAreBounded(t *testing.T) {

@@ -72,6 +72,9 @@ type TokenStore interface {
 	SignInTokens(ctx context.Context, signIn string) ([]string, error)
 	// RemoveSignIn deletes every token of a sign-in and returns their hashes.
 	RemoveSignIn(ctx context.Context, signIn string) ([]string, error)
+	// RemoveUser deletes every token of the user that carries group, and
+	// returns their hashes.
+	RemoveUser(ctx context.Context, user, group string) ([]string, error)
 }
 
 // StaticTokens are the tokens given at start (admin, instructors,

@@ -67,6 +67,9 @@ type Config struct {
 	// Reset restores a namespace to what kubelab provisioned, as the
 	// user asking: their deletes, authorized by RBAC like any others.
 	Reset func(ctx context.Context, u pipeline.User, namespace string) error
+	// Remove takes a student out of the class, as the user asking (the
+	// drill-down's button); nil outside a class.
+	Remove func(ctx context.Context, u pipeline.User, name string) error
 	// Authenticate says whom a bearer token stands for: the dashboard's
 	// sign-in page turns an instructor's token into a browser session.
 	Authenticate func(ctx context.Context, token string) (pipeline.User, bool, error)

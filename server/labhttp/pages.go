@@ -20,6 +20,7 @@ func (h *handlers) routePages(e *echo.Echo) {
 	g.GET("", h.listPage)
 	g.GET("/dashboard", h.dashboardPage)
 	g.GET("/dashboard"+StudentPath+":name", h.studentPage)
+	g.POST("/dashboard"+StudentPath+":name/remove", h.removePage)
 	g.POST("/dashboard/signin", h.dashboardSignin)
 	g.POST("/reset", h.resetPage)
 	g.GET("/:lab", h.labPage)

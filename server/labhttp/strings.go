@@ -30,6 +30,10 @@ type uiText struct {
 	Class string
 	// SameName flags a display name that reads as another student's.
 	SameName string
+	// RemoveStudent, RemoveWarning (a format with the student's name) and
+	// RemoveNow are the drill-down's button that takes a student out of
+	// the class, behind a second click, since it cannot be undone.
+	RemoveStudent, RemoveWarning, RemoveNow string
 }
 
 var texts = i18n.Catalog[uiText]{
@@ -64,6 +68,9 @@ var texts = i18n.Catalog[uiText]{
 		DoneBefore: "Finished %d time(s) before.", WhyNot: "Not yet",
 		OpenIt: "This step is checked in the browser, not from the terminal: open the etcd inspector",
 		Class:  "Class", SameName: "same name as",
+		RemoveStudent: "Remove from the class",
+		RemoveWarning: "%s's sign-ins and kubeconfigs stop working at once, their namespace and everything in it is deleted, and their lab progress and quiz attempts are dropped: the room and the grader no longer list them. Their seat is free for a new join; signing in again makes a new student. This cannot be undone.",
+		RemoveNow:     "Remove now",
 	},
 	i18n.Thai: {
 		Lang: "th", LabsTitle: "แล็บ", LabsIntro: "แล็บลงมือทำเจ็ดชุด เรียงตามลำดับที่หน้าบทเรียนลิงก์ถึง ทุกขั้นตรวจจากสิ่งที่เกิดขึ้นจริงบน server ทั้ง trace ของ request ของคุณ event ของ watch ที่ server ส่งให้คุณ และ state ใน etcd ดังนั้นจะใช้ kubectl, curl หรือเบราว์เซอร์ก็นับเหมือนกัน",
@@ -96,6 +103,9 @@ var texts = i18n.Catalog[uiText]{
 		DoneBefore: "เคยทำเสร็จมาแล้ว %d ครั้ง", WhyNot: "ยังไม่ผ่าน",
 		OpenIt: "ขั้นนี้ตรวจจากเบราว์เซอร์ ไม่ใช่จากเทอร์มินัล: เปิด etcd inspector",
 		Class:  "ชั้นเรียน", SameName: "ชื่อซ้ำกับ",
+		RemoveStudent: "นำออกจากชั้นเรียน",
+		RemoveWarning: "การเข้าสู่ระบบและ kubeconfig ของ %s จะใช้ไม่ได้ทันที namespace และทุกอย่างในนั้นจะถูกลบ ความคืบหน้าของแล็บและการทำแบบทดสอบจะถูกลบทิ้ง ห้องเรียนและผู้ตรวจคะแนนจะไม่แสดงนักเรียนคนนี้อีก ที่นั่งจะว่างให้คนใหม่เข้าร่วม และการเข้าสู่ระบบอีกครั้งจะเป็นนักเรียนคนใหม่ ย้อนกลับไม่ได้",
+		RemoveNow:     "นำออกเดี๋ยวนี้",
 	},
 }
 

@@ -141,6 +141,20 @@ func (h *handlers) studentPage(c echo.Context) error {
 	})
 }
 
+// removePage is the drill-down's "Remove from the class" button: POST,
+// then back to the room, which no longer lists the student.
+func (h *handlers) removePage(c echo.Context) error {
+	return h.instructorPage(c, func() error {
+		if h.cfg.Remove == nil {
+			return h.pageError(c, apierrors.NewNotFound(studentsResource, c.Param("name")), DashboardPath)
+		}
+		if err := h.cfg.Remove(c.Request().Context(), userOf(c), c.Param("name")); err != nil {
+			return h.pageError(c, err, DashboardPath)
+		}
+		return back(c, DashboardPath)
+	})
+}
+
 // isAsset: a request for a page's script, style or image, which says
 // nothing of what the student tried.
 func isAsset(path string) bool {
