@@ -179,8 +179,11 @@ func limitWrites(w *writeBudgets) echo.MiddlewareFunc {
 				r.Body = body
 			}
 			err := next(c)
-			// A dry run stores nothing, so it costs nothing.
-			if st := c.Response().Status; st >= 200 && st < 300 && len(r.URL.Query()["dryRun"]) == 0 {
+			// A refused write (a conflict, a 403, a 422) stored nothing,
+			// and neither does a dry run: they cost nothing. A refusal
+			// comes back as an error, written after this middleware, so
+			// the status read here would still be Echo's default 200.
+			if st := c.Response().Status; err == nil && st >= 200 && st < 300 && len(r.URL.Query()["dryRun"]) == 0 {
 				w.pay(key, writeCost(r, body.n, c.Response()))
 			}
 			return err

@@ -1,8 +1,20 @@
 package server
 
 import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubelab/kubelab/internal/webclient"
 
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/pipeline"
@@ -118,5 +130,47 @@ func TestAnswersWithObject(t *testing.T) {
 		if got := answersWithObject(tc.accept, tc.contentType); got != tc.want {
 			t.Errorf("answersWithObject(%q, %q) = %v, want %v", tc.accept, tc.contentType, got, tc.want)
 		}
+	}
+}
+
+// A write is paid for only once it is stored: one the API refused (a
+// conflict, here) costs nothing, though its body was read, and one that
+// was stored costs its size.
+func TestRefusedWritesCostNothing(t *testing.T) {
+	w := newWriteBudgets(1000, 5000, func() int { return 1 })
+	e := echo.New()
+	e.HTTPErrorHandler = (&Server{log: slog.New(slog.DiscardHandler)}).handleError
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			alice := pipeline.User{Name: "alice", Groups: []string{classroom.StudentGroup}}
+			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, alice, alice)))
+			return next(c)
+		}
+	})
+	e.Use(limitWrites(w))
+	e.Any("/api/*", func(c echo.Context) error {
+		io.ReadAll(c.Request().Body)
+		if c.QueryParam("conflict") != "" {
+			return apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "big", errors.New("the object has been modified"))
+		}
+		return c.JSONBlob(http.StatusOK, []byte(`{"kind":"ConfigMap"}`))
+	})
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	body := strings.Repeat("x", 4000)
+	for range 3 {
+		if resp, _ := webclient.Send(t, srv.Client(), "PUT", srv.URL+"/api/v1/namespaces/alice/configmaps/big?conflict=1", body); resp.StatusCode != http.StatusConflict {
+			t.Fatalf("a conflicting write: %d", resp.StatusCode)
+		}
+	}
+	if d := w.wait("alice"); d != 0 {
+		t.Fatalf("after three refused writes of 4,000 bytes (a 5,000 budget), alice waits %s", d)
+	}
+	for range 2 {
+		webclient.Send(t, srv.Client(), "PUT", srv.URL+"/api/v1/namespaces/alice/configmaps/big", body)
+	}
+	if d := w.wait("alice"); d == 0 {
+		t.Fatal("after two stored writes of 4,000 bytes (a 5,000 budget), alice may write on")
 	}
 }
