@@ -98,16 +98,7 @@ func TestPerUserWatchCapCountsTheAuthenticatedUser(t *testing.T) {
 	in := newInflight(100, 100, 100, 2, false)
 	e := echo.New()
 	e.HTTPErrorHandler = (&Server{log: slog.New(slog.DiscardHandler)}).handleError
-	// The front door's part: X-Real is who authenticated, X-As whom
-	// the request impersonates.
-	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			r := c.Request()
-			real, as := pipeline.User{Name: r.Header.Get("X-Real")}, pipeline.User{Name: r.Header.Get("X-As")}
-			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, real, as)))
-			return next(c)
-		}
-	})
+	e.Use(frontDoorFromHeaders)
 	e.Use(limit(in, time.Minute))
 	release := make(chan struct{})
 	e.GET("/api/*", func(c echo.Context) error {
@@ -181,17 +172,7 @@ func TestStrangersTogetherHoldAtMostHalfTheMutations(t *testing.T) {
 	in := newInflight(100, 8, 3, 0, false)
 	e := echo.New()
 	e.HTTPErrorHandler = (&Server{log: slog.New(slog.DiscardHandler)}).handleError
-	// The front door's part: X-Real is who authenticated (none for a
-	// stranger), X-From the address the request came from.
-	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			r := c.Request()
-			r.RemoteAddr = r.Header.Get("X-From") + ":40000"
-			real := pipeline.User{Name: r.Header.Get("X-Real")}
-			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, real, real)))
-			return next(c)
-		}
-	})
+	e.Use(frontDoorFromHeaders)
 	e.Use(limit(in, time.Minute))
 	release, entered := make(chan struct{}), make(chan struct{}, 8)
 	e.POST("/signin", func(c echo.Context) error {
@@ -234,5 +215,24 @@ func TestStrangersTogetherHoldAtMostHalfTheMutations(t *testing.T) {
 	held.Wait()
 	if code := send("/signin", "10.0.0.3", ""); code != http.StatusSeeOther {
 		t.Errorf("a stranger's request once the others ended: %d, want 303", code)
+	}
+}
+
+// frontDoorFromHeaders does the front door's part for these tests, from
+// headers: X-Real is who authenticated (none for a stranger), X-As whom
+// the request impersonates (X-Real if none), X-From the address it came
+// from (the connection's if none).
+func frontDoorFromHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if from := r.Header.Get("X-From"); from != "" {
+			r.RemoteAddr = from + ":40000"
+		}
+		real, as := pipeline.User{Name: r.Header.Get("X-Real")}, pipeline.User{Name: r.Header.Get("X-As")}
+		if as.Name == "" {
+			as = real
+		}
+		c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, real, as)))
+		return next(c)
 	}
 }
