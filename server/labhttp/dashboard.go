@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/text/collate"
+	"golang.org/x/text/language"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubelab/kubelab/classroom"
@@ -77,9 +80,32 @@ type StudentRow struct {
 	// absent for a student who has made none.
 	Updated *time.Time `json:"updated,omitempty"`
 	Stuck   bool       `json:"stuck"`
+	// State is where the student stands, as the room's summary counts
+	// and filters them: stuck, not-started (no lab step yet), working or
+	// done (every lab finished).
+	State RowState `json:"state"`
+	// Idle is true for a student who joined --stuck-after ago or more
+	// and has not started a lab: they need the instructor as much as
+	// one who is stuck, and are listed next.
+	Idle bool `json:"idle,omitempty"`
 	// Quizzes is the best score of each quiz taken, by quiz id.
 	Quizzes map[string]QuizScore `json:"quizzes"`
 }
+
+// RowState is where a student stands in the class.
+type RowState string
+
+// The states, in the order the room lists them by default, the ones that
+// need the instructor first.
+const (
+	StateStuck      RowState = "stuck"
+	StateNotStarted RowState = "not-started"
+	StateWorking    RowState = "working"
+	StateDone       RowState = "done"
+)
+
+// RowStates are the states in the room's order.
+var RowStates = []RowState{StateStuck, StateNotStarted, StateWorking, StateDone}
 
 // QuizScore is a student's best attempt at a quiz.
 type QuizScore struct {
@@ -147,15 +173,74 @@ func (h *handlers) classSnapshot(ctx context.Context) (*ClassView, error) {
 		r.Quizzes[a.Quiz] = q
 	}
 	for _, r := range rows {
+		h.placeRow(v, r, now)
 		v.Students = append(v.Students, *r)
 	}
-	slices.SortFunc(v.Students, func(a, b StudentRow) int { return strings.Compare(a.User, b.User) })
+	sortRows(v.Students)
 	markSameNames(v.Students)
 	return v, nil
 }
 
+// placeRow gives r its state, and flags a student who joined
+// --stuck-after ago or more without starting a lab (noting when the next
+// one will be, in v.nextStuck).
+func (h *handlers) placeRow(v *ClassView, r *StudentRow, now time.Time) {
+	switch {
+	case r.LabsDone >= len(h.svc.labs):
+		r.State = StateDone
+	case r.Stuck:
+		r.State = StateStuck
+	case r.Updated == nil:
+		r.State = StateNotStarted
+		if r.Joined != nil {
+			idleAt := r.Joined.Add(h.cfg.StuckAfter)
+			r.Idle = !now.Before(idleAt)
+			if !r.Idle && (v.nextStuck.IsZero() || idleAt.Before(v.nextStuck)) {
+				v.nextStuck = idleAt
+			}
+		}
+	default:
+		r.State = StateWorking
+	}
+}
+
+// namesOrder orders display names as a reader looks one up, whatever its
+// script: Unicode's collation (its root order, which places Thai, Latin
+// and the rest each by its own rules), not the bytes, under which Thai
+// names came after every Latin one.
+var namesOrder = collate.New(language.Und, collate.IgnoreCase, collate.Loose)
+
+// namesOrderMu guards namesOrder, which is not safe for concurrent use.
+var namesOrderMu sync.Mutex
+
+// sortRows lists the students who need the instructor first (stuck, then
+// idle since they joined), then the rest, each part by display name as
+// typed, then by user name.
+func sortRows(rows []StudentRow) {
+	rank := func(r StudentRow) int {
+		switch {
+		case r.State == StateStuck:
+			return 0
+		case r.Idle:
+			return 1
+		}
+		return 2
+	}
+	namesOrderMu.Lock()
+	defer namesOrderMu.Unlock()
+	slices.SortFunc(rows, func(a, b StudentRow) int {
+		if d := rank(a) - rank(b); d != 0 {
+			return d
+		}
+		if d := namesOrder.CompareString(a.label(), b.label()); d != 0 {
+			return d
+		}
+		return strings.Compare(a.User, b.User)
+	})
+}
+
 // markSameNames gives each student whose display name reads as another's
-// the other's user names (rows is sorted by user name, and so are they).
+// the other's user names, sorted.
 func markSameNames(rows []StudentRow) {
 	byName := map[string][]string{}
 	for _, r := range rows {
@@ -169,7 +254,7 @@ func markSameNames(rows []StudentRow) {
 			continue
 		}
 		if users := byName[classroom.SameNameKey(r.DisplayName)]; len(users) > 1 {
-			rows[i].SameNameAs = slices.DeleteFunc(slices.Clone(users), func(u string) bool { return u == r.User })
+			rows[i].SameNameAs = slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(users), func(u string) bool { return u == r.User })))
 		}
 	}
 }

@@ -34,6 +34,10 @@ type uiText struct {
 	// RemoveNow are the drill-down's button that takes a student out of
 	// the class, behind a second click, since it cannot be undone.
 	RemoveStudent, RemoveWarning, RemoveNow string
+	// The room's summary (each state a filter), its search, its orders,
+	// and the flag of a student who joined long ago and has not started.
+	Working, AllDone, Idle, FilterBy, Search, SortBy               string
+	SortAttention, SortName, SortProgress, SortActivity, SortScore string
 }
 
 var texts = i18n.Catalog[uiText]{
@@ -71,6 +75,9 @@ var texts = i18n.Catalog[uiText]{
 		RemoveStudent: "Remove from the class",
 		RemoveWarning: "%s's sign-ins and kubeconfigs stop working at once, their namespace and everything in it is deleted, and their lab progress and quiz attempts are dropped: the room and the grader no longer list them. Their seat is free for a new join; signing in again makes a new student. This cannot be undone.",
 		RemoveNow:     "Remove now",
+		Working:       "working", AllDone: "done", Idle: "no lab started since joining",
+		FilterBy: "Show only", Search: "Find a student", SortBy: "Order",
+		SortAttention: "needs help first", SortName: "name", SortProgress: "progress", SortActivity: "last activity", SortScore: "quiz score",
 	},
 	i18n.Thai: {
 		Lang: "th", LabsTitle: "แล็บ", LabsIntro: "แล็บลงมือทำเจ็ดชุด เรียงตามลำดับที่หน้าบทเรียนลิงก์ถึง ทุกขั้นตรวจจากสิ่งที่เกิดขึ้นจริงบน server ทั้ง trace ของ request ของคุณ event ของ watch ที่ server ส่งให้คุณ และ state ใน etcd ดังนั้นจะใช้ kubectl, curl หรือเบราว์เซอร์ก็นับเหมือนกัน",
@@ -106,7 +113,23 @@ var texts = i18n.Catalog[uiText]{
 		RemoveStudent: "นำออกจากชั้นเรียน",
 		RemoveWarning: "การเข้าสู่ระบบและ kubeconfig ของ %s จะใช้ไม่ได้ทันที namespace และทุกอย่างในนั้นจะถูกลบ ความคืบหน้าของแล็บและการทำแบบทดสอบจะถูกลบทิ้ง ห้องเรียนและผู้ตรวจคะแนนจะไม่แสดงนักเรียนคนนี้อีก ที่นั่งจะว่างให้คนใหม่เข้าร่วม และการเข้าสู่ระบบอีกครั้งจะเป็นนักเรียนคนใหม่ ย้อนกลับไม่ได้",
 		RemoveNow:     "นำออกเดี๋ยวนี้",
+		Working:       "กำลังทำ", AllDone: "เสร็จครบ", Idle: "ยังไม่เริ่มแล็บตั้งแต่เข้าร่วม",
+		FilterBy: "แสดงเฉพาะ", Search: "ค้นหานักเรียน", SortBy: "เรียงตาม",
+		SortAttention: "ต้องช่วยก่อน", SortName: "ชื่อ", SortProgress: "ความคืบหน้า", SortActivity: "กิจกรรมล่าสุด", SortScore: "คะแนนแบบทดสอบ",
 	},
 }
 
 func ui(lang i18n.Lang) uiText { return texts.In(lang) }
+
+// stateName is a row state in words, as the summary counts it.
+func (s uiText) stateName(st RowState) string {
+	switch st {
+	case StateStuck:
+		return s.Stuck
+	case StateNotStarted:
+		return s.NotStarted
+	case StateWorking:
+		return s.Working
+	}
+	return s.AllDone
+}

@@ -213,6 +213,38 @@ func span(d time.Duration, s uiText) string {
 
 // label is how a student is named on the instructor's pages: the name
 // they typed, else their user name.
+// progress orders students by how far they got: labs finished, then the
+// step of the lab they are on.
+func (r StudentRow) progress() int { return r.LabsDone*1000 + r.Step }
+
+// updatedUnix is the last progress in Unix seconds, 0 for none.
+func (r StudentRow) updatedUnix() int64 {
+	if r.Updated == nil {
+		return 0
+	}
+	return r.Updated.Unix()
+}
+
+// score is the student's best scores of every quiz, summed.
+func (r StudentRow) score() int {
+	total := 0
+	for _, q := range r.Quizzes {
+		total += q.ScoreGiven
+	}
+	return total
+}
+
+// count is how many students are in state st.
+func (v *ClassView) count(st RowState) int {
+	n := 0
+	for _, r := range v.Students {
+		if r.State == st {
+			n++
+		}
+	}
+	return n
+}
+
 func (r StudentRow) label() string {
 	if r.DisplayName != "" {
 		return r.DisplayName

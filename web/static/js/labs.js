@@ -74,6 +74,7 @@ export function initDashboard(el) {
   const rows = el.querySelector("[data-rows]");
   const empty = el.querySelector("[data-empty]");
   const notice = el.querySelector("[data-etcd-space]");
+  const view = roomView(el, rows);
   let drawn = "";
   let noticeDrawn = notice.innerHTML.trim();
   connect("/kubelab/v1/labs/ws", {
@@ -89,7 +90,55 @@ export function initDashboard(el) {
       // A keyboard user on a student's link keeps their place.
       const focused = document.activeElement?.closest?.("tr[data-user]")?.dataset.user;
       rows.innerHTML = m.html;
+      view.apply();
       if (focused) rows.querySelector(`tr[data-user="${CSS.escape(focused)}"] a`)?.focus();
     },
   });
+}
+
+/**
+ * roomView keeps the instructor's filter (a state of the summary), search
+ * and order over the class table, through every redraw: the server sends
+ * the rows in its own order (who needs help first), and apply counts,
+ * hides and reorders them as the controls say.
+ */
+function roomView(el, rows) {
+  const chips = [...el.querySelectorAll("[data-filter]")];
+  const search = el.querySelector("[data-search]");
+  const sort = el.querySelector("[data-sort]");
+  const names = new Intl.Collator(el.dataset.lang || undefined, { sensitivity: "base" });
+  let filter = "";
+  const orders = {
+    name: (a, b) => names.compare(a.dataset.name, b.dataset.name),
+    progress: (a, b) => Number(b.dataset.progress) - Number(a.dataset.progress),
+    activity: (a, b) => Number(b.dataset.updated) - Number(a.dataset.updated),
+    score: (a, b) => Number(b.dataset.score) - Number(a.dataset.score),
+  };
+  const apply = () => {
+    const all = [...rows.querySelectorAll("tr[data-user]")];
+    // Each row's place as the server sent it, for its own order and to
+    // break ties in the others.
+    all.forEach((r, i) => { r.dataset.at ??= i; });
+    for (const chip of chips) {
+      chip.querySelector("[data-count]").textContent = all.filter((r) => r.dataset.state === chip.dataset.filter).length;
+      chip.setAttribute("aria-pressed", String(chip.dataset.filter === filter));
+    }
+    const q = search.value.trim().toLocaleLowerCase();
+    for (const r of all) {
+      const found = !q || r.dataset.name.toLocaleLowerCase().includes(q) || r.dataset.user.includes(q);
+      r.hidden = !found || (filter !== "" && r.dataset.state !== filter);
+    }
+    const sent = (a, b) => a.dataset.at - b.dataset.at;
+    const order = orders[sort.value];
+    rows.append(...all.sort((a, b) => (order ? order(a, b) : 0) || sent(a, b)));
+  };
+  for (const chip of chips) {
+    chip.addEventListener("click", () => {
+      filter = filter === chip.dataset.filter ? "" : chip.dataset.filter;
+      apply();
+    });
+  }
+  search.addEventListener("input", apply);
+  sort.addEventListener("change", apply);
+  return { apply };
 }
