@@ -91,6 +91,14 @@ func (s *Server) displayNames(ctx context.Context) (map[string]string, error) {
 	return s.class.DisplayNames(ctx)
 }
 
+// students are those who joined the class; none outside one.
+func (s *Server) students(ctx context.Context) ([]classroom.Student, error) {
+	if s.class == nil {
+		return nil, nil
+	}
+	return s.class.Students(ctx)
+}
+
 // waitForQuota returns once the quota controller has counted what the new
 // namespace holds: its quota's status is what the controller would write
 // now. Until then the student's first requests would race the controller's

@@ -30,6 +30,7 @@ import (
 	"github.com/kubelab/kubelab/classroom"
 	"github.com/kubelab/kubelab/controller/serviceip"
 	"github.com/kubelab/kubelab/internal/logcheck"
+	labstore "github.com/kubelab/kubelab/labs/etcdstore"
 	"github.com/kubelab/kubelab/pipeline/admission"
 	"github.com/kubelab/kubelab/pipeline/authn"
 	"github.com/kubelab/kubelab/pipeline/rbac"
@@ -319,7 +320,8 @@ func (s *Server) installAPI(ctx context.Context) error {
 	attempts := &countedAttempts{Store: etcdstore.New(s.etcd.Client())}
 	s.metrics.Counter("kubelab_quiz_submissions_total", "Quiz attempts submitted and stored.", func() float64 { return float64(attempts.n.Load()) })
 	if err := quizhttp.Install(s.echo, quizhttp.Config{Store: attempts, Logger: s.log, RequireSignIn: s.cfg.Classroom, Layout: web.SectionPage("quiz"),
-		Policy: quiz.Policy{Attempts: s.cfg.QuizAttempts, Reveal: quiz.Reveal(s.cfg.QuizReveal), ClosesAt: s.cfg.QuizClosesAt}, DisplayNames: s.displayNames, ClassName: s.cfg.ClassName}); err != nil {
+		Policy: quiz.Policy{Attempts: s.cfg.QuizAttempts, Reveal: quiz.Reveal(s.cfg.QuizReveal), ClosesAt: s.cfg.QuizClosesAt}, DisplayNames: s.displayNames, ClassName: s.cfg.ClassName,
+		Students: s.students, Progress: labstore.New(s.etcd.Client()).List}); err != nil {
 		return err
 	}
 	s.api = api

@@ -1,8 +1,6 @@
 package quizhttp
 
 import (
-	"encoding/csv"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -124,6 +122,8 @@ func (h *handlers) routeGrader(e *echo.Echo) {
 	g := e.Group(GraderPath, h.graderOnly)
 	g.GET("/results", h.results)
 	g.GET("/results.csv", h.resultsCSV)
+	g.GET("/roster", h.rosterJSON)
+	g.GET("/roster.csv", h.rosterCSV)
 	g.POST("/grade", h.grade)
 }
 
@@ -214,16 +214,10 @@ func (h *handlers) resultsCSV(c echo.Context) error {
 			}
 		}
 	}
-	resp := c.Response()
-	resp.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	resp.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="quiz-results-%s.csv"`, h.now().UTC().Format("20060102-150405")))
-	resp.WriteHeader(http.StatusOK)
-	// A byte-order mark: without it, Excel reads UTF-8 as the system's
-	// code page, and "สมชาย ใจดี" opens as mojibake.
-	if _, err := resp.Write([]byte("\ufeff")); err != nil {
+	w, err := h.csvWriter(c, "quiz-results")
+	if err != nil {
 		return err
 	}
-	w := csv.NewWriter(resp)
 	w.Write(append([]string{"attempt", "student", "displayName", "class", "quiz", "number", "issued", "timestamp", "scoreGiven", "scoreMaximum"}, cols...))
 	for _, a := range attempts {
 		s := scoreOf(a, names)

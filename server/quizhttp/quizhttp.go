@@ -23,6 +23,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kubelab/kubelab/classroom"
+	"github.com/kubelab/kubelab/labs"
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/quiz"
 	"github.com/kubelab/kubelab/quiz/etcdstore"
@@ -72,6 +73,10 @@ type Config struct {
 	// grader's ?class= names it, or a class that has attempts, or is a
 	// typo answered with 404.
 	ClassName string
+	// Students are those who joined the class, and Progress everyone's
+	// lab progress, for the grader's roster; nil where there is none.
+	Students func(ctx context.Context) ([]classroom.Student, error)
+	Progress func(ctx context.Context) ([]*labs.Progress, error)
 }
 
 type handlers struct {
@@ -86,6 +91,8 @@ type handlers struct {
 	// displayNames: see Config.DisplayNames.
 	displayNames func(ctx context.Context) (map[string]string, error)
 	className    string
+	students     func(ctx context.Context) ([]classroom.Student, error)
+	progress     func(ctx context.Context) ([]*labs.Progress, error)
 }
 
 // Install routes the quiz pages, the quiz API and the grader endpoint on
@@ -93,7 +100,8 @@ type handlers struct {
 // what each user may do.
 func Install(e *echo.Echo, cfg Config) error {
 	h := &handlers{signIn: cfg.RequireSignIn, bank: cfg.Bank, store: cfg.Store, layout: cfg.Layout, log: cfg.Logger, now: cfg.Now,
-		policy: cfg.Policy, displayNames: cfg.DisplayNames, className: cfg.ClassName}
+		policy: cfg.Policy, displayNames: cfg.DisplayNames, className: cfg.ClassName,
+		students: cfg.Students, progress: cfg.Progress}
 	if h.policy.Reveal == "" {
 		h.policy.Reveal = quiz.RevealAfterLastAttempt
 	}

@@ -98,7 +98,7 @@ func TestStudentCannotSetAnotherStudentsDisplayName(t *testing.T) {
 
 	// What only instructors and graders read.
 	for _, path := range []string{"/kubelab/v1/labs/dashboard", "/kubelab/v1/labs/dashboard/students/student", "/kubelab/v1/labs/dashboard/students/mallory",
-		"/kubelab/v1/grader/results", "/kubelab/v1/grader/results.csv"} {
+		"/kubelab/v1/grader/results", "/kubelab/v1/grader/results.csv", "/kubelab/v1/grader/roster", "/kubelab/v1/grader/roster.csv"} {
 		for _, s := range []*student{somchai, mallory} {
 			if resp, body := s.do(t, "GET", path, ""); resp.StatusCode != http.StatusForbidden || strings.Contains(body, "สมชาย") {
 				t.Errorf("%s's browser reads %s: %d %s", s.name, path, resp.StatusCode, body)
