@@ -18,7 +18,8 @@ import (
 // progress was nowhere. The roster lists every student who joined, with
 // their quizzes (first, last and best) and their labs (steps passed, when
 // finished), as JSON and as a CSV a gradebook imports: one row a student,
-// the same columns every time, a byte-order mark for Thai names.
+// the same columns every time, a byte-order mark for Thai names. Every
+// JSON answer is what docs/grader.openapi.json says it is.
 func TestGraderRosterListsEveryStudent(t *testing.T) {
 	t.Parallel()
 	c := startClass(t, "--class-name", "k8s-101", "--instructor-token", roomInstructorToken, "--grader-token", roomGraderToken)
@@ -42,6 +43,12 @@ func TestGraderRosterListsEveryStudent(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &roster) != nil || roster.Kind != "StudentRoster" {
 		t.Fatalf("the roster: %d %s", resp.StatusCode, body)
 	}
+	wantGraderSchema(t, "StudentRoster", body)
+	resp, results := webclient.Send(t, http.DefaultClient, "GET", c.URL()+quizhttp.GraderPath+"/results?class=k8s-101", "", grader...)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the results: %d %s", resp.StatusCode, results)
+	}
+	wantGraderSchema(t, "QuizScoreList", results)
 	got := map[string]quizhttp.RosterEntry{}
 	for _, e := range roster.Items {
 		got[e.Student] = e
@@ -89,8 +96,22 @@ func TestGraderRosterListsEveryStudent(t *testing.T) {
 	}
 
 	// A mistyped class is a 404, and a student reads no roster.
-	if resp, body := webclient.Send(t, http.DefaultClient, "GET", c.URL()+quizhttp.GraderPath+"/roster?class=k8s-10", "", grader...); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, `"kind":"Status"`) {
+	if resp, body := webclient.Send(t, http.DefaultClient, "GET", c.URL()+quizhttp.GraderPath+"/roster?class=k8s-10", "", grader...); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("the roster of a mistyped class: %d %s", resp.StatusCode, body)
+	} else {
+		wantGraderSchema(t, "Status", body)
+	}
+	// The grader grades with the bank's own ids.
+	bank, _ := quiz.Lesson().Quiz(id)
+	var answers []quiz.Answer
+	for _, qu := range bank.Questions {
+		answers = append(answers, quiz.Answer{Question: qu.ID, Choice: qu.Answer})
+	}
+	sub, _ := json.Marshal(map[string]any{"quiz": id, "answers": answers})
+	if resp, body := webclient.Send(t, http.DefaultClient, "POST", c.URL()+quizhttp.GraderPath+"/grade", string(sub), append(grader, "Content-Type", "application/json")...); resp.StatusCode != http.StatusOK {
+		t.Errorf("grading a submission: %d %s", resp.StatusCode, body)
+	} else {
+		wantGraderSchema(t, "QuizResult", body)
 	}
 	for _, path := range []string{"/roster", "/roster.csv"} {
 		if resp, body := bob.apiDo(t, "GET", quizhttp.GraderPath+path); resp.StatusCode != http.StatusForbidden || strings.Contains(body, "สมชาย") {
