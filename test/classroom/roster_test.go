@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,6 +81,12 @@ func TestGraderRosterListsEveryStudent(t *testing.T) {
 		if _, ok := col[h]; !ok {
 			t.Errorf("the CSV has no column %q: %v", h, rows[0])
 		}
+	}
+	// A spreadsheet opens it with every student, and Thai as typed.
+	if sheet := openInSpreadsheet(t, body); len(sheet) != len(rows) || len(sheet[0]) != len(rows[0]) || sheet[0][0] != "student" {
+		t.Errorf("the roster in a spreadsheet: %d rows of %d columns, want %d of %d: %q", len(sheet), len(sheet[0]), len(rows), len(rows[0]), sheet)
+	} else if !slices.ContainsFunc(sheet, func(r []string) bool { return r[col["displayName"]] == "สมชาย ใจดี" }) {
+		t.Errorf("the roster in a spreadsheet has no สมชาย ใจดี: %q", sheet)
 	}
 	byStudent := map[string][]string{}
 	for _, r := range rows[1:] {
