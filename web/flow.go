@@ -16,7 +16,9 @@ type FlowNode struct {
 
 // Geometry of the flowchart, in SVG user units.
 const (
-	flowNodeW = 128
+	// flowNodeW is wide enough for the longest line of either language
+	// (the browser test measures each line against its box).
+	flowNodeW = 140
 	flowNodeH = 84
 	flowGap   = 22
 	flowTop   = 14
@@ -41,7 +43,7 @@ var flowLabels = i18n.Catalog[[][]string]{
 		{"Mutating", "admission", "(เฉพาะการเขียน)"},
 		{"Schema +", "strategy", "validation"},
 		{"Validating", "admission", "(เฉพาะการเขียน)"},
-		{"Storage: การเขียน", "ลง etcd ตรง ๆ", "watch cache", "ตาม watch ของ etcd"},
+		{"Storage:", "การเขียนลง etcd", "watch cache", "ตาม etcd"},
 		{"Watch stream", "เรียงด้วย", "resourceVersion"},
 	},
 }
@@ -57,6 +59,11 @@ func FlowNodes(lang i18n.Lang) []FlowNode {
 		out[i] = FlowNode{Stage: s, Lines: labels[i], X: 2 + i*(flowNodeW+flowGap)}
 	}
 	return out
+}
+
+// flowViewBox is the SVG's viewBox: every node and the gaps between them.
+func flowViewBox() string {
+	return "0 0 " + itoa(4+len(flowStages)*flowNodeW+(len(flowStages)-1)*flowGap) + " 150"
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

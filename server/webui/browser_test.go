@@ -83,6 +83,7 @@ func TestBrowser(t *testing.T) {
 		browsertest.WaitJS(t, ctx, "kubectl's patch in the tracer", `document.querySelector('.trace[data-verb="patch"]') !== null`)
 		browsertest.WaitJS(t, ctx, "the flowchart to light up", `document.querySelector('.flow-node[data-stage="storage"].allow') !== null && document.querySelector('.flow-node[data-stage="watch"].allow') !== null`)
 		browsertest.ScrollTo(t, ctx, ".flow")
+		flowTextFits(t, ctx)
 		browsertest.Shot(t, ctx, "lesson-en-tracer")
 		// A request RBAC or admission stops shows where and why.
 		if out := kubectlFails(t, lab, "-n", "no-such-namespace", "create", "configmap", "c", "--from-literal=a=b"); !strings.Contains(out, "not found") {
@@ -98,6 +99,7 @@ func TestBrowser(t *testing.T) {
 		browsertest.Do(t, ctx, "switch to Thai", browsertest.Press(`.langs a[lang="th"]`))
 		browsertest.WaitJS(t, ctx, "the Thai page", `document.documentElement.lang === "th" && document.body.textContent.includes("เส้นทาง request จริง")`)
 		browsertest.ScrollTo(t, ctx, ".flow")
+		flowTextFits(t, ctx)
 		browsertest.Shot(t, ctx, "lesson-th-flowchart")
 		browsertest.Do(t, ctx, "open another page", chromedp.Navigate(lab.URL()+"/lesson/resource-version"))
 		browsertest.WaitJS(t, ctx, "Thai again", `document.documentElement.lang === "th"`)
@@ -254,4 +256,19 @@ func TestBrowserWatchTimeline(t *testing.T) {
 	browsertest.Eval[bool](t, ctx, `(document.querySelector('.lane-ctl[data-lane="B"] [data-mode]').dispatchEvent(new Event("change")), true)`)
 	browsertest.WaitJS(t, ctx, "the streamed list", `[...document.querySelectorAll(".event-log li")].some(l => l.textContent.startsWith("[B]STREAMED LIST") && l.textContent.includes("initial-events-end"))`)
 	browsertest.Shot(t, ctx, "timeline-streaming-list")
+}
+
+// flowTextFits checks that every line of the flowchart's boxes fits in
+// its box, as the browser draws it: in Thai, the storage box's lines ran
+// over its edges.
+func flowTextFits(t *testing.T, ctx context.Context) {
+	t.Helper()
+	over := browsertest.Eval[string](t, ctx, `[...document.querySelectorAll(".flow-node")].flatMap(g => {
+		const box = g.querySelector("rect").width.baseVal.value - 8;
+		return [...g.querySelectorAll("tspan")].filter(l => l.getComputedTextLength() > box)
+			.map(l => g.dataset.stage + ": " + l.textContent + " (" + Math.round(l.getComputedTextLength()) + " of " + box + ")");
+	}).join("; ")`)
+	if over != "" {
+		t.Errorf("flowchart lines wider than their box: %s", over)
+	}
 }
