@@ -164,6 +164,33 @@ func mentions(text, s string) bool {
 	return false
 }
 
+// mentions finds every explanation of the lesson's quizzes as a result's
+// JSON and its page carry it (escaped), and not in a page without it: the
+// blank-submission test's check can see a leak.
+func TestMentionsFindsEscapedExplanations(t *testing.T) {
+	for _, q := range quiz.Lesson().Quizzes() {
+		for _, qu := range q.Questions {
+			texts := []string{qu.Explanation.EN}
+			for _, b := range qu.Bugs {
+				texts = append(texts, b.Explanation.EN)
+			}
+			for _, text := range texts {
+				if text == "" {
+					continue
+				}
+				asJSON, _ := json.Marshal(map[string]string{"explanation": text})
+				page := "<p>" + html.EscapeString(text) + "</p>"
+				if !mentions(string(asJSON), text) || !mentions(page, text) {
+					t.Errorf("%s/%s: mentions misses %q in %s or %s", q.ID, qu.ID, text, asJSON, page)
+				}
+				if mentions("<p>a page without it</p>", text) {
+					t.Errorf("%s/%s: mentions finds %q where it is not", q.ID, qu.ID, text)
+				}
+			}
+		}
+	}
+}
+
 // TestQuizAttemptIDsAreIssuedByTheServer: students used to choose their own
 // attempt ids (and so the order the grader listed attempts in), and could
 // submit under any id.
