@@ -19,6 +19,7 @@ import (
 	"github.com/kubelab/kubelab/pipeline"
 	"github.com/kubelab/kubelab/pipeline/trace"
 	"github.com/kubelab/kubelab/server/frontdoor"
+	"github.com/kubelab/kubelab/server/webui"
 	"github.com/kubelab/kubelab/storage"
 	"github.com/kubelab/kubelab/storage/embedetcd"
 	"github.com/kubelab/kubelab/web"
@@ -171,12 +172,15 @@ func (s *Server) installKubeCore(ctx context.Context) error {
 	serving, endRequests := context.WithCancel(context.Background())
 	s.OnShutdown(func(context.Context) { endRequests() })
 	crossOrigin := http.NewCrossOriginProtection()
-	s.echo.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServerFS(web.Static))))
 	s.echo.GET("/kubelab/v1/traces", s.kubeCoreTraces)
+	if err := s.installKubeCoreUI(); err != nil {
+		return err
+	}
+	fromView := webui.FromView(s.viewKey)
 	route := func(c echo.Context) error {
 		r := c.Request()
 		switch {
-		case strings.HasPrefix(r.URL.Path, "/kubelab/"):
+		case strings.HasPrefix(r.URL.Path, "/kubelab/"), strings.HasPrefix(r.URL.Path, "/ui/"):
 			return notOnKubeCore(r.URL.Path)
 		case wantsPage(r):
 			lang := i18n.Of(r)
@@ -190,13 +194,40 @@ func (s *Server) installKubeCore(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		defer context.AfterFunc(serving, cancel)()
+		// A request a live view sent for the browser carries the view's
+		// name beside the key only the web UI has; the trace names it.
+		r = fromView(r.WithContext(ctx))
 		// kube needs the connection's own writer: echo's wrapper hides
 		// http.Flusher from kube's checks, and its watches would stall.
-		core.ServeHTTP(c.Response().Writer, r.WithContext(ctx))
+		core.ServeHTTP(c.Response().Writer, r)
 		return nil
 	}
 	s.echo.Any("/", route)
 	s.echo.Any("/*", route)
+	return nil
+}
+
+// installKubeCoreUI serves the lesson's pages and the live views that run
+// on the kube core (webui.Deps.KubeCore). The kube core runs in local mode
+// only, where whoever reaches kubelab's port is the local user: kubectl's
+// requests arrive anonymous, and so do the browser's, whose views send
+// theirs through kubelab's port as kubectl would.
+func (s *Server) installKubeCoreUI() error {
+	s.echo.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			c.SetRequest(r.WithContext(pipeline.WithRequest(r.Context(), nil, pipeline.Anonymous(), pipeline.Anonymous())))
+			return next(c)
+		}
+	})
+	ui, err := webui.Install(s.echo, webui.Deps{
+		KubeCore: true, Traces: s.traces, Self: s.webSelf(), Etcd: s.etcd.Client(), Logger: s.log,
+	})
+	if err != nil {
+		return err
+	}
+	s.OnShutdown(func(context.Context) { ui.Close() })
+	s.pageNotFound = ui.NotFound
 	return nil
 }
 

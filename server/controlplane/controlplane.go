@@ -13,7 +13,9 @@
 //  3. kube-controller-manager's controllers that need no kubelet, from
 //     cmd/kube-controller-manager/app (controllers.go), over
 //     kube-apiserver's loopback client;
-//  4. kubelab's simulated node (controller/kubelet), through client-go, so
+//  4. the lesson's namespace and pods (lesson.go), once the
+//     service-account controller has made the namespace's default account;
+//  5. kubelab's simulated node (controller/kubelet), through client-go, so
 //     that pods are scheduled and run.
 //
 // Stop stops them in reverse. Requests reach kube-apiserver through
@@ -141,7 +143,13 @@ func Start(ctx context.Context, cfg server.KubeCoreConfig) (_ server.KubeCore, e
 	}
 	s.parts = append(s.parts, run("kube-controller-manager", controllersCtx, stopControllers, controllers))
 
-	// 4. The simulated node.
+	// 4. The lesson's namespace and pods, which need the service-account
+	// controller.
+	if err := seedLesson(ctx, api.loopback, client); err != nil {
+		return nil, fmt.Errorf("kube core: the lesson's namespace: %w", err)
+	}
+
+	// 5. The simulated node.
 	if cfg.SimulatedNode {
 		node := kubelet.New(kubelet.Config{Cluster: kubelet.OnClient(client), StartDelay: cfg.PodStartDelay, Logger: cfg.Logger})
 		nodeCtx, stopNode := part()

@@ -106,7 +106,7 @@ func traceRequests(publish func(pipeline.Trace), next http.Handler) http.Handler
 			id = pipeline.NewTraceID()
 			r.Header.Set(pipeline.TraceHeader, id)
 		}
-		rt := &requestTrace{start: time.Now(), t: pipeline.Trace{ID: id, Path: r.URL.Path, Records: []pipeline.Record{}}}
+		rt := &requestTrace{start: time.Now(), t: pipeline.Trace{ID: id, Path: r.URL.Path, Records: []pipeline.Record{}, Source: pipeline.SourceFrom(r.Context())}}
 		rt.t.Time = rt.start
 		status := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 		next.ServeHTTP(responsewriter.WrapForHTTP1Or2(status), r.WithContext(context.WithValue(r.Context(), traceKey{}, rt)))

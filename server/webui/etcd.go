@@ -54,6 +54,10 @@ func (u *UI) etcdReaderFor(c echo.Context) etcdReader {
 // one's shape, and a student called examkeys read it.
 func (u *UI) namespacePrefixes(ns string) []string {
 	var out []string
+	if u.API == nil {
+		// The kube core's resources are not kubelab's registry's: none.
+		return nil
+	}
 	for _, r := range u.API.Registry().All() {
 		if r.Namespaced {
 			out = append(out, storage.ResourcePrefix(r.GroupResource(), r.Custom || r.GroupInKey)+"/"+ns+"/")

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,6 +64,15 @@ type Deps struct {
 	// memory. The server shares it with the labs' websockets: the cap is
 	// on the user, whichever page opened them.
 	Websockets wshub.Counter
+	// KubeCore is kube-apiserver's own code serving the API
+	// (--apiserver=kube), in local mode. It has no registry, pods store
+	// or watch cache of kubelab's to hand the views (API, Pods, PodsCache
+	// and Compactor are nil): the pages, the tracer, "Run it live" and
+	// poll versus watch run, over HTTP and the trace bus as on kubelab's
+	// core; the views built on kubelab's watch cache (the timeline, its
+	// window, compaction) and the etcd inspector say that they are not
+	// on the kube core yet (web.KubeCoreViews).
+	KubeCore bool
 }
 
 // PodStore is what the live views do with pods, each call as the user
@@ -115,13 +125,18 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	if d.Pods == nil || d.PodsCache == nil || d.Compactor == nil || d.Self.Client == nil || d.Self.URL == "" || d.Self.ViewKey == "" {
-		return nil, errors.New("web UI: the pods, their watch cache, the compactor and the way to kubelab's own listener are required")
+	if d.Traces == nil || d.Self.Client == nil || d.Self.URL == "" || d.Self.ViewKey == "" {
+		return nil, errors.New("web UI: the trace bus and the way to kubelab's own listener are required")
+	}
+	if !d.KubeCore && (d.API == nil || d.Pods == nil || d.PodsCache == nil || d.Compactor == nil || d.Etcd == nil) {
+		return nil, errors.New("web UI: the API, the pods, their watch cache, the compactor and etcd are required")
 	}
 	u := &UI{Deps: d, lessons: lessons, hub: newHub(d.Websockets)}
 	u.ctx, u.stop = context.WithCancel(context.Background())
 	go u.hub.runTraces(u.ctx, d.Traces.Subscribe(u.ctx, nil, 1024))
-	go u.hub.runClock(u.ctx, u.horizonsNow, clockInterval)
+	if !d.KubeCore {
+		go u.hub.runClock(u.ctx, u.horizonsNow, clockInterval)
+	}
 	// Not e.Group with middleware: that would route every unknown path and
 	// method through the group (405s would become 404s for the whole API).
 	g := secured{e}
@@ -143,9 +158,12 @@ func Install(e *echo.Echo, d Deps) (*UI, error) {
 		return nil
 	})
 	g.GET("/ui/ws/trace", u.signedIn(u.traceStream))
-	g.GET("/ui/ws/watch", u.signedIn(u.watchStream))
 	g.GET("/ui/ws/run", u.signedIn(u.runStream))
 	g.GET("/ui/ws/pollwatch", u.signedIn(u.pollWatchStream))
+	if d.KubeCore {
+		return u, nil
+	}
+	g.GET("/ui/ws/watch", u.signedIn(u.watchStream))
 	g.POST("/ui/compact", u.compact)
 	g.POST("/ui/window/push", u.signedIn(u.pushWindow))
 	g.GET("/ui/etcd/keys", u.etcdKeys)
@@ -212,13 +230,22 @@ func (u *UI) lessonPage(c echo.Context) error {
 		return u.NotFound(c)
 	}
 	m := web.Meta{Title: p.Title, Lang: lang, Section: "lesson"}
-	return web.Render(c, http.StatusOK, web.PageWith(m, web.LessonView(l, idx, namespace(c), u.mayCompact(c))))
+	return u.render(c, web.PageWith(m, web.LessonView(l, idx, namespace(c), u.mayCompact(c))))
 }
 
 func (u *UI) labPage(c echo.Context) error {
 	lang := i18n.Of(c.Request())
 	m := web.Meta{Title: web.T(lang, "lab.title"), Lang: lang, Section: "lab"}
-	return web.Render(c, http.StatusOK, web.PageWith(m, web.LabView(lang, namespace(c), u.mayCompact(c))))
+	return u.render(c, web.PageWith(m, web.LabView(lang, namespace(c), u.mayCompact(c))))
+}
+
+// render writes a page with live views; on the kube core, the views that
+// do not run on it render as saying so.
+func (u *UI) render(c echo.Context, page templ.Component) error {
+	if u.KubeCore {
+		c.SetRequest(c.Request().WithContext(web.OnKubeCore(c.Request().Context())))
+	}
+	return web.Render(c, http.StatusOK, page)
 }
 
 // NotFound is the friendly page for a browser at an unknown address.
