@@ -176,11 +176,33 @@ func TestExplainRevealed(t *testing.T) {
 	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
 	sa := graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 2, Reason: "polling"}, {Line: 4, Reason: "etcd-direct"}}}})
 	es := spot.Explain(sa, i18n.English, true).Questions[0]
-	if es.ScoreGiven != 0 || len(es.Lines) != 8 || !es.Lines[3].MarkRight || es.Lines[1].MarkRight || es.Lines[1].Reason != keyOf(t, spot, sa, "wait-for-pod-ready", "polling") || !es.Lines[5].Buggy || es.Lines[0].Buggy {
+	if es.ScoreGiven != 0 || len(es.Lines) != 8 || len(es.Lines[3].Marks) != 1 || !es.Lines[3].Marks[0].Right || len(es.Lines[1].Marks) != 1 || es.Lines[1].Marks[0].Right ||
+		es.Lines[1].Marks[0].Reason != keyOf(t, spot, sa, "wait-for-pod-ready", "polling") || !es.Lines[5].Buggy || es.Lines[0].Buggy || es.BugsFound != 1 {
 		t.Errorf("spot-the-bug lines: %+v", es.Lines)
 	}
 	if len(es.Bugs) != 4 || !es.Bugs[0].Found || es.Bugs[1].Found || es.Bugs[1].Proof.Href != "/lesson/resource-version#watch" {
 		t.Errorf("spot-the-bug bugs: %+v", es.Bugs)
+	}
+}
+
+// TestExplainTwoBugsOnALine: line 3 is both the poll and the missing
+// timeout; each mark on it shows with its own reason and verdict.
+func TestExplainTwoBugsOnALine(t *testing.T) {
+	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
+	sa := graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 3, Reason: "polling"}, {Line: 3, Reason: "no-timeout"}, {Line: 3, Reason: "interval"}}}})
+	if sa.Result.ScoreGiven != 1 {
+		t.Fatalf("two bugs and a wrong mark on line 3 score %d, want 1", sa.Result.ScoreGiven)
+	}
+	es := spot.Explain(sa, i18n.English, true).Questions[0]
+	var right []bool
+	for _, m := range es.Lines[2].Marks {
+		right = append(right, m.Right)
+	}
+	if es.BugsFound != 2 || !slices.Equal(right, []bool{true, true, false}) {
+		t.Errorf("line 3 explained: %+v, %d found", es.Lines[2], es.BugsFound)
+	}
+	if got := slices.IndexFunc(es.Bugs, func(b quiz.ExplainedBug) bool { return b.Found && b.ID == "loops-forever" }); got < 0 {
+		t.Errorf("the missing timeout is not found beside the poll: %+v", es.Bugs)
 	}
 }
 
@@ -217,7 +239,20 @@ func TestExplainWithholds(t *testing.T) {
 	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
 	sa := graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}}}})
 	es := spot.Explain(sa, i18n.English, false).Questions[0]
-	if len(es.Bugs) != 1 || es.Bugs[0].ID != "reads-etcd" || es.Bugs[0].Explanation != "" || slices.ContainsFunc(es.Lines, func(l quiz.ExplainedLine) bool { return l.Buggy }) {
-		t.Errorf("spot-the-bug before the reveal shows more than the bug found: %+v", es)
+	if len(es.Bugs) != 0 || es.BugsFound != 1 || es.ScoreMaximum != 4 || slices.ContainsFunc(es.Lines, func(l quiz.ExplainedLine) bool { return l.Buggy }) {
+		t.Errorf("spot-the-bug before the reveal shows more than how many bugs were found: %+v", es)
+	}
+	// Two marks, one right: before the reveal, which one is not said.
+	sa = graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}, {Line: 6, Reason: "interval"}}}})
+	es = spot.Explain(sa, i18n.English, false).Questions[0]
+	for _, l := range es.Lines {
+		for _, m := range l.Marks {
+			if m.Right {
+				t.Errorf("before the reveal, the mark on line %d is shown right", l.N)
+			}
+		}
+	}
+	if es.BugsFound != 1 || len(es.Lines[3].Marks) != 1 || len(es.Lines[5].Marks) != 1 || es.Lines[5].Marks[0].ReasonText == "" {
+		t.Errorf("before the reveal, the student's own marks or the tally are missing: %+v", es)
 	}
 }

@@ -198,6 +198,9 @@ func TestSpotTheBug(t *testing.T) {
 		{"Running is not Ready", []quiz.Mark{{5, "running-not-ready"}}, 1, []string{"not-ready"}},
 		{"no timeout", []quiz.Mark{{3, "no-timeout"}}, 1, []string{"loops-forever"}},
 		{"no timeout, on the sleep", []quiz.Mark{{6, "no-timeout"}}, 0, nil},
+		{"line 3 holds two bugs", []quiz.Mark{{3, "polling"}, {3, "no-timeout"}}, 2, []string{"polls", "loops-forever"}},
+		{"all four, line 3 twice", []quiz.Mark{{3, "polling"}, {3, "no-timeout"}, {4, "etcd-direct"}, {5, "running-not-ready"}}, 4, []string{"reads-etcd", "polls", "not-ready", "loops-forever"}},
+		{"a right and a wrong reason on one line", []quiz.Mark{{4, "etcd-direct"}, {4, "wrong-key"}}, 0, []string{"reads-etcd"}},
 		{"right line, wrong reason", []quiz.Mark{{4, "wrong-key"}, {6, "interval"}}, 0, nil},
 		{"reasons swapped", []quiz.Mark{{4, "polling"}, {6, "etcd-direct"}}, 0, nil},
 		{"none", nil, 0, nil},
@@ -246,7 +249,7 @@ func TestValidate(t *testing.T) {
 		{"marks on a choice", q, []quiz.Answer{{Question: "etcd-raw", Choice: "protobuf", Marks: []quiz.Mark{{1, "x"}}}}, "answers[0].marks", quiz.ProblemInvalid},
 		{"line out of range", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{9, "polling"}}}}, "answers[0].marks[0].line", quiz.ProblemInvalid},
 		{"line zero", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{0, "polling"}}}}, "answers[0].marks[0].line", quiz.ProblemInvalid},
-		{"line twice", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{4, "etcd-direct"}, {4, "polling"}}}}, "answers[0].marks[1].line", quiz.ProblemDuplicate},
+		{"same mark twice", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{4, "etcd-direct"}, {3, "polling"}, {4, "etcd-direct"}}}}, "answers[0].marks[2].line", quiz.ProblemDuplicate},
 		{"unknown reason", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{4, "slow"}}}}, "answers[0].marks[0].reason", quiz.ProblemNotFound},
 		{"choice on spot-the-bug", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Choice: "polling"}}, "answers[0].choice", quiz.ProblemInvalid},
 	}

@@ -47,7 +47,7 @@ func testBadSubmissions(t *testing.T, lab served) {
 		{"the bank's own id", watch, nil, `{"attempt":"%s","answers":[{"question":"gone-410","choice":"compacted-relist"}]}`, 422, "Invalid", "answers[0].choice"},
 		{"unknown question", watch, []quiz.Answer{choice("why", "reboot")}, "", 422, "Invalid", "answers[0].question"},
 		{"duplicate answers", watch, []quiz.Answer{choice("gone-410", "cluster-broken"), choice("gone-410", "compacted-relist")}, "", 422, "Invalid", "answers[1].question"},
-		{"line marked twice", spot, []quiz.Answer{marks(4, "etcd-direct", 4, "polling")}, "", 422, "Invalid", "answers[0].marks[1].line"},
+		{"same mark twice", spot, []quiz.Answer{marks(4, "etcd-direct", 3, "polling", 4, "etcd-direct")}, "", 422, "Invalid", "answers[0].marks[2].line"},
 		{"line out of range", spot, []quiz.Answer{marks(99, "polling")}, "", 422, "Invalid", "lines 1 to 8"},
 		{"unknown reason", spot, []quiz.Answer{marks(4, "slow")}, "", 422, "Invalid", "slow"},
 		{"huge body", watch, nil, huge, 413, "RequestEntityTooLarge", "at most"},
