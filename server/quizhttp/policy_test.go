@@ -31,7 +31,7 @@ func TestRevealAfterLastAttempt(t *testing.T) {
 	t.Parallel()
 	lab := startQuiz(t, policyOf(func(c *server.Config) { c.QuizAttempts = 2 }))
 	alice := student(t, lab, "alice", "a")
-	wrong := []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}}
+	wrong := []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted-default"}}
 	resp, body := alice.take(quiz.WatchQuizID, wrong)
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)

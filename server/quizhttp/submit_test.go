@@ -46,7 +46,7 @@ func testBadSubmissions(t *testing.T, lab served) {
 		{"unknown option", watch, []quiz.Answer{choice("gone-410", "reboot")}, "", 422, "Invalid", "answers[0].choice"},
 		{"the bank's own id", watch, nil, `{"attempt":"%s","answers":[{"question":"gone-410","choice":"compacted-relist"}]}`, 422, "Invalid", "answers[0].choice"},
 		{"unknown question", watch, []quiz.Answer{choice("why", "reboot")}, "", 422, "Invalid", "answers[0].question"},
-		{"duplicate answers", watch, []quiz.Answer{choice("gone-410", "cluster-broken"), choice("gone-410", "compacted-relist")}, "", 422, "Invalid", "answers[1].question"},
+		{"duplicate answers", watch, []quiz.Answer{choice("gone-410", "etcd-compacted"), choice("gone-410", "compacted-relist")}, "", 422, "Invalid", "answers[1].question"},
 		{"same mark twice", spot, []quiz.Answer{marks(4, "etcd-direct", 3, "polling", 4, "etcd-direct")}, "", 422, "Invalid", "answers[0].marks[2].line"},
 		{"line out of range", spot, []quiz.Answer{marks(99, "polling")}, "", 422, "Invalid", "lines 1 to 8"},
 		{"unknown reason", spot, []quiz.Answer{marks(4, "slow")}, "", 422, "Invalid", "slow"},
@@ -150,7 +150,7 @@ func testBadForms(t *testing.T, lab served) {
 	}{
 		{"unknown quiz", "/quiz/nope", formValues(attempt), nil, 404, "nope"},
 		{"unknown option", "/quiz/" + quiz.WatchQuizID, formValues(attempt, "q:gone-410", "reboot"), nil, 422, "reboot"},
-		{"two choices", "/quiz/" + quiz.WatchQuizID, formValues(attempt, "q:gone-410", id("gone-410", "cluster-broken"), "q:gone-410", id("gone-410", "pod-gone")), nil, 422, "more than once"},
+		{"two choices", "/quiz/" + quiz.WatchQuizID, formValues(attempt, "q:gone-410", id("gone-410", "etcd-compacted"), "q:gone-410", id("gone-410", "resume-window")), nil, 422, "more than once"},
 		{"unknown field", "/quiz/" + quiz.WatchQuizID, formValues(attempt, "student", "bob"), nil, 400, "student"},
 		{"bad line", "/quiz/" + quiz.SpotTheBugQuizID, formValues(attempt, "line:wait-for-pod-ready:four", "polling"), nil, 400, "line number"},
 		{"huge", "/quiz/" + quiz.WatchQuizID, formValues(attempt, "q:gone-410", strings.Repeat("x", quizhttp.MaxBodyBytes)), nil, 413, "at most"},
