@@ -144,7 +144,7 @@ func graded(t *testing.T, q *quiz.Quiz, answers []quiz.Answer) *quiz.Attempt {
 // explained, and the questions answered show their right answers.
 func TestExplainRevealed(t *testing.T) {
 	q := watchQuiz(t)
-	a := graded(t, q, []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}, {Question: "gone-410", Choice: "compacted-relist"}})
+	a := graded(t, q, []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted-default"}, {Question: "gone-410", Choice: "compacted-relist"}})
 	e := q.Explain(a, i18n.Thai, true)
 	if e.ScoreGiven != 1 || e.ScoreMaximum != 5 || len(e.Questions) != 5 || !e.Revealed {
 		t.Fatalf("explained: %+v", e)
@@ -176,11 +176,33 @@ func TestExplainRevealed(t *testing.T) {
 	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
 	sa := graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 2, Reason: "polling"}, {Line: 4, Reason: "etcd-direct"}}}})
 	es := spot.Explain(sa, i18n.English, true).Questions[0]
-	if es.ScoreGiven != 0 || len(es.Lines) != 8 || !es.Lines[3].MarkRight || es.Lines[1].MarkRight || es.Lines[1].Reason != keyOf(t, spot, sa, "wait-for-pod-ready", "polling") || !es.Lines[5].Buggy || es.Lines[0].Buggy {
+	if es.ScoreGiven != 0 || len(es.Lines) != 8 || len(es.Lines[3].Marks) != 1 || !es.Lines[3].Marks[0].Right || len(es.Lines[1].Marks) != 1 || es.Lines[1].Marks[0].Right ||
+		es.Lines[1].Marks[0].Reason != keyOf(t, spot, sa, "wait-for-pod-ready", "polling") || !es.Lines[5].Buggy || es.Lines[0].Buggy || es.BugsFound != 1 {
 		t.Errorf("spot-the-bug lines: %+v", es.Lines)
 	}
 	if len(es.Bugs) != 4 || !es.Bugs[0].Found || es.Bugs[1].Found || es.Bugs[1].Proof.Href != "/lesson/resource-version#watch" {
 		t.Errorf("spot-the-bug bugs: %+v", es.Bugs)
+	}
+}
+
+// TestExplainTwoBugsOnALine: line 3 is both the poll and the missing
+// timeout; each mark on it shows with its own reason and verdict.
+func TestExplainTwoBugsOnALine(t *testing.T) {
+	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
+	sa := graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 3, Reason: "polling"}, {Line: 3, Reason: "no-timeout"}, {Line: 3, Reason: "interval"}}}})
+	if sa.Result.ScoreGiven != 1 {
+		t.Fatalf("two bugs and a wrong mark on line 3 score %d, want 1", sa.Result.ScoreGiven)
+	}
+	es := spot.Explain(sa, i18n.English, true).Questions[0]
+	var right []bool
+	for _, m := range es.Lines[2].Marks {
+		right = append(right, m.Right)
+	}
+	if es.BugsFound != 2 || !slices.Equal(right, []bool{true, true, false}) {
+		t.Errorf("line 3 explained: %+v, %d found", es.Lines[2], es.BugsFound)
+	}
+	if got := slices.IndexFunc(es.Bugs, func(b quiz.ExplainedBug) bool { return b.Found && b.ID == "loops-forever" }); got < 0 {
+		t.Errorf("the missing timeout is not found beside the poll: %+v", es.Bugs)
 	}
 }
 
@@ -203,7 +225,7 @@ func TestExplainWithholds(t *testing.T) {
 		}
 	}
 	q := watchQuiz(t)
-	wrong := graded(t, q, []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}, {Question: "gone-410", Choice: "compacted-relist"}})
+	wrong := graded(t, q, []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted-default"}, {Question: "gone-410", Choice: "compacted-relist"}})
 	for _, eq := range q.Explain(wrong, i18n.English, false).Questions {
 		for _, o := range eq.Options {
 			if o.Right && !(o.Chosen && eq.Correct) {
@@ -217,7 +239,83 @@ func TestExplainWithholds(t *testing.T) {
 	spot, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
 	sa := graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}}}})
 	es := spot.Explain(sa, i18n.English, false).Questions[0]
-	if len(es.Bugs) != 1 || es.Bugs[0].ID != "reads-etcd" || es.Bugs[0].Explanation != "" || slices.ContainsFunc(es.Lines, func(l quiz.ExplainedLine) bool { return l.Buggy }) {
-		t.Errorf("spot-the-bug before the reveal shows more than the bug found: %+v", es)
+	if len(es.Bugs) != 0 || es.BugsFound != 1 || es.ScoreMaximum != 4 || slices.ContainsFunc(es.Lines, func(l quiz.ExplainedLine) bool { return l.Buggy }) {
+		t.Errorf("spot-the-bug before the reveal shows more than how many bugs were found: %+v", es)
+	}
+	// Two marks, one right: before the reveal, which one is not said.
+	sa = graded(t, spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{Line: 4, Reason: "etcd-direct"}, {Line: 6, Reason: "interval"}}}})
+	es = spot.Explain(sa, i18n.English, false).Questions[0]
+	for _, l := range es.Lines {
+		for _, m := range l.Marks {
+			if m.Right {
+				t.Errorf("before the reveal, the mark on line %d is shown right", l.N)
+			}
+		}
+	}
+	if es.BugsFound != 1 || len(es.Lines[3].Marks) != 1 || len(es.Lines[5].Marks) != 1 || es.Lines[5].Marks[0].ReasonText == "" {
+		t.Errorf("before the reveal, the student's own marks or the tally are missing: %+v", es)
+	}
+}
+
+// TestRetiredOptionsStillShow: options replaced in the bank are never
+// offered again, but an attempt that showed one, open or submitted, still
+// shows it with the text it had, grades a choice of it as wrong, and an
+// attempt from before attempts had ids of their own shows its choice.
+func TestRetiredOptionsStillShow(t *testing.T) {
+	q := watchQuiz(t)
+	qu, _ := q.Question("etcd-raw")
+	if len(qu.Retired) == 0 {
+		t.Fatal("etcd-raw has no retired options")
+	}
+	old := qu.Retired[0]
+	fresh := q.NewAttempt("alice", "", time.Now())
+	for _, v := range q.View(fresh, i18n.English).Questions {
+		for _, o := range v.Options {
+			for _, qu := range q.Questions {
+				if slices.ContainsFunc(qu.Retired, func(r quiz.Option) bool { return r.Text.EN == o.Text }) {
+					t.Errorf("a new attempt offers the retired %q", o.Text)
+				}
+			}
+		}
+	}
+
+	// Issued before the bank changed: its order names the retired option.
+	issued := q.NewAttempt("alice", "", time.Now())
+	for i := range issued.Options {
+		if issued.Options[i].Question == "etcd-raw" {
+			issued.Options[i].Options[0].Option = old.ID
+		}
+	}
+	v := q.View(issued, i18n.Thai)
+	shown := v.Questions[slices.IndexFunc(v.Questions, func(x quiz.QuestionView) bool { return x.ID == "etcd-raw" })].Options[0]
+	if shown.Text != old.Text.TH {
+		t.Fatalf("the open attempt shows %q, not the option it was issued with", shown.Text)
+	}
+	if err := q.GradeAttempt(issued, []quiz.Answer{{Question: "etcd-raw", Choice: shown.ID}}, i18n.Thai, time.Now()); err != nil || issued.Result.ScoreGiven != 0 {
+		t.Fatalf("choosing the retired option: %v, score %d", err, issued.Result.ScoreGiven)
+	}
+	explained := func(a *quiz.Attempt) quiz.ExplainedOption {
+		t.Helper()
+		e := q.Explain(a, i18n.English, true)
+		eq := e.Questions[slices.IndexFunc(e.Questions, func(x quiz.ExplainedQuestion) bool { return x.ID == "etcd-raw" })]
+		i := slices.IndexFunc(eq.Options, func(o quiz.ExplainedOption) bool { return o.Chosen })
+		if i < 0 || eq.Correct {
+			t.Fatalf("explained: %+v", eq)
+		}
+		return eq.Options[i]
+	}
+	if o := explained(issued); o.Text != old.Text.EN || o.Right {
+		t.Errorf("the submitted attempt shows its choice as %+v", o)
+	}
+
+	// Stored before attempts had ids: the bank's ids, and its choice.
+	legacy := &quiz.Attempt{ID: "legacy", Quiz: q.ID, Student: "alice", Answers: []quiz.Answer{{Question: "etcd-raw", Choice: old.ID}}, Submitted: time.Now()}
+	r, err := q.Grade(legacy.Answers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy.Result = r
+	if o := explained(legacy); o.Text != old.Text.EN || o.ID != old.ID {
+		t.Errorf("the legacy attempt shows its choice as %+v", o)
 	}
 }

@@ -36,7 +36,12 @@ type ExplainedQuestion struct {
 	Options      []ExplainedOption `json:"options"`
 	// Lines are a SpotTheBug question's code with the student's marks.
 	Lines []ExplainedLine `json:"lines,omitempty"`
-	// Bugs are a SpotTheBug question's bugs, found or not, each explained.
+	// BugsFound is how many of a SpotTheBug question's bugs (ScoreMaximum)
+	// the marks found; absent is none. It is all a student learns of
+	// which marks were right before the reveal.
+	BugsFound int `json:"bugsFound,omitempty"`
+	// Bugs are a SpotTheBug question's bugs, found or not, each explained,
+	// once the reveal policy allows.
 	Bugs        []ExplainedBug `json:"bugs,omitempty"`
 	Explanation string         `json:"explanation,omitempty"`
 	Proof       *ProofView     `json:"proof,omitempty"`
@@ -52,18 +57,26 @@ type ExplainedOption struct {
 	Right  bool   `json:"right,omitempty"`
 }
 
-// ExplainedLine is a line of code, with the student's mark on it if any.
+// ExplainedLine is a line of code, with the student's marks on it.
 type ExplainedLine struct {
 	N    int    `json:"n"`
 	Code string `json:"code"`
-	// Reason is the id of the reason the line was marked with, if marked;
-	// ReasonText its text.
-	Reason     string `json:"reason,omitempty"`
-	ReasonText string `json:"reasonText,omitempty"`
-	// MarkRight says the mark found a bug.
-	MarkRight bool `json:"markRight"`
+	// Marks are the student's marks on the line, one per reason given.
+	Marks []LineMark `json:"marks,omitempty"`
 	// Buggy says the line is one of a bug's lines, where that may be shown.
 	Buggy bool `json:"buggy,omitempty"`
+}
+
+// LineMark is one of a student's marks on a line.
+type LineMark struct {
+	// Reason is the id the attempt shows for the mark's reason; ReasonText
+	// its text.
+	Reason     string `json:"reason"`
+	ReasonText string `json:"reasonText"`
+	// Right says the mark found a bug. It is only set once the reveal
+	// policy allows: before, which marks were right would say which bugs
+	// were found, and so where to look for the rest.
+	Right bool `json:"right,omitempty"`
 }
 
 // ExplainedBug is a bug, whether it was found, and, where the policy
@@ -142,8 +155,9 @@ func explainOptions(a *Attempt, qu *Question, qr QuestionResult, lang i18n.Lang,
 }
 
 // explainLines shows a SpotTheBug question's code with the student's
-// marks, and the bugs they found; the buggy lines and the bugs they
-// missed only when revealed and answered.
+// marks and how many bugs they found. Which marks were right, the buggy
+// lines and the bugs themselves show only when revealed and answered:
+// before, a list of the bugs found would say which one is left to guess.
 func explainLines(a *Attempt, qu *Question, qr QuestionResult, lang i18n.Lang, reveal bool, eq *ExplainedQuestion) {
 	shown := reveal && qr.Answered
 	for n, code := range SnippetLines(qu.Snippet) {
@@ -152,28 +166,32 @@ func explainLines(a *Attempt, qu *Question, qr QuestionResult, lang i18n.Lang, r
 			l.Buggy = l.Buggy || (shown && slices.Contains(b.Lines, l.N))
 		}
 		for _, m := range qr.Marks {
-			if m.Line == l.N {
-				l.Reason, l.MarkRight = a.shown(qu, m.Reason), m.Bug != ""
-				if o, ok := qu.Option(m.Reason); ok {
-					l.ReasonText = o.Text.In(lang)
-				}
+			if m.Line != l.N {
+				continue
 			}
+			lm := LineMark{Reason: a.shown(qu, m.Reason), Right: shown && m.Bug != ""}
+			if o, ok := qu.Option(m.Reason); ok {
+				lm.ReasonText = o.Text.In(lang)
+			}
+			l.Marks = append(l.Marks, lm)
 		}
 		eq.Lines = append(eq.Lines, l)
 	}
 	found := map[string]bool{}
 	for _, b := range qr.Bugs {
 		found[b.Bug] = b.Found
+		if b.Found {
+			eq.BugsFound++
+		}
+	}
+	if !shown {
+		return
 	}
 	for _, b := range qu.Bugs {
-		if !found[b.ID] && !shown {
-			continue
-		}
 		o, _ := qu.Option(b.Reason)
-		eb := ExplainedBug{ID: b.ID, Found: found[b.ID], Lines: b.Lines, Reason: o.Text.In(lang)}
-		if reveal {
-			eb.Explanation, eb.Proof = b.Explanation.In(lang), b.Proof.view(lang)
-		}
-		eq.Bugs = append(eq.Bugs, eb)
+		eq.Bugs = append(eq.Bugs, ExplainedBug{
+			ID: b.ID, Found: found[b.ID], Lines: b.Lines, Reason: o.Text.In(lang),
+			Explanation: b.Explanation.In(lang), Proof: b.Proof.view(lang),
+		})
 	}
 }

@@ -20,7 +20,8 @@ type Answer struct {
 	Marks    []Mark `json:"marks,omitempty"`
 }
 
-// Mark says that a line (1-based) is wrong, for the reason with that id.
+// Mark says that a line (1-based) is wrong, for the reason with that id. A
+// line wrong for two reasons takes two marks.
 type Mark struct {
 	Line   int    `json:"line"`
 	Reason string `json:"reason"`
@@ -61,8 +62,10 @@ func (e *InvalidError) Error() string {
 }
 
 // Validate checks answers against the quiz: every question and option id
-// must exist, no question may be answered twice, no line marked twice, and
-// every answer must be of its question's kind.
+// must exist, no question may be answered twice, no line marked twice with
+// the same reason, and every answer must be of its question's kind. A line
+// may carry several marks, each with its own reason: one line can hold more
+// than one bug.
 func (q *Quiz) Validate(answers []Answer) error {
 	var probs []Problem
 	add := func(field string, value any, typ, detail string) {
@@ -118,16 +121,16 @@ func validateMarks(f string, qu *Question, a Answer) []Problem {
 		probs = append(probs, Problem{Field: f + ".choice", Value: a.Choice, Type: ProblemInvalid, Detail: "question " + qu.ID + " is answered with marks, not a choice"})
 	}
 	lines := len(SnippetLines(qu.Snippet))
-	marked := map[int]bool{}
+	marked := map[Mark]bool{}
 	for j, m := range a.Marks {
 		mf := fmt.Sprintf("%s.marks[%d]", f, j)
 		switch {
 		case m.Line < 1 || m.Line > lines:
 			probs = append(probs, Problem{Field: mf + ".line", Value: m.Line, Type: ProblemInvalid, Detail: fmt.Sprintf("the code has lines 1 to %d", lines)})
-		case marked[m.Line]:
-			probs = append(probs, Problem{Field: mf + ".line", Value: m.Line, Type: ProblemDuplicate, Detail: "this line is marked more than once"})
+		case marked[m]:
+			probs = append(probs, Problem{Field: mf + ".line", Value: m.Line, Type: ProblemDuplicate, Detail: "this line is marked with this reason more than once"})
 		}
-		marked[m.Line] = true
+		marked[m] = true
 		if _, ok := qu.Option(m.Reason); !ok {
 			probs = append(probs, Problem{Field: mf + ".reason", Value: m.Reason, Type: ProblemNotFound, Detail: "question " + qu.ID + " offers the reasons " + offered(qu)})
 		}

@@ -45,7 +45,8 @@ func randomID(n int) string {
 }
 
 // order is qu's options as a shows them. An attempt stored before
-// attempts had ids of their own shows the bank's ids in the bank's order.
+// attempts had ids of their own shows the bank's ids in the bank's order,
+// and a retired option it chose after them.
 func (a *Attempt) order(qu *Question) []OptionKey {
 	for _, qo := range a.Options {
 		if qo.Question == qu.ID {
@@ -55,6 +56,11 @@ func (a *Attempt) order(qu *Question) []OptionKey {
 	keys := make([]OptionKey, len(qu.Options))
 	for i, o := range qu.Options {
 		keys[i] = OptionKey{ID: o.ID, Option: o.ID}
+	}
+	for _, ans := range a.Answers {
+		if ans.Question == qu.ID && slices.ContainsFunc(qu.Retired, func(o Option) bool { return o.ID == ans.Choice }) {
+			keys = append(keys, OptionKey{ID: ans.Choice, Option: ans.Choice})
+		}
 	}
 	return keys
 }

@@ -61,6 +61,11 @@ type Question struct {
 	Snippet string
 	// Options are the choices, or for SpotTheBug the reasons offered.
 	Options []Option
+	// Retired are options the question offered once and no longer does,
+	// with the text they had: an attempt issued or answered before they
+	// were replaced still shows them as it did, and a choice of one grades
+	// as wrong. A new attempt never offers them.
+	Retired []Option
 	// Answer is the correct option of a Choice question.
 	Answer string
 	// Bugs are the bugs of a SpotTheBug question; each is worth a point.
@@ -77,9 +82,15 @@ func (q *Question) Max() int {
 	return 1
 }
 
-// Option returns the option with id, if the question has one.
+// Option returns the option with id, offered or retired, if the question
+// has one.
 func (q *Question) Option(id string) (Option, bool) {
 	for _, o := range q.Options {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	for _, o := range q.Retired {
 		if o.ID == id {
 			return o, true
 		}
@@ -148,6 +159,12 @@ func check(q *Quiz) error {
 		for _, o := range qu.Options {
 			if o.ID == "" || opts[o.ID] {
 				return fmt.Errorf("question %q: option %q: empty or duplicate id", qu.ID, o.ID)
+			}
+			opts[o.ID] = true
+		}
+		for _, o := range qu.Retired {
+			if o.ID == "" || opts[o.ID] || o.ID == qu.Answer {
+				return fmt.Errorf("question %q: retired option %q: empty, duplicate or the answer", qu.ID, o.ID)
 			}
 			opts[o.ID] = true
 		}

@@ -3,6 +3,7 @@ package quiz_test
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -151,27 +152,120 @@ func TestRightAnswersAreNotTheLongest(t *testing.T) {
 	}
 }
 
-// TestPickingTheLongestDoesNotPass: a student who picks the longest option
-// of every question, knowing nothing, scores at most two of five.
-func TestPickingTheLongestDoesNotPass(t *testing.T) {
-	q := watchQuiz(t)
-	for _, lang := range []i18n.Lang{i18n.English, i18n.Thai} {
-		var answers []quiz.Answer
+// keyLongest counts the Choice questions of quizzes whose longest option,
+// in lang, is the answer (a tie counts against the bank), and the
+// questions counted.
+func keyLongest(quizzes []*quiz.Quiz, lang i18n.Lang) (longest, questions int) {
+	for _, q := range quizzes {
 		for _, qu := range q.Questions {
-			longest := qu.Options[0]
-			for _, o := range qu.Options[1:] {
-				if utf8.RuneCountInString(o.Text.In(lang)) > utf8.RuneCountInString(longest.Text.In(lang)) {
-					longest = o
+			if qu.Kind != quiz.Choice {
+				continue
+			}
+			questions++
+			key, _ := qu.Option(qu.Answer)
+			n := utf8.RuneCountInString(key.Text.In(lang))
+			if !slices.ContainsFunc(qu.Options, func(o quiz.Option) bool {
+				return o.ID != qu.Answer && utf8.RuneCountInString(o.Text.In(lang)) > n
+			}) {
+				longest++
+			}
+		}
+	}
+	return longest, questions
+}
+
+// chanceBound is how many of n questions of k options a bank written
+// blind to length may have the answer as the longest option: the smallest
+// b that such a bank, the key longest with probability 1/k each time,
+// exceeds less than one time in eight (binomial). For the bank's five
+// questions of four options it is 2: P(more than 2) = 0.10, so a bank that
+// pays no attention to length passes nine times in ten, while one whose
+// key is the longest in three questions of five (the habit of writing the
+// key with care and the distractors in haste) fails.
+func chanceBound(n, k int) int {
+	p := 1 / float64(k)
+	dist := []float64{1}
+	for range n {
+		next := make([]float64, len(dist)+1)
+		for i, v := range dist {
+			next[i] += v * (1 - p)
+			next[i+1] += v * p
+		}
+		dist = next
+	}
+	tail := 1.0
+	for b, v := range dist {
+		if tail -= v; tail < 1.0/8 {
+			return b
+		}
+	}
+	return n
+}
+
+// TestKeyIsTheLongestNoMoreThanChance: across the whole bank, in each
+// language, picking the longest option finds the answer no more often
+// than chance would; and the check does catch a bank whose every key is
+// the longest.
+func TestKeyIsTheLongestNoMoreThanChance(t *testing.T) {
+	bank := quiz.Lesson().Quizzes()
+	for _, lang := range []i18n.Lang{i18n.English, i18n.Thai} {
+		longest, n := keyLongest(bank, lang)
+		if bound := chanceBound(n, 4); longest > bound {
+			t.Errorf("%s: the answer is the longest option in %d of %d questions; chance allows %d", lang, longest, n, bound)
+		}
+	}
+	biased := quiz.Lesson().Quizzes()
+	for _, q := range biased {
+		for i := range q.Questions {
+			qu := &q.Questions[i]
+			for j := range qu.Options {
+				if qu.Options[j].ID == qu.Answer {
+					qu.Options[j].Text.EN += strings.Repeat(" and so on", 20)
 				}
 			}
-			answers = append(answers, quiz.Answer{Question: qu.ID, Choice: longest.ID})
 		}
-		r, err := q.Grade(answers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.ScoreGiven > 2 {
-			t.Errorf("%s: the longest options score %d / %d", lang, r.ScoreGiven, r.ScoreMaximum)
+	}
+	if longest, n := keyLongest(biased, i18n.English); longest <= chanceBound(n, 4) {
+		t.Errorf("a bank whose every key is the longest passes: %d of %d", longest, n)
+	}
+}
+
+// absolutes are words that make an option easy to strike without the
+// lesson: "always", "never", "only", "alone" are rarely true of a system,
+// and students know it. Thai has its own.
+var absolutes = map[i18n.Lang][]string{
+	i18n.English: {"always", "never", "only", "alone", "none", "nothing", "every time", "no matter"},
+	i18n.Thai:    {"เสมอ", "ไม่เคย", "เท่านั้น", "เฉพาะ", "แค่", "ตามลำพัง", "อย่างเดียว", "มีแต่", "ไม่ว่า"},
+}
+
+// usesWord reports whether text uses word: a whole word in English,
+// anywhere in Thai, which writes no spaces between words.
+func usesWord(text, word string, lang i18n.Lang) bool {
+	if lang == i18n.Thai {
+		return strings.Contains(text, word)
+	}
+	return regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(word) + `\b`).MatchString(text)
+}
+
+// TestDistractorsAreNotAbsolute: no wrong option (or reason no bug has)
+// uses an absolute word unless a right one of its question does too.
+func TestDistractorsAreNotAbsolute(t *testing.T) {
+	for _, q := range quiz.Lesson().Quizzes() {
+		for _, qu := range q.Questions {
+			right := map[string]bool{qu.Answer: true}
+			for _, b := range qu.Bugs {
+				right[b.Reason] = true
+			}
+			for lang, words := range absolutes {
+				for _, word := range words {
+					keyUses := slices.ContainsFunc(qu.Options, func(o quiz.Option) bool { return right[o.ID] && usesWord(o.Text.In(lang), word, lang) })
+					for _, o := range qu.Options {
+						if !right[o.ID] && !keyUses && usesWord(o.Text.In(lang), word, lang) {
+							t.Errorf("%s/%s (%s): %q says %q, which no right option does", qu.ID, o.ID, lang, o.Text.In(lang), word)
+						}
+					}
+				}
+			}
 		}
 	}
 }
@@ -198,6 +292,9 @@ func TestSpotTheBug(t *testing.T) {
 		{"Running is not Ready", []quiz.Mark{{5, "running-not-ready"}}, 1, []string{"not-ready"}},
 		{"no timeout", []quiz.Mark{{3, "no-timeout"}}, 1, []string{"loops-forever"}},
 		{"no timeout, on the sleep", []quiz.Mark{{6, "no-timeout"}}, 0, nil},
+		{"line 3 holds two bugs", []quiz.Mark{{3, "polling"}, {3, "no-timeout"}}, 2, []string{"polls", "loops-forever"}},
+		{"all four, line 3 twice", []quiz.Mark{{3, "polling"}, {3, "no-timeout"}, {4, "etcd-direct"}, {5, "running-not-ready"}}, 4, []string{"reads-etcd", "polls", "not-ready", "loops-forever"}},
+		{"a right and a wrong reason on one line", []quiz.Mark{{4, "etcd-direct"}, {4, "wrong-key"}}, 0, []string{"reads-etcd"}},
 		{"right line, wrong reason", []quiz.Mark{{4, "wrong-key"}, {6, "interval"}}, 0, nil},
 		{"reasons swapped", []quiz.Mark{{4, "polling"}, {6, "etcd-direct"}}, 0, nil},
 		{"none", nil, 0, nil},
@@ -242,11 +339,11 @@ func TestValidate(t *testing.T) {
 		{"unknown option", q, []quiz.Answer{{Question: "etcd-raw", Choice: "bogus"}}, "answers[0].choice", quiz.ProblemNotFound},
 		{"option of another question", q, []quiz.Answer{{Question: "etcd-raw", Choice: "where-stored"}}, "answers[0].choice", quiz.ProblemNotFound},
 		{"no option", q, []quiz.Answer{{Question: "etcd-raw"}}, "answers[0].choice", quiz.ProblemRequired},
-		{"duplicate", q, []quiz.Answer{{Question: "etcd-raw", Choice: "protobuf"}, {Question: "etcd-raw", Choice: "encrypted"}}, "answers[1].question", quiz.ProblemDuplicate},
+		{"duplicate", q, []quiz.Answer{{Question: "etcd-raw", Choice: "protobuf"}, {Question: "etcd-raw", Choice: "encrypted-default"}}, "answers[1].question", quiz.ProblemDuplicate},
 		{"marks on a choice", q, []quiz.Answer{{Question: "etcd-raw", Choice: "protobuf", Marks: []quiz.Mark{{1, "x"}}}}, "answers[0].marks", quiz.ProblemInvalid},
 		{"line out of range", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{9, "polling"}}}}, "answers[0].marks[0].line", quiz.ProblemInvalid},
 		{"line zero", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{0, "polling"}}}}, "answers[0].marks[0].line", quiz.ProblemInvalid},
-		{"line twice", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{4, "etcd-direct"}, {4, "polling"}}}}, "answers[0].marks[1].line", quiz.ProblemDuplicate},
+		{"same mark twice", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{4, "etcd-direct"}, {3, "polling"}, {4, "etcd-direct"}}}}, "answers[0].marks[2].line", quiz.ProblemDuplicate},
 		{"unknown reason", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Marks: []quiz.Mark{{4, "slow"}}}}, "answers[0].marks[0].reason", quiz.ProblemNotFound},
 		{"choice on spot-the-bug", spot, []quiz.Answer{{Question: "wait-for-pod-ready", Choice: "polling"}}, "answers[0].choice", quiz.ProblemInvalid},
 	}

@@ -31,8 +31,8 @@ func spotTheBugQuiz() *Quiz {
 			TH: "หา bug: waitForPodReady",
 		},
 		Intro: i18n.Text{
-			EN: "Someone wrote a \"faster\" health check. Mark each line that is wrong and say why. Each bug you find is a point; each mark on a line that is fine, or with the wrong reason, takes one away.",
-			TH: "มีคนเขียน health check ที่ \"เร็วกว่า\" ทำเครื่องหมายทุกบรรทัดที่ผิดและบอกว่าผิดเพราะอะไร bug ที่หาเจอได้ข้อละหนึ่งคะแนน ทำเครื่องหมายบรรทัดที่ไม่ผิด หรือเลือกเหตุผลผิด ถูกหักหนึ่งคะแนนต่อครั้ง",
+			EN: "Someone wrote a \"faster\" health check. Mark each line that is wrong and say why; a line wrong for more than one reason takes a mark for each. Each bug you find is a point; each mark on a line that is fine, or with the wrong reason, takes one away.",
+			TH: "มีคนเขียน health check ที่ \"เร็วกว่า\" ทำเครื่องหมายทุกบรรทัดที่ผิดและบอกว่าผิดเพราะอะไร บรรทัดที่ผิดมากกว่าหนึ่งเหตุผลให้ทำเครื่องหมายครบทุกเหตุผล bug ที่หาเจอได้ข้อละหนึ่งคะแนน ทำเครื่องหมายบรรทัดที่ไม่ผิด หรือเลือกเหตุผลผิด ถูกหักหนึ่งคะแนนต่อครั้ง",
 		},
 		Questions: []Question{{
 			ID:   "wait-for-pod-ready",
@@ -107,8 +107,8 @@ func spotTheBugQuiz() *Quiz {
 				},
 			},
 			Explanation: i18n.Text{
-				EN: "Four faults, two big and two smaller: reading etcd directly (line 4, and the pod.status.phase it pretends to get on line 5), polling instead of watching (the loop on line 3 and the sleep on line 6), taking Running for Ready (line 5), and a loop with no timeout (line 3). Each line takes one mark, so the polling is best marked at the sleep.",
-				TH: "มีข้อผิดสี่ข้อ ใหญ่สองข้อและเล็กสองข้อ: อ่าน etcd ตรง ๆ (บรรทัด 4 และ pod.status.phase ที่ทำเหมือนอ่านได้ในบรรทัด 5) poll แทนที่จะ watch (loop บรรทัด 3 และ sleep บรรทัด 6) ถือว่า Running คือ Ready (บรรทัด 5) และ loop ที่ไม่มี timeout (บรรทัด 3) แต่ละบรรทัดทำเครื่องหมายได้ครั้งเดียว การ poll จึงควรทำเครื่องหมายที่ sleep",
+				EN: "Four faults, two big and two smaller: reading etcd directly (line 4, and the pod.status.phase it pretends to get on line 5), polling instead of watching (the loop on line 3 and the sleep on line 6), taking Running for Ready (line 5), and a loop with no timeout (line 3). A line can hold more than one bug: line 3 is both the poll and the loop with no timeout, and each is found by a mark of its own.",
+				TH: "มีข้อผิดสี่ข้อ ใหญ่สองข้อและเล็กสองข้อ: อ่าน etcd ตรง ๆ (บรรทัด 4 และ pod.status.phase ที่ทำเหมือนอ่านได้ในบรรทัด 5) poll แทนที่จะ watch (loop บรรทัด 3 และ sleep บรรทัด 6) ถือว่า Running คือ Ready (บรรทัด 5) และ loop ที่ไม่มี timeout (บรรทัด 3) บรรทัดหนึ่งมี bug ได้มากกว่าหนึ่งข้อ: บรรทัด 3 เป็นทั้งการ poll และ loop ที่ไม่มี timeout และแต่ละข้อหาเจอได้ด้วยเครื่องหมายของตัวเอง",
 			},
 			Proof: Proof{Href: anchorEtcd, Label: i18n.Text{EN: "etcd's raw bytes, and a live watch", TH: "byte ดิบใน etcd และ watch แบบสด ๆ"}},
 		}},

@@ -194,3 +194,40 @@ func TestIssueCountsEarlierAttempts(t *testing.T) {
 		t.Errorf("with a limit of 2: %+v, %v; want attempt number 2", a, err)
 	}
 }
+
+// storedOneMarkPerLine is a spot-the-bug attempt as the store kept it when
+// a line took one mark: the polling marked at the sleep, the missing
+// timeout not marked, one wrong mark.
+const storedOneMarkPerLine = `{"id":"5f0c2a9d3e41b7c8a6d2e0f1","quiz":"spot-the-bug","student":"alice","number":1,
+"issued":"2026-11-02T09:00:00Z","lang":"en",
+"answers":[{"question":"wait-for-pod-ready","marks":[{"line":4,"reason":"etcd-direct"},{"line":6,"reason":"polling"},{"line":2,"reason":"await-in-loop"}]}],
+"result":{"quiz":"spot-the-bug","scoreGiven":1,"scoreMaximum":4,"questions":[{"question":"wait-for-pod-ready","answered":true,"correct":false,"scoreGiven":1,"scoreMaximum":4,
+"marks":[{"line":4,"reason":"etcd-direct","bug":"reads-etcd"},{"line":6,"reason":"polling","bug":"polls"},{"line":2,"reason":"await-in-loop"}],
+"bugs":[{"bug":"reads-etcd","found":true},{"bug":"polls","found":true},{"bug":"not-ready","found":false},{"bug":"loops-forever","found":false}]}]},
+"submitted":"2026-11-02T09:05:00Z"}`
+
+// TestOneMarkPerLineAttemptStillReads: now that a line may hold several
+// marks, an attempt stored when it held one still loads, explains, and
+// grades to the score it was given.
+func TestOneMarkPerLineAttemptStillReads(t *testing.T) {
+	ctx := context.Background()
+	client := storagetest.StartEtcd(t).Client()
+	s := New(client)
+	if _, err := client.Put(ctx, key("alice", quiz.SpotTheBugQuizID, "5f0c2a9d3e41b7c8a6d2e0f1"), storedOneMarkPerLine); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Get(ctx, "alice", quiz.SpotTheBugQuizID, "5f0c2a9d3e41b7c8a6d2e0f1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := quiz.Lesson().Quiz(quiz.SpotTheBugQuizID)
+	r, err := q.Grade(a.Answers)
+	if err != nil || r.ScoreGiven != a.Result.ScoreGiven || r.ScoreMaximum != a.Result.ScoreMaximum {
+		t.Fatalf("graded again: %+v, %v; stored %+v", r, err, a.Result)
+	}
+	e := q.Explain(a, i18n.English, true).Questions[0]
+	if e.BugsFound != 2 || len(e.Lines[5].Marks) != 1 || !e.Lines[5].Marks[0].Right || e.Lines[5].Marks[0].Reason != "polling" ||
+		len(e.Lines[1].Marks) != 1 || e.Lines[1].Marks[0].Right || len(e.Bugs) != 4 {
+		t.Errorf("explained: %+v", e)
+	}
+}

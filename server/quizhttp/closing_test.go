@@ -24,7 +24,7 @@ func TestRevealAfterCloseHarvestsNothing(t *testing.T) {
 	lab := startQuiz(t, policyOf(func(c *server.Config) { c.QuizAttempts, c.QuizReveal = 3, string(quiz.RevealAfterClose) }))
 	helper, real := student(t, lab, "zz-helper", "c"), student(t, lab, "bob", "c")
 	teacher := mint(t, lab, "kubelab-instructor", classroom.InstructorGroup)
-	guess := []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}}
+	guess := []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted-default"}}
 
 	var attempts []string
 	for i := range 3 {

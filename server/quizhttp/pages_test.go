@@ -170,6 +170,7 @@ func testSpotTheBugForm(t *testing.T, lab served) {
 		{[]string{"4", "etcd-direct", "6", "polling", "5", "running-not-ready", "3", "no-timeout"}, "4 / 4", "Correct"},
 		{[]string{"4", "etcd-direct", "6", ""}, "1 / 4", "Partly right"},
 		{[]string{"2", "await-in-loop"}, "0 / 4", "not a bug, or not this reason"},
+		{[]string{"3", "polling", "3", "no-timeout"}, "2 / 4", "Bugs found: 2 of 4"},
 		{nil, "0 / 4", "Not answered"},
 	}
 	for _, c := range cases {
@@ -179,9 +180,13 @@ func testSpotTheBugForm(t *testing.T, lab served) {
 		if !strings.Contains(page, `name="line:wait-for-pod-ready:8"`) || strings.Contains(page, `name="line:wait-for-pod-ready:9"`) {
 			t.Fatal("the form does not offer lines 1 to 8")
 		}
+		// Every reason on every line, so that a line can take two marks.
+		if n := strings.Count(page, `type="checkbox" name="line:wait-for-pod-ready:3"`); n != 7 {
+			t.Fatalf("line 3 offers %d reasons to check, want all 7", n)
+		}
 		form := formValues(attempt)
 		for i := 0; i+1 < len(c.marks); i += 2 {
-			form.Set("line:wait-for-pod-ready:"+c.marks[i], id("wait-for-pod-ready", c.marks[i+1]))
+			form.Add("line:wait-for-pod-ready:"+c.marks[i], id("wait-for-pod-ready", c.marks[i+1]))
 		}
 		for n := 1; n <= 8; n++ {
 			if !form.Has("line:wait-for-pod-ready:" + string(rune('0'+n))) {

@@ -31,7 +31,7 @@ func TestRevealAfterLastAttempt(t *testing.T) {
 	t.Parallel()
 	lab := startQuiz(t, policyOf(func(c *server.Config) { c.QuizAttempts = 2 }))
 	alice := student(t, lab, "alice", "a")
-	wrong := []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted"}}
+	wrong := []quiz.Answer{{Question: "etcd-raw", Choice: "encrypted-default"}}
 	resp, body := alice.take(quiz.WatchQuizID, wrong)
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
@@ -95,8 +95,14 @@ func TestRevealNever(t *testing.T) {
 	}
 	e := explained(t, body)
 	q := e.Questions[0]
-	if e.Revealed || q.Explanation != "" || len(q.Bugs) != 1 || !q.Bugs[0].Found || q.Bugs[0].Explanation != "" || strings.Contains(body, `"buggy":true`) || strings.Contains(body, `"polls"`) {
-		t.Errorf("never: the last attempt shows more than the bug found: %s", body)
+	if e.Revealed || q.Explanation != "" || len(q.Bugs) != 0 || q.BugsFound != 1 || strings.Contains(body, `"buggy":true`) ||
+		strings.Contains(body, `"right":true`) || strings.Contains(body, `"reads-etcd"`) || strings.Contains(body, `"polls"`) {
+		t.Errorf("never: the last attempt shows more than how many bugs were found: %s", body)
+	}
+	// The page says how many, not which.
+	_, page := alice.get("/quiz/" + quiz.SpotTheBugQuizID + "/attempts/" + e.Attempt)
+	if !strings.Contains(page, "Bugs found: 1 of 4") || strings.Contains(page, "mark-right") || strings.Contains(page, "bug-result") {
+		t.Errorf("never: the result page shows which bug was found: %s", page)
 	}
 }
 

@@ -48,14 +48,15 @@ func TestBrowserAnswerAfterSubmitting(t *testing.T) {
 		t.Fatalf("the answer shows before submitting: %q", got)
 	}
 
-	// Submit two of the four faults, and one wrong mark.
+	// Submit three of the four faults, and one wrong mark.
 	browsertest.Do(t, ctx, "open the quiz", chromedp.Navigate(lab.URL()+"/quiz/"+quiz.SpotTheBugQuizID))
 	mark := func(line int, reason string) string {
 		o, _ := spot.Questions[0].Option(reason)
-		return `(() => { const s = document.querySelector('select[name="line:wait-for-pod-ready:` + string(rune('0'+line)) + `"]');
-			const o = [...s.options].find(o => o.textContent.trim() === ` + jsString(o.Text.EN) + `); s.value = o.value; return true })()`
+		return `(() => { const boxes = [...document.querySelectorAll('input[type=checkbox][name="line:wait-for-pod-ready:` + string(rune('0'+line)) + `"]')];
+			const b = boxes.find(b => b.closest("label").textContent.trim() === ` + jsString(o.Text.EN) + `); b.checked = true; return true })()`
 	}
-	for _, js := range []string{mark(4, "etcd-direct"), mark(6, "polling"), mark(2, "await-in-loop")} {
+	// Line 3 takes two marks: the poll and the missing timeout.
+	for _, js := range []string{mark(4, "etcd-direct"), mark(3, "polling"), mark(3, "no-timeout"), mark(2, "await-in-loop")} {
 		browsertest.Eval[bool](t, ctx, js)
 	}
 	browsertest.Do(t, ctx, "submit the marks", browsertest.Press(`form button[type=submit]`))

@@ -27,16 +27,20 @@ type ui struct {
 	SeeLive      string
 	TryAgain     string
 	Line         string
-	LineFine     string
-	YourMark     string
-	BugFound     string
-	BugMissed    string
-	WrongMark    string
-	Problems     string
-	Back         string
-	SignedInAs   string
-	NotGraded    string
-	SignIn       string
+	// MarkLine is a format with the line's %d: the summary that opens a
+	// line's reasons.
+	MarkLine string
+	// BugTally is a format with the bugs found's %d and all bugs' %d.
+	BugTally   string
+	YourMark   string
+	BugFound   string
+	BugMissed  string
+	WrongMark  string
+	Problems   string
+	Back       string
+	SignedInAs string
+	NotGraded  string
+	SignIn     string
 	// NoAttemptsLeft is a format with the limit's %d.
 	NoAttemptsLeft string
 	// AttemptsLeft is a format with the number's %d.
@@ -58,7 +62,7 @@ var uiText = i18n.Catalog[ui]{
 		Submit: "Submit answers", YourScore: "Your score", YourAttempts: "Your attempts", NoAttempts: "Not attempted yet",
 		Correct: "Correct", Partly: "Partly right", Incorrect: "Not right", NotAnswered: "Not answered",
 		YourAnswer: "your answer", RightAnswer: "right answer", Why: "Why:", SeeLive: "Proof in the lesson",
-		TryAgain: "Try again", Line: "Line", LineFine: "— this line is fine —", YourMark: "your mark",
+		TryAgain: "Try again", Line: "Line", MarkLine: "Line %d is wrong because…", BugTally: "Bugs found: %d of %d", YourMark: "your mark",
 		BugFound: "Found", BugMissed: "Missed", WrongMark: "not a bug, or not this reason",
 		Problems: "What is wrong", Back: "Back", SignedInAs: "Signed in as",
 		NotGraded:      "These answers could not be graded, and nothing was saved.",
@@ -85,7 +89,7 @@ var uiText = i18n.Catalog[ui]{
 		Submit: "ส่งคำตอบ", YourScore: "คะแนนของคุณ", YourAttempts: "การทำแบบทดสอบของคุณ", NoAttempts: "ยังไม่ได้ทำ",
 		Correct: "ถูกต้อง", Partly: "ถูกบางส่วน", Incorrect: "ยังไม่ถูก", NotAnswered: "ไม่ได้ตอบ",
 		YourAnswer: "คำตอบของคุณ", RightAnswer: "คำตอบที่ถูก", Why: "เพราะ:", SeeLive: "หลักฐานในบทเรียน",
-		TryAgain: "ทำอีกครั้ง", Line: "บรรทัด", LineFine: "— บรรทัดนี้ไม่มีปัญหา —", YourMark: "ที่คุณทำเครื่องหมาย",
+		TryAgain: "ทำอีกครั้ง", Line: "บรรทัด", MarkLine: "บรรทัด %d ผิดเพราะ…", BugTally: "หา bug เจอ %d จาก %d ข้อ", YourMark: "ที่คุณทำเครื่องหมาย",
 		BugFound: "หาเจอ", BugMissed: "พลาด", WrongMark: "ไม่ใช่ bug หรือเหตุผลไม่ตรง",
 		Problems: "สิ่งที่ผิด", Back: "กลับ", SignedInAs: "เข้าสู่ระบบเป็น",
 		NotGraded:      "ตรวจคำตอบชุดนี้ไม่ได้ และไม่มีอะไรถูกบันทึก",
@@ -166,18 +170,30 @@ func optionClass(q quiz.ExplainedQuestion, o quiz.ExplainedOption) string {
 	return ""
 }
 
-// lineClass colours a line of spot-the-bug: a mark that found a bug, a
-// wrong mark, and a buggy line, where the reveal policy shows it.
-func lineClass(l quiz.ExplainedLine) string {
-	switch {
-	case l.Reason != "" && l.MarkRight:
-		return "mark-right"
-	case l.Reason != "":
-		return "mark-wrong"
-	case l.Buggy:
-		return "mark-missed"
+// lineClass colours a line of spot-the-bug once revealed: marks that all
+// found bugs, marks that found none, a mix, and a buggy line left unmarked.
+// Before the reveal a marked line is only marked: its colour would say
+// which bugs were found.
+func lineClass(l quiz.ExplainedLine, revealed bool) string {
+	right := 0
+	for _, m := range l.Marks {
+		if m.Right {
+			right++
+		}
 	}
-	return ""
+	switch {
+	case len(l.Marks) == 0 && l.Buggy:
+		return "mark-missed"
+	case len(l.Marks) == 0:
+		return ""
+	case !revealed:
+		return "marked"
+	case right == len(l.Marks):
+		return "mark-right"
+	case right == 0:
+		return "mark-wrong"
+	}
+	return "mark-partly"
 }
 
 // lines lists line numbers for a person: "3, 6".

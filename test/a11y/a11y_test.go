@@ -91,7 +91,7 @@ func submitQuiz(t *testing.T, ctx context.Context, base, id string) string {
 	browsertest.Eval[bool](t, ctx, `(() => {
 		const sets = [...document.querySelectorAll("form fieldset")];
 		sets.slice(0, Math.max(1, sets.length - 1)).forEach(f => f.querySelector("input[type=radio]")?.click());
-		[...document.querySelectorAll("form select")].slice(0, 2).forEach(s => { s.selectedIndex = 1; });
+		[...document.querySelectorAll("form details.line-marks")].slice(0, 2).forEach(d => d.querySelector("input[type=checkbox]").click());
 		return true })()`)
 	browsertest.Do(t, ctx, "submit "+id, browsertest.Press(`form input[name=attempt] ~ button[type=submit]`))
 	browsertest.WaitJS(t, ctx, "the result of "+id, `location.pathname.includes("/attempts/") && document.readyState === "complete" && document.querySelector("section.result") !== null`)
