@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -139,6 +140,29 @@ func TestKubeCore(t *testing.T) {
 		}
 		for _, lang := range i18n.Langs {
 			checkServiceAccountPatch(t, lang, pod)
+		}
+	})
+
+	t.Run("TheDiscoveryCapturesAreKubes", func(t *testing.T) {
+		var apis struct{ Groups []struct{ Name string } }
+		if err := json.Unmarshal([]byte(kubectl(t, s, "get", "--raw", "/apis")), &apis); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, g := range apis.Groups {
+			names = append(names, g.Name)
+		}
+		var openapi struct{ Paths map[string]json.RawMessage }
+		if err := json.Unmarshal([]byte(kubectl(t, s, "get", "--raw", "/openapi/v3")), &openapi); err != nil {
+			t.Fatal(err)
+		}
+		paths := slices.Sorted(maps.Keys(openapi.Paths))[:6]
+		// As the page's jq prints them: the names a line each, the paths
+		// as an indented JSON array.
+		listed, _ := json.MarshalIndent(paths, "", "  ")
+		for _, lang := range i18n.Langs {
+			checkCapture(t, lang, "apis", strings.Join(names, "\n"))
+			checkCapture(t, lang, "openapi", string(listed))
 		}
 	})
 
@@ -431,4 +455,25 @@ func checkServiceAccountPatch(t *testing.T, lang i18n.Lang, pod *corev1.Pod) {
 	if c.Name != shown.Spec.Containers[0].Name || !apiequality.Semantic.DeepEqual(c.VolumeMounts, shown.Spec.Containers[0].VolumeMounts) {
 		t.Errorf("%s: kube's container %s mounts %+v, the page shows %s mounting %+v", lang, c.Name, c.VolumeMounts, shown.Spec.Containers[0].Name, shown.Spec.Containers[0].VolumeMounts)
 	}
+}
+
+// checkCapture holds the recorded output of the extending page's command
+// block id, which says it was captured from kubelab running kube-apiserver
+// (--apiserver=kube), to what kube serves.
+func checkCapture(t *testing.T, lang i18n.Lang, id, kube string) {
+	t.Helper()
+	lessons, err := web.LoadLessons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := lessons[lang].Page("extending")
+	for _, b := range page.Blocks {
+		if b.Kind == web.Command && b.ID == id {
+			if b.Text != kube {
+				t.Errorf("%s: the page's capture of %s:\n%s\nkube serves:\n%s", lang, b.Command, b.Text, kube)
+			}
+			return
+		}
+	}
+	t.Errorf("%s: no command block %s on the extending page", lang, id)
 }
