@@ -43,10 +43,9 @@ const (
 	Answer  // a hidden answer, shown on request
 	Widget  // a live view: flowchart, tracer, timeline, inspector, pollwatch
 	LabLink // a link to the hands-on lab that practises the section
-	// Correction is a marked note where kubelab's lesson departs from its
-	// source because the source is wrong: what Kubernetes 1.37 really does,
-	// with commands that prove it.
-	Correction
+	// Misconception is a common misconception, marked: the belief, what
+	// Kubernetes 1.37 really does, and the commands that prove it.
+	Misconception
 )
 
 // Block is one part of a page.
@@ -61,8 +60,10 @@ type Block struct {
 	Command string
 	Items   []string   // List items
 	Rows    [][]string // Table rows, the header first
-	Body    []string   // Answer and Correction paragraphs
-	Proof   []string   // a Correction's proof: commands a student can run
+	// Body is an Answer's paragraphs, or a Misconception's: the belief
+	// first, then what Kubernetes does.
+	Body  []string
+	Proof []string // a Misconception's proof: commands a student can run
 }
 
 // Widgets a page may embed with "::name".
@@ -89,9 +90,9 @@ func LoadLessons() (map[i18n.Lang]*Lesson, error) {
 // page, "## " a heading, "::name" a live view, fenced "```cmd id" and
 // "```code" blocks, "- " list items, "| a | b |" table rows, "?? summary"
 // ... "??" a hidden answer ("?? summary {quiz=id}" then "??": that quiz's
-// answer, shown once the student has submitted it), "!!fix" ... "!!" a
-// correction to the source (its "$ " lines are the proof); other lines are
-// paragraphs.
+// answer, shown once the student has submitted it), "!!myth" ... "!!" a
+// common misconception (its first line the belief, then what Kubernetes
+// does, its "$ " lines the proof); other lines are paragraphs.
 func ParseLesson(lang i18n.Lang, src string) (*Lesson, error) {
 	l := &Lesson{Lang: lang}
 	var page *LessonPage
@@ -99,7 +100,7 @@ func ParseLesson(lang i18n.Lang, src string) (*Lesson, error) {
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	var fence *Block
 	var answer *Block
-	var fix *Block
+	var myth *Block
 	n := 0
 	add := func(b Block) error {
 		if page == nil {
@@ -109,14 +110,16 @@ func ParseLesson(lang i18n.Lang, src string) (*Lesson, error) {
 			answer.Body = append(answer.Body, b.Text)
 			return nil
 		}
-		if fix != nil {
+		if myth != nil {
 			if b.Kind != Paragraph {
-				return fmt.Errorf("line %d: a correction holds only paragraphs and \"$ \" proof lines", n)
+				return fmt.Errorf("line %d: a misconception holds only paragraphs and \"$ \" proof lines", n)
 			}
 			if cmd, ok := strings.CutPrefix(b.Text, "$ "); ok {
-				fix.Proof = append(fix.Proof, cmd)
+				myth.Proof = append(myth.Proof, cmd)
+			} else if len(myth.Proof) > 0 {
+				return fmt.Errorf("line %d: a misconception's proof comes last", n)
 			} else {
-				fix.Body = append(fix.Body, b.Text)
+				myth.Body = append(myth.Body, b.Text)
 			}
 			return nil
 		}
@@ -187,21 +190,23 @@ func ParseLesson(lang i18n.Lang, src string) (*Lesson, error) {
 				row = append(row, strings.TrimSpace(c))
 			}
 			err = add(Block{Kind: Table, Rows: [][]string{row}})
-		case line == "!!fix":
-			if fix != nil || answer != nil {
-				return nil, fmt.Errorf("line %d: a correction cannot open inside another block", n)
+		case line == "!!myth":
+			if myth != nil || answer != nil {
+				return nil, fmt.Errorf("line %d: a misconception cannot open inside another block", n)
 			}
-			if err = add(Block{Kind: Correction}); err == nil {
-				fix = &page.Blocks[len(page.Blocks)-1]
+			if err = add(Block{Kind: Misconception}); err == nil {
+				myth = &page.Blocks[len(page.Blocks)-1]
 			}
 		case line == "!!":
-			if fix == nil {
-				return nil, fmt.Errorf("line %d: \"!!\" closes no correction", n)
+			if myth == nil {
+				return nil, fmt.Errorf("line %d: \"!!\" closes no misconception", n)
 			}
-			if len(fix.Body) == 0 || len(fix.Proof) == 0 {
-				return nil, fmt.Errorf("line %d: a correction needs what Kubernetes does and a \"$ \" proof", n)
+			// A student who has never met the belief reads it, then what
+			// Kubernetes does, then how to check.
+			if len(myth.Body) < 2 || len(myth.Proof) == 0 {
+				return nil, fmt.Errorf("line %d: a misconception needs the belief, what Kubernetes does and a \"$ \" proof", n)
 			}
-			fix = nil
+			myth = nil
 		case line == "??":
 			if answer != nil && answer.ID != "" && len(answer.Body) > 0 {
 				return nil, fmt.Errorf("line %d: an answer kept for quiz %q has no text of its own: the quiz's explanation is shown once it is submitted", n, answer.ID)
@@ -228,7 +233,7 @@ func ParseLesson(lang i18n.Lang, src string) (*Lesson, error) {
 			return nil, err
 		}
 	}
-	if fence != nil || answer != nil || fix != nil {
+	if fence != nil || answer != nil || myth != nil {
 		return nil, fmt.Errorf("unterminated block at the end")
 	}
 	return l, sc.Err()
@@ -312,7 +317,7 @@ func RawEquivalent(id, ns string) string {
 	return ""
 }
 
-// ProofText is a correction's proof as a terminal shows it: one "$ "
+// ProofText is a misconception's proof as a terminal shows it: one "$ "
 // command a line.
 func (b Block) ProofText() string {
 	return "$ " + strings.Join(b.Proof, "\n$ ")

@@ -50,16 +50,16 @@ func TestLessons(t *testing.T) {
 			t.Errorf("%s: the spot-the-bug answer is not kept for its quiz", l.Lang)
 		}
 	}
-	// Both languages correct the source in the same places, with the same proofs.
+	// Both languages note the same misconceptions, with the same proofs.
 	for i, p := range en.Pages {
-		ef, tf := corrections(p), corrections(th.Pages[i])
+		ef, tf := misconceptions(p), misconceptions(th.Pages[i])
 		if len(ef) != len(tf) {
-			t.Errorf("%s: %d corrections in English, %d in Thai", p.Slug, len(ef), len(tf))
+			t.Errorf("%s: %d misconceptions in English, %d in Thai", p.Slug, len(ef), len(tf))
 			continue
 		}
 		for j := range ef {
 			if ef[j].ProofText() != tf[j].ProofText() {
-				t.Errorf("%s: correction %d proves differently:\n%s\n---\n%s", p.Slug, j, ef[j].ProofText(), tf[j].ProofText())
+				t.Errorf("%s: misconception %d proves differently:\n%s\n---\n%s", p.Slug, j, ef[j].ProofText(), tf[j].ProofText())
 			}
 		}
 	}
@@ -88,10 +88,10 @@ func realOutput(s string) string {
 	return strings.Join(keep, "\n")
 }
 
-func corrections(p *LessonPage) []Block {
+func misconceptions(p *LessonPage) []Block {
 	var out []Block
 	for _, b := range p.Blocks {
-		if b.Kind == Correction {
+		if b.Kind == Misconception {
 			out = append(out, b)
 		}
 	}
@@ -99,7 +99,8 @@ func corrections(p *LessonPage) []Block {
 }
 
 // TestTheSourcesErrorsStayCorrected fails if a claim the source got wrong
-// comes back anywhere but in a correction note, which quotes it on purpose.
+// comes back anywhere but in a misconception note, which states it on
+// purpose.
 func TestTheSourcesErrorsStayCorrected(t *testing.T) {
 	lessons, err := LoadLessons()
 	if err != nil {
@@ -119,7 +120,7 @@ func TestTheSourcesErrorsStayCorrected(t *testing.T) {
 	for lang, l := range lessons {
 		for _, p := range l.Pages {
 			for _, b := range p.Blocks {
-				if b.Kind == Correction {
+				if b.Kind == Misconception {
 					continue
 				}
 				text := strings.Join(append(append([]string{b.Text, b.Command}, b.Items...), b.Body...), "\n")
@@ -145,12 +146,12 @@ func commands(p *LessonPage) []Block {
 
 func TestParseLesson(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
-		l, err := ParseLesson("en", "=== a | A\n## H\ntext `c`\n```cmd x\n$ k \\\n  get\nout\n```\n- one\n- two\n| h1 | h2 |\n| a | b |\n?? Show\nans\n??\n::timeline\n!!fix\nwhat is true\n$ kubectl get x\n$ kubectl get y\n!!\n")
+		l, err := ParseLesson("en", "=== a | A\n## H\ntext `c`\n```cmd x\n$ k \\\n  get\nout\n```\n- one\n- two\n| h1 | h2 |\n| a | b |\n?? Show\nans\n??\n::timeline\n!!myth\nwhat is believed\nwhat is true\n$ kubectl get x\n$ kubectl get y\n!!\n")
 		if err != nil {
 			t.Fatal(err)
 		}
 		b := l.Pages[0].Blocks
-		kinds := []BlockKind{Heading, Paragraph, Command, List, Table, Answer, Widget, Correction}
+		kinds := []BlockKind{Heading, Paragraph, Command, List, Table, Answer, Widget, Misconception}
 		if len(b) != len(kinds) {
 			t.Fatalf("blocks: %+v", b)
 		}
@@ -165,8 +166,8 @@ func TestParseLesson(t *testing.T) {
 		if len(b[3].Items) != 2 || len(b[4].Rows) != 2 || len(b[5].Body) != 1 {
 			t.Errorf("list %v table %v answer %v", b[3].Items, b[4].Rows, b[5].Body)
 		}
-		if fix := b[7]; len(fix.Body) != 1 || fix.ProofText() != "$ kubectl get x\n$ kubectl get y" {
-			t.Errorf("correction %q proof %q", fix.Body, fix.ProofText())
+		if myth := b[7]; len(myth.Body) != 2 || myth.Body[0] != "what is believed" || myth.ProofText() != "$ kubectl get x\n$ kubectl get y" {
+			t.Errorf("misconception %q proof %q", myth.Body, myth.ProofText())
 		}
 	})
 	for name, src := range map[string]string{
@@ -174,13 +175,17 @@ func TestParseLesson(t *testing.T) {
 		"ErrUnknownView":  "=== a | A\n::nope\n",
 		"ErrUnterminated": "=== a | A\n```code\nx\n",
 		"ErrBadPage":      "=== a\n",
-		// A correction states what is true and how to check it.
-		"ErrCorrectionWithoutProof": "=== a | A\n!!fix\nwhat is true\n!!\n",
-		"ErrCorrectionWithoutText":  "=== a | A\n!!fix\n$ kubectl get x\n!!\n",
-		"ErrCorrectionUnclosed":     "=== a | A\n!!fix\nwhat is true\n$ kubectl get x\n",
-		"ErrCorrectionHoldsList":    "=== a | A\n!!fix\n- item\n!!\n",
-		"ErrCorrectionInAnswer":     "=== a | A\n?? Show\n!!fix\n",
-		"ErrStrayClose":             "=== a | A\n!!\n",
+		// A misconception states the belief, what is true, and how to
+		// check it, in that order.
+		"ErrMisconceptionWithoutProof":  "=== a | A\n!!myth\nwhat is believed\nwhat is true\n!!\n",
+		"ErrMisconceptionWithoutText":   "=== a | A\n!!myth\n$ kubectl get x\n!!\n",
+		"ErrMisconceptionWithoutBelief": "=== a | A\n!!myth\nwhat is true\n$ kubectl get x\n!!\n",
+		"ErrMisconceptionProofNotLast":  "=== a | A\n!!myth\nwhat is believed\n$ kubectl get x\nwhat is true\n!!\n",
+		"ErrMisconceptionUnclosed":      "=== a | A\n!!myth\nwhat is believed\nwhat is true\n$ kubectl get x\n",
+		"ErrMisconceptionHoldsList":     "=== a | A\n!!myth\n- item\n!!\n",
+		"ErrMisconceptionInAnswer":      "=== a | A\n?? Show\n!!myth\n",
+		"ErrTheOldCorrectionMark":       "=== a | A\n!!fix\nwhat is believed\nwhat is true\n$ kubectl get x\n!!\n",
+		"ErrStrayClose":                 "=== a | A\n!!\n",
 		// A quiz's answer is the quiz's: the page must not carry it.
 		"ErrQuizAnswerWithText": "=== a | A\n?? Show {quiz=spot-the-bug}\nthe answer\n??\n",
 		"ErrQuizAnswerBadID":    "=== a | A\n?? Show {quiz=Spot The Bug}\n??\n",

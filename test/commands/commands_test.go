@@ -50,7 +50,7 @@ type lessonCommand struct {
 
 // lessonCommands are the commands of both languages' lessons, in order,
 // each once: the "$ " lines of command blocks and code samples, the
-// proofs of the correction notes, and the raw equivalents Run it live
+// proofs of the misconception notes, and the raw equivalents Run it live
 // shows.
 func lessonCommands(t *testing.T) []lessonCommand {
 	lessons, err := web.LoadLessons()
@@ -81,7 +81,7 @@ func lessonCommands(t *testing.T) []lessonCommand {
 					for _, c := range web.Commands(b.Text) {
 						add(p.Slug, c, false)
 					}
-				case web.Correction:
+				case web.Misconception:
 					for _, c := range b.Proof {
 						add(p.Slug, c, false)
 					}
@@ -486,6 +486,11 @@ func check(t *testing.T, r *reader, line string, e expectation, got result) stri
 	for _, re := range e.patterns(r) {
 		if !re.MatchString(got.out) {
 			t.Errorf("%s\nprinted no match for %s:\n%s", line, re, got.out)
+		}
+	}
+	if e.holds != nil {
+		if problem := e.holds(got.out); problem != "" {
+			t.Errorf("%s\n%s; it printed:\n%s", line, problem, got.out)
 		}
 	}
 	t.Logf("ok in %s: %s", got.took.Round(time.Millisecond), firstLine(line))

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,13 +21,18 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubelab/kubelab/internal/clitest"
 	"github.com/kubelab/kubelab/internal/eventually"
 	"github.com/kubelab/kubelab/internal/kubelabproc"
+	"github.com/kubelab/kubelab/web"
+	"github.com/kubelab/kubelab/web/i18n"
 )
 
 // TestMain removes the binary kubelabproc built.
@@ -119,6 +125,45 @@ func TestKubeCore(t *testing.T) {
 			_, err := s.Client.CoreV1().Namespaces().Get(ctx, "apps", metav1.GetOptions{})
 			return apierrors.IsNotFound(err), err
 		})
+	})
+
+	t.Run("TheServiceAccountPluginMountsWhatTheLessonShows", func(t *testing.T) {
+		kubectl(t, s, "create", "namespace", "sa")
+		eventually.HoldsWithin(t, controlBound, "the default service account in namespace sa", func() (bool, error) {
+			_, err := s.Client.CoreV1().ServiceAccounts("sa").Get(ctx, "default", metav1.GetOptions{})
+			return err == nil, err
+		})
+		kubectl(t, s, "-n", "sa", "run", "sa-demo", "--image=nginx:1.27")
+		pod, err := s.Client.CoreV1().Pods("sa").Get(ctx, "sa-demo", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, lang := range i18n.Langs {
+			checkServiceAccountPatch(t, lang, pod)
+		}
+	})
+
+	t.Run("TheDiscoveryCapturesAreKubes", func(t *testing.T) {
+		var apis struct{ Groups []struct{ Name string } }
+		if err := json.Unmarshal([]byte(kubectl(t, s, "get", "--raw", "/apis")), &apis); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, g := range apis.Groups {
+			names = append(names, g.Name)
+		}
+		var openapi struct{ Paths map[string]json.RawMessage }
+		if err := json.Unmarshal([]byte(kubectl(t, s, "get", "--raw", "/openapi/v3")), &openapi); err != nil {
+			t.Fatal(err)
+		}
+		paths := slices.Sorted(maps.Keys(openapi.Paths))[:6]
+		// As the page's jq prints them: the names a line each, the paths
+		// as an indented JSON array.
+		listed, _ := json.MarshalIndent(paths, "", "  ")
+		for _, lang := range i18n.Langs {
+			checkCapture(t, lang, "apis", strings.Join(names, "\n"))
+			checkCapture(t, lang, "openapi", string(listed))
+		}
 	})
 
 	t.Run("TheTraceOfACreateShowsKubesStages", func(t *testing.T) {
@@ -361,4 +406,75 @@ func (l *lines) await(t *testing.T, want string) {
 			t.Fatalf("kubectl --watch printed %q within %s, not %q", seen, watchBound, want)
 		}
 	}
+}
+
+// checkServiceAccountPatch holds the request path page's sample of what
+// kube's ServiceAccount admission plugin adds to a Pod against pod, which
+// kube made: the account, the kube-api-access-<random> volume and its
+// mount, field for field, but for the random part of the volume's name.
+func checkServiceAccountPatch(t *testing.T, lang i18n.Lang, pod *corev1.Pod) {
+	t.Helper()
+	lessons, err := web.LoadLessons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := lessons[lang].Page("request-path")
+	var sample string
+	for _, b := range page.Blocks {
+		if b.Kind == web.Code && strings.Contains(b.Text, "kube-api-access-") {
+			sample = b.Text
+		}
+	}
+	var shown struct {
+		Spec corev1.PodSpec `json:"spec"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(sample), &shown); err != nil || len(shown.Spec.Volumes) != 1 || len(shown.Spec.Containers) != 1 {
+		t.Fatalf("%s: the page's sample of the ServiceAccount plugin's patch: %v\n%s", lang, err, sample)
+	}
+	var made []corev1.Volume
+	for _, v := range pod.Spec.Volumes {
+		if strings.HasPrefix(v.Name, "kube-api-access-") {
+			made = append(made, v)
+		}
+	}
+	if len(made) != 1 || len(pod.Spec.Containers) != 1 {
+		t.Fatalf("kube's pod has volumes %+v", pod.Spec.Volumes)
+	}
+	// The name's random part is kube's to pick.
+	random := made[0].Name
+	shown.Spec.Volumes[0].Name = random
+	for i := range shown.Spec.Containers[0].VolumeMounts {
+		shown.Spec.Containers[0].VolumeMounts[i].Name = random
+	}
+	if got, want := pod.Spec.ServiceAccountName, shown.Spec.ServiceAccountName; got != want {
+		t.Errorf("%s: serviceAccountName %q, the page shows %q", lang, got, want)
+	}
+	if !apiequality.Semantic.DeepEqual(made, shown.Spec.Volumes) {
+		t.Errorf("%s: kube's volume %+v, the page shows %+v", lang, made, shown.Spec.Volumes)
+	}
+	c := pod.Spec.Containers[0]
+	if c.Name != shown.Spec.Containers[0].Name || !apiequality.Semantic.DeepEqual(c.VolumeMounts, shown.Spec.Containers[0].VolumeMounts) {
+		t.Errorf("%s: kube's container %s mounts %+v, the page shows %s mounting %+v", lang, c.Name, c.VolumeMounts, shown.Spec.Containers[0].Name, shown.Spec.Containers[0].VolumeMounts)
+	}
+}
+
+// checkCapture holds the recorded output of the extending page's command
+// block id, which says it was captured from kubelab running kube-apiserver
+// (--apiserver=kube), to what kube serves.
+func checkCapture(t *testing.T, lang i18n.Lang, id, kube string) {
+	t.Helper()
+	lessons, err := web.LoadLessons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := lessons[lang].Page("extending")
+	for _, b := range page.Blocks {
+		if b.Kind == web.Command && b.ID == id {
+			if b.Text != kube {
+				t.Errorf("%s: the page's capture of %s:\n%s\nkube serves:\n%s", lang, b.Command, b.Text, kube)
+			}
+			return
+		}
+	}
+	t.Errorf("%s: no command block %s on the extending page", lang, id)
 }
