@@ -1,10 +1,8 @@
 package commands_test
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,9 +46,6 @@ type expectation struct {
 	// lessonNeeds runs a lesson command that is also a lab step's in the
 	// lesson too: a later command of the lesson reads what it makes.
 	lessonNeeds bool
-	// holds checks what patterns cannot: how the numbers of one output
-	// relate. It returns what is wrong, or "".
-	holds func(out string) string
 }
 
 // cannotRun is why the command is skipped for r, or "".
@@ -138,10 +133,6 @@ var expectations = map[string]expectation{
 	`kubectl get --raw "/api/v1/namespaces/internals-demo/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=6" | grep BOOKMARK`: {output: []string{
 		`^\{"type":"BOOKMARK","object":\{.*"k8s.io/initial-events-end":"true"`}},
 
-	quietBookmark: {output: []string{
-		`^watching from [1-9][0-9]*\nconfigmap/kube-root-ca\.crt annotated\n[1-9][0-9]*\n(\["BOOKMARK","[1-9][0-9]*"\]\n)+$`},
-		holds: bookmarksPastTheStart},
-
 	// 410 Gone.
 	`kubectl get --raw "/api/v1/namespaces/internals-demo/pods?watch=1&resourceVersion=1&timeoutSeconds=6"`: {output: []string{
 		`^\{"type":"ERROR","object":\{"kind":"Status","apiVersion":"v1","metadata":\{\},"status":"Failure","message":"too old resource version: 1 \([1-9][0-9]*\)","reason":"Expired","code":410\}\}\n$`}},
@@ -205,12 +196,8 @@ var expectations = map[string]expectation{
 
 // The lesson's and the labs' longer commands.
 const (
-	// A watch of the Pods while only a ConfigMap changes: etcd's revision
-	// moves, and with it, through a progress notification, the Pods' watch
-	// cache, so the watch gets a BOOKMARK though no Pod changed.
-	quietBookmark = `RV=$(kubectl get --raw /api/v1/namespaces/internals-demo/pods | jq -r .metadata.resourceVersion); echo "watching from $RV"; kubectl -n internals-demo annotate configmap kube-root-ca.crt demo-round=$RV --overwrite; kubectl get --raw /api/v1/namespaces/internals-demo/pods | jq -r .metadata.resourceVersion; kubectl get --raw "/api/v1/namespaces/internals-demo/pods?watch=1&resourceVersion=$RV&allowWatchBookmarks=true&timeoutSeconds=6" | jq -c '[.type, .object.metadata.resourceVersion]'`
-	crdApply      = "kubectl apply -f - <<'EOF'\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: notes.lab.example.com}\nspec:\n  group: lab.example.com\n  scope: Namespaced\n  names: {plural: notes, singular: note, kind: Note}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {text: {type: string}}}}}}\nEOF"
-	noteApply     = "kubectl -n internals-demo create -f - <<'EOF'\n{\"apiVersion\": \"lab.example.com/v1\", \"kind\": \"Note\", \"metadata\": {\"name\": \"hello\"}, \"spec\": {\"text\": \"stored as JSON\"}}\nEOF"
+	crdApply  = "kubectl apply -f - <<'EOF'\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: notes.lab.example.com}\nspec:\n  group: lab.example.com\n  scope: Namespaced\n  names: {plural: notes, singular: note, kind: Note}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {text: {type: string}}}}}}\nEOF"
+	noteApply = "kubectl -n internals-demo create -f - <<'EOF'\n{\"apiVersion\": \"lab.example.com/v1\", \"kind\": \"Note\", \"metadata\": {\"name\": \"hello\"}, \"spec\": {\"text\": \"stored as JSON\"}}\nEOF"
 	// The gone lab's window: one change, 76 s for it to age past kube's
 	// 75 s, then enough changes to fill the window.
 	goneWindow = "kubectl -n NS label pod ssa-demo round=start --overwrite; sleep 76; for i in $(seq 120); do kubectl -n NS label pod ssa-demo round=$i --overwrite; done"
@@ -231,25 +218,3 @@ var answers = map[string]string{
 // them: kubectl must start, list, print and open its watch within it, on
 // a loaded machine where one kubectl run takes half a second or more.
 const watchFor = 10 * time.Second
-
-// bookmarksPastTheStart checks quietBookmark's output: the list after the
-// ConfigMap's change is past where the watch started, and every BOOKMARK
-// carries that revision, however many there are; none is needed to be
-// newer than the one before.
-func bookmarksPastTheStart(out string) string {
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) < 4 {
-		return "too few lines"
-	}
-	start, err1 := strconv.Atoi(strings.TrimPrefix(lines[0], "watching from "))
-	now, err2 := strconv.Atoi(lines[2])
-	if err1 != nil || err2 != nil || now <= start {
-		return fmt.Sprintf("the revision after the ConfigMap's change (%s) is not past the watch's start (%s)", lines[2], lines[0])
-	}
-	for _, l := range lines[3:] {
-		if l != fmt.Sprintf(`["BOOKMARK","%d"]`, now) {
-			return fmt.Sprintf("%s: want a BOOKMARK at %d, the revision the cache had reached", l, now)
-		}
-	}
-	return ""
-}
